@@ -1,0 +1,154 @@
+# fxdb — build, test, demo.  See README.md.
+#
+#   make            build build/fxdb (and the layer libraries)
+#   make deps       install the Debian packages fxdb needs (apt-get; sudo when not root); no-op when present
+#   make test       deps if missing, build, check-layers, then every test suite (unit, viz, lua, golden, seeds)
+#   make demo       build and run the main job (examples/demo.lua)
+#   make asan       the whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+#   make debug      -O0 -g build in build-debug/
+#   make valgrind   unit tests under valgrind
+#   make bench      benchmarks under bench/ (tables, not tests)
+#   make check-layers   the include rule of STYLE.md section 4
+#   make format-check   clang-format 14 dry run
+#
+# BUILD=dir selects the output folder (helpers working side by side use their own).
+
+BUILD   ?= build
+CC      ?= cc
+OPT     ?= -O2
+SAN     ?=
+WERROR  ?= $(if $(CI),-Werror,)
+PKGS    := lua5.4 libgvc libcgraph openblas libedit libcjson cmocka
+
+WARN    := -Wall -Wextra -Wshadow -Wundef -Wwrite-strings -Wmissing-prototypes \
+           -Wstrict-prototypes -Wold-style-definition -Wno-unused-parameter
+CFLAGS  ?= $(OPT) -g
+ALLCFLAGS = -std=c11 -D_GNU_SOURCE $(CFLAGS) $(SAN) $(WARN) $(WERROR) -MMD -MP -I. -fopenmp
+PKGCFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS_CORE = $(shell pkg-config --libs openblas libcjson 2>/dev/null) -lm -fopenmp
+LDLIBS_ALL  = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -fopenmp
+
+CORE_SRC := $(wildcard core/*.c core/kernels/*.c)
+CORE_TEST_SRC := $(filter core/kernels/k_ref.c,$(CORE_SRC))
+CORE_LIB_SRC := $(filter-out $(CORE_TEST_SRC),$(CORE_SRC))
+LUA_SRC  := $(wildcard lua/lx_*.c)
+LUA_EMB  := $(wildcard lua/*.lua)
+VIZ_SRC  := $(wildcard viz/*.c)
+REPL_SRC := $(wildcard repl/*.c)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+VIZT_SRC := $(wildcard tests/viz/test_*.c)
+
+obj = $(patsubst %.c,$(BUILD)/%.o,$(1))
+CORE_OBJ := $(call obj,$(CORE_LIB_SRC))
+CORE_TEST_OBJ := $(call obj,$(CORE_TEST_SRC))
+LUA_OBJ  := $(call obj,$(LUA_SRC)) $(BUILD)/lua/embedded.o
+VIZ_OBJ  := $(call obj,$(VIZ_SRC))
+REPL_OBJ := $(call obj,$(REPL_SRC))
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+VIZT_BIN := $(patsubst tests/viz/%.c,$(BUILD)/tests/%,$(VIZT_SRC))
+
+.PHONY: all deps test test-unit test-viz test-lua test-golden test-seeds demo asan debug valgrind \
+        bench check-layers format-check clean need-deps
+
+all: $(BUILD)/fxdb
+
+$(BUILD)/libfxdb.a: $(CORE_OBJ)
+	@rm -f $@; ar rcs $@ $^
+$(BUILD)/libfxdb_test.a: $(CORE_TEST_OBJ)
+	@rm -f $@; ar rcs $@ $^
+$(BUILD)/libfxlua.a: $(LUA_OBJ)
+	@rm -f $@; ar rcs $@ $^
+$(BUILD)/libfxviz.a: $(VIZ_OBJ)
+	@rm -f $@; ar rcs $@ $^
+
+$(BUILD)/fxdb: $(REPL_OBJ) $(BUILD)/libfxlua.a $(BUILD)/libfxviz.a $(BUILD)/libfxdb.a
+	$(CC) $(ALLCFLAGS) -o $@ $(REPL_OBJ) $(BUILD)/libfxlua.a $(BUILD)/libfxviz.a $(BUILD)/libfxdb.a $(LDLIBS_ALL)
+
+$(BUILD)/core/%.o: core/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) $(shell pkg-config --cflags openblas libcjson 2>/dev/null) -c -o $@ $<
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) $(PKGCFLAGS) -c -o $@ $<
+
+# The Lua-side library (nn.lua, torch.lua) is embedded into the binary as C strings (xxd -i).
+$(BUILD)/lua/embedded.c: $(LUA_EMB)
+	@mkdir -p $(dir $@)
+	@{ echo '/* generated from lua/*.lua by the Makefile; do not edit */'; \
+	   for f in $(LUA_EMB); do n=$$(basename $$f .lua); \
+	     echo "static const unsigned char fxlua_src_$$n[] = {"; xxd -i < $$f; echo ', 0x00 };'; done; \
+	   echo 'const struct { const char *name; const char *src; } fxlua_embedded[] = {'; \
+	   for f in $(LUA_EMB); do n=$$(basename $$f .lua); echo "  {\"$$n\", (const char *)fxlua_src_$$n},"; done; \
+	   echo '  {0, 0} };'; } > $@
+$(BUILD)/lua/embedded.o: $(BUILD)/lua/embedded.c
+	$(CC) -std=c11 $(CFLAGS) $(SAN) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libfxdb.a $(BUILD)/libfxdb_test.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) $(PKGCFLAGS) -o $@ $< $(BUILD)/libfxdb_test.a $(BUILD)/libfxdb.a $(shell pkg-config --libs cmocka 2>/dev/null) $(LDLIBS_CORE)
+$(BUILD)/tests/%: tests/viz/%.c $(BUILD)/libfxviz.a $(BUILD)/libfxdb.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALLCFLAGS) $(PKGCFLAGS) -o $@ $< $(BUILD)/libfxviz.a $(BUILD)/libfxdb.a $(LDLIBS_ALL)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+# --- dependencies -------------------------------------------------------------------------------
+DEBS := liblua5.4-dev libgraphviz-dev graphviz libopenblas-dev libedit-dev libcjson-dev \
+        libfp16-dev libcmocka-dev xxd pkg-config gcc make
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+deps:
+	@if pkg-config --exists $(PKGS) && [ -f /usr/include/fp16.h ] && command -v xxd >/dev/null \
+	    && command -v dot >/dev/null; then echo "deps: all present"; else \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEBS); fi
+need-deps:
+	@pkg-config --exists $(PKGS) && [ -f /usr/include/fp16.h ] && command -v xxd >/dev/null \
+	    && command -v dot >/dev/null || $(MAKE) --no-print-directory deps
+
+# --- tests --------------------------------------------------------------------------------------
+test: need-deps
+	@$(MAKE) --no-print-directory all-tests-built
+	@$(MAKE) --no-print-directory check-layers
+	@tests/run_all.sh $(BUILD)
+
+all-tests-built: $(BUILD)/fxdb $(UNIT_BIN) $(VIZT_BIN)
+.PHONY: all-tests-built
+
+test-unit: $(UNIT_BIN)
+	@tests/run_unit.sh $(BUILD)
+test-viz: $(VIZT_BIN)
+	@tests/run_unit.sh $(BUILD) viz
+test-lua: $(BUILD)/fxdb
+	@tests/run_lua.sh $(BUILD)
+test-golden: $(BUILD)/fxdb
+	@tests/run_golden.sh $(BUILD)
+
+demo: need-deps
+	@$(MAKE) --no-print-directory $(BUILD)/fxdb
+	$(BUILD)/fxdb examples/demo.lua
+
+asan: need-deps
+	@$(MAKE) --no-print-directory BUILD=build-asan OPT=-O1 \
+	    SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	    all-tests-built
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run_all.sh build-asan
+
+debug:
+	@$(MAKE) --no-print-directory BUILD=build-debug OPT=-O0 all
+
+valgrind: need-deps
+	@$(MAKE) --no-print-directory all-tests-built
+	@VALGRIND="valgrind -q --error-exitcode=99 --leak-check=full" tests/run_unit.sh $(BUILD)
+
+bench: need-deps
+	@$(MAKE) --no-print-directory $(BUILD)/fxdb $(BUILD)/libfxdb.a
+	@bench/run.sh $(BUILD)
+
+check-layers:
+	@tests/check_layers.sh
+
+format-check:
+	@clang-format --dry-run --Werror $(CORE_SRC) $(LUA_SRC) $(VIZ_SRC) $(REPL_SRC) core/*.h lua/*.h viz/*.h
+
+clean:
+	rm -rf build build-asan build-debug

@@ -1,0 +1,182 @@
+/* core/dispatch.c — argument normalization, device choice, meta + kernel, trace recording.
+ * Layer: core. */
+#include "core/dispatch.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "core/ops_impl.h"
+
+void fx_debug_break(const struct fx_node *n) {
+    (void)n;
+    __asm__ volatile("" ::: "memory"); /* keep the call: a place for gdb to stop */
+}
+
+void fx_ctx_init(fx_ctx *ctx, fx_mode mode) {
+    memset(ctx, 0, sizeof *ctx);
+    ctx->mode = mode;
+}
+
+static const char *iv_kind(const fx_ivalue *v) {
+    switch (v->tag) {
+    case FX_IV_UNSET: case FX_IV_NONE: return "NoneType";
+    case FX_IV_TENSOR: return "Tensor";
+    case FX_IV_INT: return "int";
+    case FX_IV_FLOAT: return "float";
+    case FX_IV_BOOL: return "bool";
+    case FX_IV_DTYPE: return "dtype";
+    case FX_IV_DEVICE: return "device";
+    case FX_IV_STR: return "str";
+    case FX_IV_LIST: return "list";
+    case FX_IV_NODE: return "Node";
+    }
+    return "?";
+}
+
+/* Is v acceptable for argument a? Wrapped numbers are accepted for Tensor, as PyTorch's Python
+ * binding does for `x + 2`. */
+static bool arg_ok(const fx_arg_schema *a, const fx_ivalue *v) {
+    if (v->tag == FX_IV_NONE) return a->optional;
+    switch (a->type) {
+    case FX_TY_TENSOR: return v->tag == FX_IV_TENSOR || fx_ivalue_is_scalar(v);
+    case FX_TY_INT: return v->tag == FX_IV_INT;
+    case FX_TY_FLOAT: return v->tag == FX_IV_FLOAT || v->tag == FX_IV_INT;
+    case FX_TY_SCALAR: return fx_ivalue_is_scalar(v);
+    case FX_TY_BOOL: return v->tag == FX_IV_BOOL;
+    case FX_TY_DTYPE: return v->tag == FX_IV_DTYPE;
+    case FX_TY_DEVICE: return v->tag == FX_IV_DEVICE || v->tag == FX_IV_STR;
+    case FX_TY_STR: return v->tag == FX_IV_STR;
+    case FX_TY_INT_LIST:
+        if (v->tag == FX_IV_INT) return true; /* int[1] accepts a single int */
+        if (v->tag != FX_IV_LIST) return false;
+        for (int i = 0; i < v->u.list.n; i++)
+            if (v->u.list.items[i].tag != FX_IV_INT) return false;
+        return true;
+    case FX_TY_TENSOR_LIST:
+        if (v->tag != FX_IV_LIST) return false;
+        for (int i = 0; i < v->u.list.n; i++) {
+            const fx_ivalue *e = &v->u.list.items[i];
+            if (e->tag == FX_IV_TENSOR) continue;
+            if (e->tag == FX_IV_NONE && a->elem_optional) continue;
+            return false;
+        }
+        return true;
+    case FX_TY_FLOAT_LIST:
+    case FX_TY_BOOL_LIST: return v->tag == FX_IV_LIST;
+    default: return true;
+    }
+}
+
+static bool any_meta(const fx_ivalue *v) {
+    if (v->tag == FX_IV_TENSOR) return fx_tensor_is_meta(v->u.t);
+    if (v->tag == FX_IV_LIST)
+        for (int i = 0; i < v->u.list.n; i++)
+            if (any_meta(&v->u.list.items[i])) return true;
+    return false;
+}
+
+int fx_dispatch(fx_ctx *ctx, const fx_opdef *op, const fx_ivalue *args, fx_ivalue *out,
+                fx_err *err) {
+    const fx_schema *s = &op->schema;
+    fx_ivalue a[FX_SCHEMA_MAX_ARGS];
+    fx_ivalue single[FX_SCHEMA_MAX_ARGS]; /* int -> [int] for int[N] arguments */
+    for (int i = 0; i < s->nargs; i++) {
+        const fx_arg_schema *as = &s->args[i];
+        a[i] = args[i];
+        if (a[i].tag == FX_IV_UNSET) {
+            if (!as->has_default) {
+                if (as->optional) a[i] = fx_iv_none();
+                else
+                    return fx_err_setf(err, FX_EARG, "%s() missing required argument '%s'",
+                                       s->name, as->name);
+            } else {
+                a[i] = as->def;
+            }
+        }
+        if (!arg_ok(as, &a[i]))
+            return fx_err_setf(err, FX_EARG,
+                               "%s(): argument '%s' (position %d) must be %s%s, not %s",
+                               s->name, as->name, i + 1,
+                               as->type == FX_TY_TENSOR_LIST ? "tuple of Tensors"
+                               : as->type == FX_TY_INT_LIST  ? "tuple of ints"
+                               : as->type == FX_TY_TENSOR    ? "Tensor"
+                               : as->type == FX_TY_INT       ? "int"
+                               : as->type == FX_TY_FLOAT     ? "float"
+                               : as->type == FX_TY_SCALAR    ? "Number"
+                               : as->type == FX_TY_BOOL      ? "bool"
+                               : as->type == FX_TY_DTYPE     ? "torch.dtype"
+                               : as->type == FX_TY_STR       ? "str"
+                                                             : "a valid value",
+                               as->optional ? " or None" : "", iv_kind(&a[i]));
+        if (as->type == FX_TY_INT_LIST && a[i].tag == FX_IV_INT) {
+            single[i] = a[i];
+            a[i].tag = FX_IV_LIST;
+            a[i].u.list.items = &single[i];
+            a[i].u.list.n = 1;
+        }
+    }
+    fx_opctx oc = {ctx, op, FX_DEVICE_CPU, err};
+    if (ctx->mode == FX_MODE_META || (ctx->mode == FX_MODE_TRACE && !ctx->real))
+        oc.device = FX_DEVICE_META;
+    for (int i = 0; i < s->nargs && oc.device == FX_DEVICE_CPU; i++)
+        if (any_meta(&a[i])) oc.device = FX_DEVICE_META;
+    for (int i = 0; i < s->nrets; i++) out[i].tag = FX_IV_UNSET;
+
+    if (op->flags & FX_OPF_COMPOSITE) return op->kernel(&oc, a, out);
+
+    int rc = op->meta ? op->meta(&oc, a, out)
+                      : fx_err_setf(err, FX_ENOTIMPL, "%s has no meta function", op->qualname);
+    if (rc == FX_OK && oc.device == FX_DEVICE_CPU && op->kernel) {
+        ctx->depth++;
+        rc = op->kernel(&oc, a, out);
+        ctx->depth--;
+    }
+    if (rc == FX_OK && s->mutated_arg >= 0 && a[s->mutated_arg].tag == FX_IV_TENSOR)
+        fx_tensor_bump_version(a[s->mutated_arg].u.t);
+    if (rc == FX_OK && ctx->mode == FX_MODE_TRACE && ctx->depth == 0 && ctx->record)
+        rc = ctx->record(ctx->record_ud, op, a, out, err);
+    if (rc != FX_OK)
+        for (int i = 0; i < s->nrets; i++) fx_ivalue_clear(&out[i]);
+    return rc;
+}
+
+static int vcall(fx_ctx *ctx, fx_op_id id, fx_ivalue *out, fx_err *err, int nargs, va_list ap) {
+    const fx_opdef *op = fx_op_get(id);
+    if (!op) return fx_err_setf(err, FX_EINTERNAL, "unknown op id %d", (int)id);
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0}, outs[FX_SCHEMA_MAX_RETS];
+    if (nargs > op->schema.nargs)
+        return fx_err_setf(err, FX_EARG, "%s takes at most %d arguments", op->qualname,
+                           op->schema.nargs);
+    for (int i = 0; i < nargs; i++) {
+        const fx_ivalue *v = va_arg(ap, const fx_ivalue *);
+        if (v) args[i] = *v;
+    }
+    int rc = fx_dispatch(ctx, op, args, outs, err);
+    if (rc) return rc;
+    *out = outs[0];
+    for (int i = 1; i < op->schema.nrets; i++) fx_ivalue_clear(&outs[i]);
+    return FX_OK;
+}
+
+int fx_call(fx_ctx *ctx, fx_op_id id, fx_ivalue *out, fx_err *err, int nargs, ...) {
+    va_list ap;
+    va_start(ap, nargs);
+    int rc = vcall(ctx, id, out, err, nargs, ap);
+    va_end(ap);
+    return rc;
+}
+
+int fx_call_t(fx_ctx *ctx, fx_op_id id, fx_tensor **out, fx_err *err, int nargs, ...) {
+    va_list ap;
+    va_start(ap, nargs);
+    fx_ivalue v;
+    int rc = vcall(ctx, id, &v, err, nargs, ap);
+    va_end(ap);
+    if (rc) return rc;
+    if (v.tag != FX_IV_TENSOR) {
+        fx_ivalue_clear(&v);
+        return fx_err_setf(err, FX_EINTERNAL, "expected a tensor result");
+    }
+    *out = v.u.t;
+    return FX_OK;
+}

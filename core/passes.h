@@ -1,0 +1,30 @@
+/* core/passes.h — graph passes (each graph -> graph with fx_err).
+ * Layer: core. */
+#ifndef FX_PASSES_H
+#define FX_PASSES_H
+
+#include "core/graph.h"
+#include "core/trace.h"
+
+/* Removes nodes without users that have no side effect (not in-place, not output, not
+ * placeholder). Returns the number removed in *removed (may be NULL). */
+int fx_pass_dce(fx_graph *g, int *removed, fx_err *err);
+
+/* Functionalization (functionalize.c): raw graph -> functional graph, DESIGN.md §6.
+ * `infos` describe the raw graph's placeholders (kind, target), in placeholder order.
+ * The functional graph's output lists, first, one new value per mutated placeholder (in
+ * placeholder order), then the user outputs; `mut_kinds`/`mut_targets` (owned by the caller,
+ * fx_free each) receive, per mutation output, the placeholder index it updates.
+ * Errors (FX_EEXPORT, err->kind set): writing into an expanded view ("unsupported_view_write"),
+ * metadata mutation of an input, mutation of a parameter that requires grad
+ * ("mutation_of_parameter"), mutation of a constant ("constant_mutation") unless
+ * lift_mutated_constants. */
+typedef struct fx_functionalize_result {
+    fx_graph *graph;     /* owned by the caller */
+    int *mutated;        /* (nmutated,) placeholder indices whose value changed, in order */
+    int nmutated;
+} fx_functionalize_result;
+int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos,
+                     bool lift_mutated_constants, fx_functionalize_result *out, fx_err *err);
+
+#endif

@@ -1,0 +1,103 @@
+/* core/registry.c — builds the op table from ops.def and looks ops up by name.
+ * Layer: core. The table is static storage filled once; ops never move, so `const fx_opdef *`
+ * handles stay valid for the process lifetime. */
+#include "core/registry.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/ops_impl.h"
+
+int fx_k_none(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    (void)a, (void)out;
+    return fx_err_setf(ctx->err, FX_EINTERNAL, "fx_k_none called");
+}
+int fx_nometa(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    (void)a, (void)out;
+    return fx_err_setf(ctx->err, FX_EINTERNAL, "fx_nometa called");
+}
+
+static fx_opdef g_ops[FX_OP_COUNT];
+static int g_ready; /* 0 not built, 1 built, -1 failed */
+static fx_err g_init_err;
+
+static const struct {
+    const char *schema;
+    fx_op_fn meta, kernel;
+    fx_op_id twin, scatter;
+    unsigned flags;
+} k_table[] = {
+#define FX_OP(id, schema, meta, kernel, twin, scatter, flags) \
+    {schema, meta, kernel, FX_OP_##twin, FX_OP_##scatter, flags},
+#include "core/ops.def"
+#undef FX_OP
+};
+_Static_assert(sizeof k_table / sizeof k_table[0] == FX_OP_COUNT, "ops.def table");
+
+int fx_registry_init(fx_err *err) {
+    if (g_ready == 1) return FX_OK;
+    if (g_ready == -1) {
+        if (err) *err = g_init_err;
+        return FX_EINTERNAL;
+    }
+    for (int i = 0; i < FX_OP_COUNT; i++) {
+        fx_opdef *op = &g_ops[i];
+        op->id = (fx_op_id)i;
+        op->schema_text = k_table[i].schema;
+        fx_err e;
+        fx_err_clear(&e);
+        if (fx_schema_parse(op->schema_text, &op->schema, &e)) {
+            fx_err_setf(&g_init_err, FX_EINTERNAL, "ops.def: %s", e.msg);
+            g_ready = -1;
+            if (err) *err = g_init_err;
+            return FX_EINTERNAL;
+        }
+        char qn[sizeof op->qualname];
+        snprintf(qn, sizeof qn, "%s.%s", op->schema.name, op->schema.overload);
+        memcpy(op->qualname, qn, sizeof qn);
+        op->meta = k_table[i].meta == fx_nometa ? NULL : k_table[i].meta;
+        op->kernel = k_table[i].kernel == fx_k_none ? NULL : k_table[i].kernel;
+        op->twin = k_table[i].twin;
+        op->scatter = k_table[i].scatter;
+        op->flags = k_table[i].flags;
+        if (op->schema.mutated_arg >= 0) op->flags |= FX_OPF_INPLACE;
+        if (op->schema.view_arg >= 0 && !(op->flags & FX_OPF_COMPOSITE)) op->flags |= FX_OPF_VIEW;
+    }
+    g_ready = 1;
+    return FX_OK;
+}
+
+const fx_opdef *fx_op_get(fx_op_id id) {
+    if (fx_registry_init(NULL) || id < 0 || id >= FX_OP_COUNT) return NULL;
+    return &g_ops[id];
+}
+
+const fx_opdef *fx_op_lookup(const char *q) {
+    if (!q || fx_registry_init(NULL)) return NULL;
+    static const char *const prefixes[] = {"torch.ops.aten.", "aten::", "aten."};
+    for (size_t i = 0; i < 3; i++)
+        if (!strncmp(q, prefixes[i], strlen(prefixes[i]))) {
+            q += strlen(prefixes[i]);
+            break;
+        }
+    char buf[96];
+    if (!strchr(q, '.')) {
+        snprintf(buf, sizeof buf, "%s.default", q);
+        q = buf;
+    }
+    for (int i = 0; i < FX_OP_COUNT; i++)
+        if (!strcmp(g_ops[i].qualname, q)) return &g_ops[i];
+    return NULL;
+}
+
+int fx_op_overloads(const char *name, const fx_opdef **out, int max) {
+    if (fx_registry_init(NULL)) return 0;
+    int n = 0;
+    for (int i = 0; i < FX_OP_COUNT && n < max; i++)
+        if (!strcmp(g_ops[i].schema.name, name)) out[n++] = &g_ops[i];
+    return n;
+}
+
+const char *fx_op_qualname(const fx_opdef *op) { return op->qualname; }
+bool fx_op_is_inplace(const fx_opdef *op) { return op->flags & FX_OPF_INPLACE; }
+bool fx_op_is_view(const fx_opdef *op) { return op->flags & FX_OPF_VIEW; }

@@ -1,0 +1,64 @@
+/* core/registry.h — the op table, built from core/ops.def.
+ * Layer: core. Each op is known by its ATen name and overload ("add.Tensor"; "mm.default" for
+ * ops without an overload name). The table is built once, on first use, by parsing every schema
+ * string; lookups never allocate. */
+#ifndef FX_REGISTRY_H
+#define FX_REGISTRY_H
+
+#include <stdbool.h>
+
+#include "core/fx_err.h"
+#include "core/ivalue.h"
+#include "core/schema.h"
+
+typedef enum fx_op_id {
+#define FX_OP(id, schema, meta, kernel, twin, scatter, flags) FX_OP_##id,
+#include "core/ops.def"
+#undef FX_OP
+    FX_OP_COUNT,
+    FX_OP_NONE = -1
+} fx_op_id;
+
+enum fx_op_flags {
+    FX_OPF_COMPOSITE = 1 << 0, /* implemented by calling other ops; never recorded itself */
+    FX_OPF_CREATION = 1 << 1,  /* no tensor inputs; device from the dispatch mode */
+    FX_OPF_RANDOM = 1 << 2,    /* reads the global generator */
+    FX_OPF_INPLACE = 1 << 8,   /* derived: some argument is (a!) */
+    FX_OPF_VIEW = 1 << 9,      /* derived: a return aliases an argument without writing */
+};
+
+typedef struct fx_opctx fx_opctx;
+/* Meta functions, kernels and composites share this signature: `a` holds schema->nargs
+ * normalized arguments (defaults filled in; borrowed), `out` receives schema->nrets results
+ * (new references, owned by the caller). Return FX_OK or an error in ctx->err. */
+typedef int (*fx_op_fn)(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out);
+
+typedef struct fx_opdef {
+    fx_op_id id;
+    const char *schema_text; /* as written in ops.def */
+    fx_schema schema;        /* parsed */
+    char qualname[96];       /* "add.Tensor", "mm.default" */
+    fx_op_fn meta;
+    fx_op_fn kernel;         /* NULL when there is nothing to compute (views) */
+    fx_op_id twin;           /* in-place -> functional, else FX_OP_NONE */
+    fx_op_id scatter;        /* view -> scatter op or inverse view, else FX_OP_NONE */
+    unsigned flags;          /* FX_OPF_* */
+} fx_opdef;
+
+/* Builds the table (idempotent). FX_EINTERNAL naming the op when a schema string is malformed:
+ * a bug in ops.def, reported not aborted. Every other function here calls it lazily. */
+int fx_registry_init(fx_err *err);
+/* The op with this id; NULL when out of range. */
+const fx_opdef *fx_op_get(fx_op_id id);
+/* Looks up "add.Tensor", "aten::add.Tensor", "aten.add.Tensor", "torch.ops.aten.add.Tensor" or
+ * "mm" (= "mm.default"). NULL when unknown. */
+const fx_opdef *fx_op_lookup(const char *qualname);
+/* All overloads of an op name ("add"), in ops.def order; returns how many (<= max) were put in
+ * out. */
+int fx_op_overloads(const char *name, const fx_opdef **out, int max);
+/* "aten.add.Tensor", as graphs print targets (with "torch.ops." in front in code form). */
+const char *fx_op_qualname(const fx_opdef *op);
+bool fx_op_is_inplace(const fx_opdef *op);
+bool fx_op_is_view(const fx_opdef *op);
+
+#endif

@@ -1,0 +1,290 @@
+/* core/tensor.c — storage and tensor lifetime, views, metadata, slow element access.
+ * Layer: core. */
+#include "core/tensor.h"
+
+#include <string.h>
+
+#include "core/fx_alloc.h"
+#include "core/tensor_impl.h"
+
+static uint64_t g_storage_ids;
+
+void fx_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
+    int64_t s = 1;
+    for (int d = ndim - 1; d >= 0; d--) {
+        strides[d] = s;
+        s *= sizes[d] > 1 ? sizes[d] : 1;
+    }
+}
+
+/* Bytes needed to hold every element reachable through sizes/strides from offset 0, or -1 on
+ * overflow. Returns 0 for an empty tensor. */
+static int64_t span_elems(int ndim, const int64_t *sizes, const int64_t *strides) {
+    int64_t hi = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (sizes[d] == 0) return 0;
+        if (strides[d] < 0) return -1;
+        int64_t m;
+        if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &m)) return -1;
+        if (__builtin_add_overflow(hi, m, &hi)) return -1;
+    }
+    return hi + 1;
+}
+
+static int storage_new(int64_t nbytes, fx_device dev, fx_storage **out, fx_err *err) {
+    fx_storage *s = fx_calloc(1, sizeof *s);
+    if (!s) return fx_err_setf(err, FX_ENOMEM, "out of memory allocating a storage");
+    s->refcount = 1;
+    s->size_bytes = nbytes;
+    s->device = dev;
+    s->id = ++g_storage_ids;
+    if (dev == FX_DEVICE_CPU && nbytes > 0) {
+        s->data = fx_malloc((size_t)nbytes);
+        if (!s->data) {
+            fx_free(s);
+            return fx_err_setf(err, FX_ENOMEM,
+                               "[enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: can't "
+                               "allocate memory: you tried to allocate %lld bytes.",
+                               (long long)nbytes);
+        }
+    }
+    *out = s;
+    return FX_OK;
+}
+
+static void storage_release(fx_storage *s) {
+    if (!s || --s->refcount > 0) return;
+    fx_free(s->data);
+    fx_free(s);
+}
+
+static int check_sizes(int ndim, const int64_t *sizes, fx_err *err) {
+    if (ndim < 0 || ndim > FX_MAX_DIMS)
+        return fx_err_setf(err, FX_ESHAPE, "fxdb supports at most %d dimensions, got %d",
+                           FX_MAX_DIMS, ndim);
+    for (int d = 0; d < ndim; d++)
+        if (sizes[d] < 0)
+            return fx_err_setf(err, FX_ESHAPE,
+                               "Trying to create tensor with negative dimension %lld: [%lld]",
+                               (long long)sizes[d], (long long)sizes[d]);
+    return FX_OK;
+}
+
+int fx_tensor_empty_strided(int ndim, const int64_t *sizes, const int64_t *strides, fx_dtype dt,
+                            fx_device dev, fx_tensor **out, fx_err *err) {
+    int rc = check_sizes(ndim, sizes, err);
+    if (rc) return rc;
+    if (dt < 0 || dt >= FX_DTYPE_COUNT) return fx_err_setf(err, FX_ETYPE, "invalid dtype");
+    int64_t n = span_elems(ndim, sizes, strides), nbytes;
+    if (n < 0 || __builtin_mul_overflow(n, (int64_t)fx_dtype_size(dt), &nbytes))
+        return fx_err_setf(err, FX_ENOMEM, "tensor is too large to allocate");
+    fx_tensor *t = fx_calloc(1, sizeof *t);
+    if (!t) return fx_err_setf(err, FX_ENOMEM, "out of memory allocating a tensor");
+    if ((rc = storage_new(nbytes, dev, &t->storage, err))) {
+        fx_free(t);
+        return rc;
+    }
+    t->refcount = 1;
+    t->dtype = dt;
+    t->device = dev;
+    t->ndim = ndim;
+    if (ndim) {
+        memcpy(t->sizes, sizes, sizeof(int64_t) * ndim);
+        memcpy(t->strides, strides, sizeof(int64_t) * ndim);
+    }
+    *out = t;
+    return FX_OK;
+}
+
+int fx_tensor_empty(int ndim, const int64_t *sizes, fx_dtype dt, fx_device dev, fx_tensor **out,
+                    fx_err *err) {
+    int rc = check_sizes(ndim, sizes, err);
+    if (rc) return rc;
+    int64_t strides[FX_MAX_DIMS];
+    fx_contiguous_strides(ndim, sizes, strides);
+    return fx_tensor_empty_strided(ndim, sizes, strides, dt, dev, out, err);
+}
+
+int fx_tensor_zeros(int ndim, const int64_t *sizes, fx_dtype dt, fx_device dev, fx_tensor **out,
+                    fx_err *err) {
+    int rc = fx_tensor_empty(ndim, sizes, dt, dev, out, err);
+    if (rc == FX_OK && (*out)->storage->data)
+        memset((*out)->storage->data, 0, (size_t)(*out)->storage->size_bytes);
+    return rc;
+}
+
+int fx_tensor_from_data(int ndim, const int64_t *sizes, fx_dtype dt, const void *data,
+                        fx_tensor **out, fx_err *err) {
+    int rc = fx_tensor_empty(ndim, sizes, dt, FX_DEVICE_CPU, out, err);
+    if (rc == FX_OK && (*out)->storage->size_bytes)
+        memcpy((*out)->storage->data, data, (size_t)(*out)->storage->size_bytes);
+    return rc;
+}
+
+int fx_tensor_scalar(double v, fx_dtype dt, fx_tensor **out, fx_err *err) {
+    int rc = fx_tensor_empty(0, NULL, dt, FX_DEVICE_CPU, out, err);
+    if (rc == FX_OK) fx_dtype_store_f64(dt, (*out)->storage->data, 0, v);
+    return rc;
+}
+
+int fx_tensor_empty_strided_like(const fx_tensor *t, fx_device dev, fx_tensor **out, fx_err *err) {
+    return fx_tensor_empty_strided(t->ndim, t->sizes, t->strides, t->dtype, dev, out, err);
+}
+
+int fx_tensor_as_strided(fx_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
+                         int64_t offset, fx_tensor **out, fx_err *err) {
+    int rc = check_sizes(ndim, sizes, err);
+    if (rc) return rc;
+    int64_t n = span_elems(ndim, sizes, strides);
+    int64_t cap = base->storage->size_bytes / (int64_t)fx_dtype_size(base->dtype);
+    if (n < 0 || offset < 0 || (n > 0 && offset + n > cap))
+        return fx_err_setf(err, FX_EINDEX,
+                           "setStorage: sizes and strides with storage offset %lld are out of "
+                           "bounds for storage of %lld elements",
+                           (long long)offset, (long long)cap);
+    fx_tensor *t = fx_calloc(1, sizeof *t);
+    if (!t) return fx_err_setf(err, FX_ENOMEM, "out of memory allocating a tensor");
+    t->refcount = 1;
+    t->storage = base->storage;
+    base->storage->refcount++;
+    t->dtype = base->dtype;
+    t->device = base->device;
+    t->ndim = ndim;
+    if (ndim) {
+        memcpy(t->sizes, sizes, sizeof(int64_t) * ndim);
+        memcpy(t->strides, strides, sizeof(int64_t) * ndim);
+    }
+    t->offset = offset;
+    t->requires_grad = base->requires_grad;
+    t->base = fx_tensor_retain(base->base ? base->base : base);
+    *out = t;
+    return FX_OK;
+}
+
+fx_tensor *fx_tensor_retain(fx_tensor *t) {
+    if (t) t->refcount++;
+    return t;
+}
+
+void fx_tensor_release(fx_tensor *t) {
+    if (!t || --t->refcount > 0) return;
+    storage_release(t->storage);
+    fx_tensor_release(t->base);
+    fx_free(t);
+}
+
+int64_t fx_tensor_refcount(const fx_tensor *t) { return t->refcount; }
+int fx_tensor_ndim(const fx_tensor *t) { return t->ndim; }
+const int64_t *fx_tensor_sizes(const fx_tensor *t) { return t->sizes; }
+const int64_t *fx_tensor_strides(const fx_tensor *t) { return t->strides; }
+int64_t fx_tensor_size(const fx_tensor *t, int dim) { return t->sizes[dim]; }
+int64_t fx_tensor_stride(const fx_tensor *t, int dim) { return t->strides[dim]; }
+int64_t fx_tensor_offset(const fx_tensor *t) { return t->offset; }
+fx_dtype fx_tensor_dtype(const fx_tensor *t) { return t->dtype; }
+fx_device fx_tensor_device(const fx_tensor *t) { return t->device; }
+bool fx_tensor_is_meta(const fx_tensor *t) { return t->device == FX_DEVICE_META; }
+bool fx_tensor_requires_grad(const fx_tensor *t) { return t->requires_grad; }
+void fx_tensor_set_requires_grad(fx_tensor *t, bool on) { t->requires_grad = on; }
+fx_storage *fx_tensor_storage(const fx_tensor *t) { return t->storage; }
+fx_tensor *fx_tensor_base(const fx_tensor *t) { return t->base; }
+uint64_t fx_tensor_version(const fx_tensor *t) { return t->storage->version; }
+void fx_tensor_bump_version(fx_tensor *t) { t->storage->version++; }
+int64_t fx_storage_nbytes(const fx_storage *s) { return s->size_bytes; }
+uint64_t fx_storage_id(const fx_storage *s) { return s->id; }
+
+bool fx_tensor_same_storage(const fx_tensor *a, const fx_tensor *b) {
+    return a && b && a->storage == b->storage;
+}
+
+int64_t fx_tensor_numel(const fx_tensor *t) {
+    int64_t n = 1;
+    for (int d = 0; d < t->ndim; d++) n *= t->sizes[d];
+    return n;
+}
+
+bool fx_tensor_is_contiguous(const fx_tensor *t) {
+    int64_t expected = 1;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (t->sizes[d] == 0) return true;
+        if (t->sizes[d] == 1) continue;
+        if (t->strides[d] != expected) return false;
+        expected *= t->sizes[d];
+    }
+    return true;
+}
+
+bool fx_tensor_has_internal_overlap(const fx_tensor *t) {
+    /* Same answer as PyTorch's has_internal_overlap: YES for a stride-0 dim of size > 1;
+     * otherwise sort dims by stride and check each stride exceeds the span of the smaller ones. */
+    int idx[FX_MAX_DIMS], n = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->sizes[d] == 0) return false;
+        if (t->sizes[d] > 1) {
+            if (t->strides[d] == 0) return true;
+            idx[n++] = d;
+        }
+    }
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && t->strides[idx[j]] < t->strides[idx[j - 1]]; j--) {
+            int tmp = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = tmp;
+        }
+    int64_t span = 0;
+    for (int i = 0; i < n; i++) {
+        int d = idx[i];
+        if (t->strides[d] <= span) return true;
+        span += t->strides[d] * (t->sizes[d] - 1);
+    }
+    return false;
+}
+
+void *fx_tensor_data(const fx_tensor *t) {
+    if (!t->storage->data) return NULL;
+    return (char *)t->storage->data + t->offset * (int64_t)fx_dtype_size(t->dtype);
+}
+
+static int64_t elem_index(const fx_tensor *t, const int64_t *idx) {
+    int64_t off = 0;
+    for (int d = 0; d < t->ndim; d++) off += idx[d] * t->strides[d];
+    return off;
+}
+
+double fx_tensor_get_f64(const fx_tensor *t, const int64_t *idx) {
+    return fx_dtype_load_f64(t->dtype, fx_tensor_data(t), elem_index(t, idx));
+}
+
+int64_t fx_tensor_get_i64(const fx_tensor *t, const int64_t *idx) {
+    return fx_dtype_load_i64(t->dtype, fx_tensor_data(t), elem_index(t, idx));
+}
+
+void fx_tensor_set_f64(fx_tensor *t, const int64_t *idx, double v) {
+    fx_dtype_store_f64(t->dtype, fx_tensor_data(t), elem_index(t, idx), v);
+}
+
+static int64_t flat_to_offset(const fx_tensor *t, int64_t i) {
+    int64_t off = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        int64_t s = t->sizes[d];
+        off += (i % s) * t->strides[d];
+        i /= s;
+    }
+    return off;
+}
+
+double fx_tensor_flat_f64(const fx_tensor *t, int64_t i) {
+    return fx_dtype_load_f64(t->dtype, fx_tensor_data(t), flat_to_offset(t, i));
+}
+
+int64_t fx_tensor_flat_i64(const fx_tensor *t, int64_t i) {
+    return fx_dtype_load_i64(t->dtype, fx_tensor_data(t), flat_to_offset(t, i));
+}
+
+struct fx_node *fx_tensor_trace_node(const fx_tensor *t, uint32_t trace_id) {
+    return (t->trace_id == trace_id && trace_id) ? t->trace_node : NULL;
+}
+
+void fx_tensor_set_trace_node(fx_tensor *t, uint32_t trace_id, struct fx_node *n) {
+    t->trace_id = trace_id;
+    t->trace_node = n;
+}

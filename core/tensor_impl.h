@@ -1,0 +1,36 @@
+/* core/tensor_impl.h — the tensor and storage structs, private to core/ (kernels read them).
+ * Layer: core (private). Outside core use the accessors of core/tensor.h.
+ *
+ * Invariants: refcount >= 1 while reachable; 0 <= ndim <= FX_MAX_DIMS; every element reachable
+ * through sizes/strides/offset lies in [0, storage->size_bytes / itemsize); views of one storage
+ * share its version counter; a meta tensor's storage has data == NULL. */
+#ifndef FX_TENSOR_IMPL_H
+#define FX_TENSOR_IMPL_H
+
+#include "core/tensor.h"
+
+struct fx_storage {
+    int64_t refcount;   /* owners: tensors viewing it */
+    void *data;         /* NULL for meta storage; owned (fx_free) */
+    int64_t size_bytes; /* bytes the storage holds (or would hold, for meta) */
+    uint64_t version;   /* bumped by every in-place write through any view */
+    uint64_t id;        /* unique per process */
+    fx_device device;
+};
+
+struct fx_tensor {
+    int64_t refcount;
+    fx_storage *storage;           /* one reference held */
+    fx_dtype dtype;
+    fx_device device;              /* == storage->device */
+    int ndim;                      /* 0..FX_MAX_DIMS */
+    int64_t sizes[FX_MAX_DIMS];    /* (ndim,) */
+    int64_t strides[FX_MAX_DIMS];  /* (ndim,) in elements; 0 for expanded dims */
+    int64_t offset;                /* storage offset in elements */
+    bool requires_grad;            /* only to reproduce export's rules */
+    fx_tensor *base;               /* x._base: the non-view tensor this views, one ref; or NULL */
+    uint32_t trace_id;             /* trace that set trace_node, 0 = none */
+    struct fx_node *trace_node;    /* borrowed; valid only while that trace's graph lives */
+};
+
+#endif

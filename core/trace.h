@@ -1,0 +1,91 @@
+/* core/trace.h — recording dispatched ops into a raw graph ("Torch IR" with in-place ops).
+ * Layer: core. The Lua layer runs the model's forward in a coroutine whose dispatch context is
+ * fx_tracer_ctx(tr); every op dispatched there becomes a node, with the stack trace and module
+ * stack the location callback reports. Like make_fx's proxy tracking, each traced tensor is tagged
+ * with the node that last produced it (an in-place op re-tags its `self`), so later uses refer to
+ * the newest node. Tensors the trace has not seen (created before it, captured by a closure) are
+ * lifted as constants: a placeholder `c_lifted_tensor_N`.
+ *
+ * Placeholder naming follows torch.export: p_<path> parameters, b_<path> buffers, c_<name>
+ * constants ('.' -> '_'), user inputs by their Lua parameter names. */
+#ifndef FX_TRACE_H
+#define FX_TRACE_H
+
+#include "core/dispatch.h"
+#include "core/graph.h"
+
+typedef struct fx_tracer fx_tracer;
+
+typedef enum fx_input_kind {
+    FX_INPUT_PARAMETER = 0,
+    FX_INPUT_BUFFER,
+    FX_INPUT_CONSTANT_TENSOR,
+    FX_INPUT_USER_INPUT,
+    FX_INPUT_TOKEN,
+    FX_INPUT_KIND_COUNT
+} fx_input_kind;
+
+/* Asks the embedding layer where the trace is now. Fills up to max_frames model frames
+ * (innermost first) and up to max_mods module entries (outermost first), returning their counts
+ * in *nframes / *nmods. Strings are copied by the tracer before the next call. */
+typedef void (*fx_where_fn)(void *ud, fx_frame *frames, int max_frames, int *nframes,
+                            fx_module_entry *mods, int max_mods, int *nmods);
+/* Called after every recorded node; a non-zero return is passed back to the dispatch as an error
+ * (the debugger uses it to stop). */
+typedef int (*fx_step_fn)(void *ud, fx_node *n, fx_err *err);
+
+typedef struct fx_trace_opts {
+    bool real;            /* trace with real values (cpu) instead of meta tensors */
+    fx_where_fn where;    /* may be NULL: nodes then carry no stack_trace / nn_module_stack */
+    void *where_ud;
+    fx_step_fn step;      /* may be NULL */
+    void *step_ud;
+} fx_trace_opts;
+
+/* A new tracer with an empty raw graph. NULL on out-of-memory (err set). */
+fx_tracer *fx_tracer_new(const fx_trace_opts *opts, fx_err *err);
+void fx_tracer_free(fx_tracer *tr);
+/* The dispatch context in trace mode; borrowed, valid until fx_tracer_free. */
+fx_ctx *fx_tracer_ctx(fx_tracer *tr);
+/* The raw graph being recorded; borrowed (owned by the tracer until fx_tracer_take_graph). */
+fx_graph *fx_tracer_graph(fx_tracer *tr);
+
+/* Adds a placeholder for a model input and returns the tracing tensor that stands for it (a meta
+ * twin of `example`, or a real copy when tracing real values; new reference in *out).
+ * kind/target/persistent are remembered for the signature (fx_tracer_input_info). `name` is the
+ * placeholder name before uniquing (e.g. "b_state"). */
+int fx_tracer_input(fx_tracer *tr, fx_input_kind kind, const char *name, const char *target,
+                    bool persistent, const fx_tensor *example, fx_tensor **out, fx_err *err);
+/* A tensor created from data inside forward (torch.tensor(...)): lifted as constant
+ * `c_lifted_tensor_N` (target lifted_tensor_N) and read through lift_fresh_copy, as
+ * torch.export does. Returns the tracing tensor (new reference). The tracer keeps `value`. */
+int fx_tracer_constant(fx_tracer *tr, fx_tensor *value, fx_tensor **out, fx_err *err);
+/* Records `self.<target> = value` on a registered buffer (strict: at the assignment; non-strict:
+ * after the call). `buffer_tensor` is the buffer's tracing tensor. */
+int fx_tracer_assign_buffer(fx_tracer *tr, const char *target, fx_tensor *buffer_tensor,
+                            fx_tensor *value, fx_err *err);
+/* The node a tracing tensor currently stands for, or NULL if unseen. */
+fx_node *fx_tracer_node_of(fx_tracer *tr, const fx_tensor *t);
+/* Ends the trace: appends the output node over `outs` (tensors, numbers, lists; a tensor unseen
+ * by the trace is lifted as a constant). */
+int fx_tracer_finish(fx_tracer *tr, const fx_ivalue *outs, int nouts, fx_err *err);
+
+/* Signature info remembered per placeholder, in placeholder order. */
+typedef struct fx_input_info {
+    fx_node *node;        /* the placeholder */
+    fx_input_kind kind;
+    char *target;         /* state_dict key / constant name; NULL for user inputs */
+    bool persistent;      /* buffers only */
+    fx_tensor *value;     /* the real value for lifted constants (one ref), else NULL */
+    bool requires_grad;   /* parameters: whether the parameter requires grad */
+} fx_input_info;
+/* The inputs recorded so far; borrowed, valid until the next fx_tracer_* call. */
+const fx_input_info *fx_tracer_inputs(const fx_tracer *tr, int *n);
+
+/* Hands the raw graph and the input infos to the caller. The tracer keeps nothing. Free the
+ * infos with fx_input_infos_free. */
+int fx_tracer_take(fx_tracer *tr, fx_graph **graph, fx_input_info **infos, int *ninfos,
+                   fx_err *err);
+void fx_input_infos_free(fx_input_info *infos, int n);
+
+#endif
