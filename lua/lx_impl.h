@@ -1,0 +1,84 @@
+/* lua/lx_impl.h — helpers shared by the lua/ binding files; private to lua/.
+ * Layer: lua. repl/ never includes this (it includes lua/fxlua.h only). */
+#ifndef LX_IMPL_H
+#define LX_IMPL_H
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "core/fx.h"
+#include "lua/fxlua.h"
+
+/* Metatable names (registry keys). */
+#define LX_TENSOR "fxdb.Tensor"
+#define LX_GRAPH "fxdb.Graph"
+#define LX_NODE "fxdb.Node"
+#define LX_PROGRAM "fxdb.ExportedProgram"
+#define LX_PROVENANCE "fxdb.Provenance"
+#define LX_DTYPE "fxdb.dtype"
+#define LX_ERROR "fxdb.Error"
+
+/* ---- dispatch state per coroutine ----------------------------------------------------------- */
+/* Each Lua thread (coroutine) dispatches through one context. The main thread and any thread not
+ * bound to a trace use the shared eager context; a trace binds its coroutine to the tracer's
+ * context, so ops the REPL runs while a trace is paused are not recorded. */
+typedef struct lx_state {
+    fx_ctx *ctx;          /* dispatch context for ops run by this thread */
+    fx_tracer *tracer;    /* non-NULL while this thread runs a trace */
+    bool strict;          /* the trace is strict (module attribute assignment is watched) */
+} lx_state;
+
+/* The state of the running thread L (the eager default when unbound).  [-0, +0, -] */
+lx_state *lx_current(lua_State *L);
+/* Binds coroutine `co` to `st` (copied) until lx_unbind_thread.  [-0, +0, e] */
+void lx_bind_thread(lua_State *L, lua_State *co, const lx_state *st);
+void lx_unbind_thread(lua_State *L, lua_State *co);
+
+/* ---- tensors ------------------------------------------------------------------------------------ */
+void lx_push_tensor(lua_State *L, fx_tensor *t);           /* retains t  [-0, +1, e] */
+fx_tensor *lx_check_tensor(lua_State *L, int idx);         /* borrowed   [-0, +0, e] */
+fx_tensor *lx_to_tensor(lua_State *L, int idx);            /* NULL if not a tensor [-0, +0, -] */
+/* Reads a Lua value at idx as an op argument: Tensor userdata, integer, float, boolean, dtype,
+ * string, nil (None), or a table -> list (recursively). The result owns its references.
+ * [-0, +0, e] */
+void lx_to_ivalue(lua_State *L, int idx, fx_ivalue *out);
+/* Pushes an op result: tensor -> Tensor, list -> table, numbers, bools, None -> nil.
+ * [-0, +1, e] */
+void lx_push_ivalue(lua_State *L, const fx_ivalue *v);
+/* Dispatches op with args (schema order; FX_IV_UNSET = default) in the current thread's context,
+ * raising an fxdb error with the Lua location on failure, and pushes all results (one Lua value
+ * per schema return). Returns the number pushed. The args stay owned by the caller.
+ * [-0, +nrets, e] */
+int lx_dispatch(lua_State *L, const fx_opdef *op, fx_ivalue *args);
+
+/* ---- errors and locations ----------------------------------------------------------------------- */
+/* Raises err as an fxdb error object; fills err->loc / err->source from the innermost Lua frame
+ * that is not fxdb's own embedded library when err->loc is empty.  [-0, +0, e] */
+int lx_error(lua_State *L, fx_err *err);
+/* Fills frames (innermost first) from the Lua stack of thread L, skipping C functions and the
+ * embedded nn.lua/torch.lua chunks; each string is a pointer into a static per-call buffer that
+ * stays valid until the next call.  [-0, +0, -] */
+int lx_where(lua_State *L, fx_frame *frames, int max);
+
+/* ---- dtypes ------------------------------------------------------------------------------------- */
+void lx_push_dtype(lua_State *L, fx_dtype dt);             /* torch.float16 etc. [-0, +1, e] */
+fx_dtype lx_to_dtype(lua_State *L, int idx);               /* UNDEFINED if not a dtype [-0,+0,-] */
+
+/* ---- graphs (lx_graph.c) ------------------------------------------------------------------------ */
+/* Pushes a Graph userdata for g. `owner_idx` is a stack index of the value that keeps g alive
+ * (an ExportedProgram), or 0 when the Graph owns g and frees it on __gc. [-0, +1, e] */
+void lx_push_graph(lua_State *L, fx_graph *g, int owner_idx);
+/* Pushes the Node userdata for n (one Lua value per node: weak identity cache); its user value
+ * keeps the graph userdata at graph_idx alive.  [-0, +1, e] */
+void lx_push_node(lua_State *L, fx_node *n, int graph_idx);
+fx_graph *lx_check_graph(lua_State *L, int idx);           /* [-0, +0, e] */
+fx_node *lx_check_node(lua_State *L, int idx);             /* [-0, +0, e] */
+
+/* ---- library openers (one per file, called by fxlua_openlibs) ------------------------------------ */
+void lx_open_tensor(lua_State *L);   /* lx_tensor.c + lx_index.c: Tensor metatable */
+void lx_open_torch(lua_State *L);    /* lx_torch.c: global torch, torch.ops.aten */
+void lx_open_graph(lua_State *L);    /* lx_graph.c: Graph and Node metatables */
+void lx_open_export(lua_State *L);   /* lx_export.c: torch.export, ExportedProgram */
+void lx_open_debug(lua_State *L);    /* lx_debug.c: global fxdb */
+
+#endif
