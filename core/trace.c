@@ -1,0 +1,297 @@
+/* core/trace.c — trace-mode recording of dispatched ops into a raw graph.
+ * Layer: core. The dispatcher calls record() after each op in trace mode; we map tensor
+ * arguments to the nodes that produced them (tensor tags), lift unseen tensors as constants,
+ * append the node with its value and location, split multi-output results into getitem nodes,
+ * and re-tag outputs (an in-place op re-tags its self, as make_fx's proxy tracking does). */
+#include "core/trace.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/fx_alloc.h"
+#include "core/tensor_impl.h"
+
+#define MAX_FRAMES 16
+#define MAX_MODS 32
+
+struct fx_tracer {
+    fx_ctx ctx;               /* trace-mode dispatch context; record_ud = this */
+    uint32_t id;              /* tag id for tensors seen by this trace */
+    fx_graph *g;              /* raw graph; owned until taken */
+    fx_trace_opts opts;
+    fx_input_info *infos;     /* (ninfos,) in placeholder creation order */
+    int ninfos, cap;
+    int nconst;               /* lifted_tensor_N counter */
+};
+
+static uint32_t g_trace_ids;
+
+/* The dispatcher's record hook (fx_record_fn), defined below. */
+static int trace_record(void *ud, const fx_opdef *op, const fx_ivalue *args, const fx_ivalue *outs,
+                        fx_err *err);
+
+fx_tracer *fx_tracer_new(const fx_trace_opts *opts, fx_err *err) {
+    fx_tracer *tr = fx_calloc(1, sizeof *tr);
+    if (!tr || !(tr->g = fx_graph_new())) {
+        fx_free(tr);
+        fx_err_setf(err, FX_ENOMEM, "out of memory starting a trace");
+        return NULL;
+    }
+    fx_ctx_init(&tr->ctx, FX_MODE_TRACE);
+    if (opts) tr->opts = *opts;
+    tr->ctx.real = tr->opts.real;
+    tr->id = ++g_trace_ids;
+    if (!tr->id) tr->id = ++g_trace_ids;
+    tr->ctx.record = trace_record;
+    tr->ctx.record_ud = tr;
+    return tr;
+}
+
+void fx_input_infos_free(fx_input_info *infos, int n) {
+    for (int i = 0; i < n; i++) {
+        fx_free(infos[i].target);
+        fx_tensor_release(infos[i].value);
+    }
+    fx_free(infos);
+}
+
+void fx_tracer_free(fx_tracer *tr) {
+    if (!tr) return;
+    fx_graph_free(tr->g);
+    fx_input_infos_free(tr->infos, tr->ninfos);
+    fx_free(tr);
+}
+
+fx_ctx *fx_tracer_ctx(fx_tracer *tr) { return &tr->ctx; }
+fx_graph *fx_tracer_graph(fx_tracer *tr) { return tr->g; }
+
+fx_node *fx_tracer_node_of(fx_tracer *tr, const fx_tensor *t) {
+    return fx_tensor_trace_node(t, tr->id);
+}
+
+const fx_input_info *fx_tracer_inputs(const fx_tracer *tr, int *n) {
+    *n = tr->ninfos;
+    return tr->infos;
+}
+
+/* Fills the node's stack_trace and nn_module_stack from the embedding's where callback. */
+static int set_location(fx_tracer *tr, fx_node *n, fx_err *err) {
+    if (!tr->opts.where) return FX_OK;
+    fx_frame frames[MAX_FRAMES];
+    fx_module_entry mods[MAX_MODS];
+    int nf = 0, nm = 0;
+    tr->opts.where(tr->opts.where_ud, frames, MAX_FRAMES, &nf, mods, MAX_MODS, &nm);
+    int rc = fx_node_set_stack(n, frames, nf, err);
+    if (!rc) rc = fx_node_set_modules(n, mods, nm, err);
+    return rc;
+}
+
+static int add_info(fx_tracer *tr, fx_node *n, fx_input_kind kind, const char *target,
+                    bool persistent, fx_tensor *value, bool requires_grad, fx_err *err) {
+    if (tr->ninfos == tr->cap) {
+        int cap = tr->cap ? tr->cap * 2 : 16;
+        fx_input_info *ni = fx_realloc(tr->infos, sizeof *ni * (size_t)cap);
+        if (!ni) return fx_err_setf(err, FX_ENOMEM, "out of memory");
+        tr->infos = ni;
+        tr->cap = cap;
+    }
+    fx_input_info *in = &tr->infos[tr->ninfos];
+    memset(in, 0, sizeof *in);
+    in->node = n;
+    in->kind = kind;
+    in->persistent = persistent;
+    in->requires_grad = requires_grad;
+    if (target && !(in->target = fx_strdup(target)))
+        return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    in->value = fx_tensor_retain(value);
+    tr->ninfos++;
+    return FX_OK;
+}
+
+/* The tracing tensor standing for `example`: a meta twin, or a real copy when tracing values. */
+static int make_tracing_tensor(fx_tracer *tr, const fx_tensor *example, fx_tensor **out,
+                               fx_err *err) {
+    fx_device dev = (tr->opts.real && !fx_tensor_is_meta(example)) ? FX_DEVICE_CPU : FX_DEVICE_META;
+    int rc = fx_tensor_empty_strided_like(example, dev, out, err);
+    if (rc) return rc;
+    (*out)->requires_grad = example->requires_grad;
+    if (dev == FX_DEVICE_CPU) {
+        fx_ctx eager;
+        fx_ctx_init(&eager, FX_MODE_EAGER);
+        fx_ivalue dst = fx_iv_tensor(*out), src = fx_iv_tensor((fx_tensor *)example), res;
+        rc = fx_call(&eager, FX_OP_COPY_, &res, err, 2, &dst, &src);
+        fx_ivalue_clear(&dst);
+        fx_ivalue_clear(&src);
+        fx_ivalue_clear(&res);
+        if (rc) {
+            fx_tensor_release(*out);
+            *out = NULL;
+        }
+    }
+    return rc;
+}
+
+int fx_tracer_input(fx_tracer *tr, fx_input_kind kind, const char *name, const char *target,
+                    bool persistent, const fx_tensor *example, fx_tensor **out, fx_err *err) {
+    fx_node *n = fx_graph_placeholder(tr->g, name, err);
+    if (!n) return err->code;
+    fx_tensor *t;
+    int rc = make_tracing_tensor(tr, example, &t, err);
+    if (rc) return rc;
+    fx_ivalue v = fx_iv_tensor(t);
+    rc = fx_node_set_val(n, &v, err);
+    fx_ivalue_clear(&v);
+    if (!rc)
+        rc = add_info(tr, n, kind, target, persistent,
+                      kind == FX_INPUT_CONSTANT_TENSOR ? (fx_tensor *)example : NULL,
+                      example->requires_grad, err);
+    if (rc) {
+        fx_tensor_release(t);
+        return rc;
+    }
+    fx_tensor_set_trace_node(t, tr->id, n);
+    *out = t;
+    return FX_OK;
+}
+
+/* Lifts an unseen tensor as a constant placeholder and returns its node. */
+static fx_node *lift_constant(fx_tracer *tr, fx_tensor *value, fx_tensor **tracing, fx_err *err) {
+    char name[80], target[64];
+    snprintf(target, sizeof target, "lifted_tensor_%d", tr->nconst++);
+    snprintf(name, sizeof name, "c_%s", target);
+    fx_tensor *t = NULL;
+    if (fx_tracer_input(tr, FX_INPUT_CONSTANT_TENSOR, name, target, false, value, &t, err))
+        return NULL;
+    fx_node *n = fx_tensor_trace_node(t, tr->id);
+    if (tracing) *tracing = t;
+    else fx_tensor_release(t);
+    return n;
+}
+
+int fx_tracer_constant(fx_tracer *tr, fx_tensor *value, fx_tensor **out, fx_err *err) {
+    fx_tensor *t;
+    if (!lift_constant(tr, value, &t, err)) return err->code;
+    fx_ivalue a = fx_iv_tensor_steal(t);
+    int rc = fx_call_t(&tr->ctx, FX_OP_LIFT_FRESH_COPY, out, err, 1, &a);
+    fx_ivalue_clear(&a);
+    return rc;
+}
+
+/* Tensor -> node reference (lifting unseen tensors); lists recursively; the rest copied. */
+static int to_node_arg(fx_tracer *tr, const fx_ivalue *v, fx_ivalue *out, fx_err *err) {
+    if (v->tag == FX_IV_TENSOR) {
+        fx_node *n = fx_tensor_trace_node(v->u.t, tr->id);
+        if (!n && !(n = lift_constant(tr, v->u.t, NULL, err))) return err->code;
+        *out = fx_iv_node(n);
+        return FX_OK;
+    }
+    if (v->tag == FX_IV_LIST) {
+        int rc = fx_iv_list(v->u.list.n, out, err);
+        for (int i = 0; !rc && i < v->u.list.n; i++)
+            rc = to_node_arg(tr, &v->u.list.items[i], &out->u.list.items[i], err);
+        if (rc) fx_ivalue_clear(out);
+        return rc;
+    }
+    return fx_ivalue_copy(out, v, err);
+}
+
+static int step(fx_tracer *tr, fx_node *n, fx_err *err) {
+    fx_debug_break(n);
+    return tr->opts.step ? tr->opts.step(tr->opts.step_ud, n, err) : FX_OK;
+}
+
+static int add_getitem(fx_tracer *tr, fx_node *of, int i, const fx_ivalue *val, fx_err *err) {
+    fx_ivalue args[2] = {fx_iv_node(of), fx_iv_int(i)};
+    fx_node *g = fx_graph_call_target(tr->g, "getitem", args, 2, "getitem", err);
+    if (!g) return err->code;
+    int rc = fx_node_set_val(g, val, err);
+    if (!rc) rc = fx_node_copy_meta(g, of, err);
+    if (!rc && val->tag == FX_IV_TENSOR) fx_tensor_set_trace_node(val->u.t, tr->id, g);
+    return rc;
+}
+
+static int trace_record(void *ud, const fx_opdef *op, const fx_ivalue *args, const fx_ivalue *outs,
+                        fx_err *err) {
+    fx_tracer *tr = ud;
+    const fx_schema *s = &op->schema;
+    fx_ivalue nargs[FX_SCHEMA_MAX_ARGS];
+    int rc = FX_OK, made = 0;
+    for (; made < s->nargs && !rc; made++) rc = to_node_arg(tr, &args[made], &nargs[made], err);
+    fx_node *n = NULL;
+    if (!rc) {
+        n = fx_graph_call(tr->g, op, nargs, NULL, err);
+        if (!n) rc = err->code;
+    }
+    for (int i = 0; i < made; i++) fx_ivalue_clear(&nargs[i]);
+    if (rc) return rc;
+    if ((rc = set_location(tr, n, err))) return rc;
+    bool single = s->nrets == 1 && s->rets[0].type == FX_TY_TENSOR;
+    if (single || s->nrets == 1) {
+        rc = fx_node_set_val(n, &outs[0], err);
+        if (rc) return rc;
+        if (single && outs[0].tag == FX_IV_TENSOR) fx_tensor_set_trace_node(outs[0].u.t, tr->id, n);
+    } else {
+        fx_ivalue all;
+        if ((rc = fx_iv_list(s->nrets, &all, err))) return rc;
+        for (int i = 0; i < s->nrets && !rc; i++) rc = fx_ivalue_copy(&all.u.list.items[i], &outs[i], err);
+        if (!rc) rc = fx_node_set_val(n, &all, err);
+        fx_ivalue_clear(&all);
+        if (rc) return rc;
+    }
+    if ((rc = step(tr, n, err))) return rc;
+    /* Lists (split) and tuples (max.dim) get one getitem per element, as make_fx does. */
+    if (s->nrets == 1 && outs[0].tag == FX_IV_LIST) {
+        for (int i = 0; i < outs[0].u.list.n && !rc; i++)
+            rc = add_getitem(tr, n, i, &outs[0].u.list.items[i], err);
+    } else if (s->nrets > 1) {
+        for (int i = 0; i < s->nrets && !rc; i++) rc = add_getitem(tr, n, i, &outs[i], err);
+    }
+    return rc;
+}
+
+int fx_tracer_assign_buffer(fx_tracer *tr, const char *target, fx_tensor *buffer_tensor,
+                            fx_tensor *value, fx_err *err) {
+    fx_node *buf = NULL;
+    for (int i = 0; i < tr->ninfos; i++)
+        if (tr->infos[i].kind == FX_INPUT_BUFFER && !strcmp(tr->infos[i].target, target))
+            buf = tr->infos[i].node;
+    if (!buf && buffer_tensor) buf = fx_tensor_trace_node(buffer_tensor, tr->id);
+    if (!buf) return fx_err_setf(err, FX_EARG, "'%s' is not a buffer of the traced module", target);
+    fx_ivalue v = fx_iv_tensor(value), args[3];
+    args[0] = fx_iv_node(buf);
+    int rc = to_node_arg(tr, &v, &args[1], err);
+    fx_ivalue_clear(&v);
+    if (rc) return rc;
+    args[2] = fx_iv_str(target);
+    fx_node *n = fx_graph_call_target(tr->g, "fxdb.assign_buffer", args, 3, "assign_buffer", err);
+    fx_ivalue_clear(&args[1]);
+    fx_ivalue_clear(&args[2]);
+    if (!n) return err->code;
+    fx_ivalue tv = fx_iv_tensor(value);
+    rc = fx_node_set_val(n, &tv, err);
+    fx_ivalue_clear(&tv);
+    if (!rc) rc = set_location(tr, n, err);
+    if (!rc) rc = step(tr, n, err);
+    return rc;
+}
+
+int fx_tracer_finish(fx_tracer *tr, const fx_ivalue *outs, int nouts, fx_err *err) {
+    fx_ivalue list;
+    int rc = fx_iv_list(nouts, &list, err);
+    for (int i = 0; i < nouts && !rc; i++) rc = to_node_arg(tr, &outs[i], &list.u.list.items[i], err);
+    if (!rc && !fx_graph_output(tr->g, &list, err)) rc = err->code;
+    fx_ivalue_clear(&list);
+    return rc;
+}
+
+int fx_tracer_take(fx_tracer *tr, fx_graph **graph, fx_input_info **infos, int *ninfos,
+                   fx_err *err) {
+    (void)err;
+    *graph = tr->g;
+    *infos = tr->infos;
+    *ninfos = tr->ninfos;
+    tr->g = fx_graph_new();
+    tr->infos = NULL;
+    tr->ninfos = tr->cap = 0;
+    return tr->g ? FX_OK : fx_err_setf(err, FX_ENOMEM, "out of memory");
+}
