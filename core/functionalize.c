@@ -1,0 +1,522 @@
+/* core/functionalize.c — raw graph -> functional graph (DESIGN.md §6).
+ * Layer: core. The semantics of PyTorch's FunctionalTensorWrapper / FunctionalStorageImpl
+ * (aten/src/ATen/FunctionalTensorWrapper.cpp, torch/_subclasses/functional_tensor.py), done as a
+ * pass over the recorded graph:
+ *
+ *   - Every raw tensor value has a base (a placeholder or a fresh op result) and a view chain from
+ *     it, read from the schemas' alias annotations: a view op's result has its input as parent;
+ *     an in-place op's result *is* its mutated input (canon[] maps it there).
+ *   - Each base has a current value in the new graph and a generation number. Reading a view
+ *     replays its view op on its parent's current value, only when the base's generation changed
+ *     since the view was last materialized.
+ *   - A mutating op emits its functional twin on the current values. If it wrote a view, the new
+ *     value is scattered back through the chain innermost first (select -> select_scatter,
+ *     slice -> slice_scatter, the reshaping views -> their inverse view); the base's generation
+ *     goes up, so every other view of it sees the write when next read.
+ *   - fxdb.assign_buffer rebinds a buffer to another value.
+ *   - At the end every input whose value changed gets an output before the user outputs.
+ *
+ * Each emitted node gets the raw node's stack trace and module stack, `from_node` naming the raw
+ * node, and — when it makes a new version of an input — a mutation record. Values (meta["val"])
+ * are recomputed by running each op's meta function. The raw graph's nodes' `tag` fields are
+ * used as scratch (their index). */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/fx_alloc.h"
+#include "core/passes.h"
+#include "core/registry.h"
+#include "core/shape.h"
+
+typedef struct fstate {
+    const fx_graph *raw;
+    const fx_input_info *infos;
+    int ninfos;
+    bool lift_constants;
+    fx_graph *g;          /* the functional graph being built */
+    int n;                /* raw node count */
+    fx_node **raw_nodes;  /* (n,) */
+    int *canon;           /* (n,) raw index whose value this node is (in-place results alias) */
+    int *parent;          /* (n,) view parent (canonical) or -1 for a base */
+    int *base;            /* (n,) base of the value */
+    fx_node **fn;         /* (n,) materialized functional value */
+    uint64_t *fn_gen;     /* (n,) base generation when fn was made */
+    fx_node **cur;        /* (n,) for bases: current functional value */
+    uint64_t *gen;        /* (n,) for bases: generation */
+    int *ph_index;        /* (n,) placeholder ordinal for placeholder nodes, else -1 */
+    int *bound;           /* (ninfos,) raw index the input is bound to now */
+    int *version;         /* (ninfos,) versions made so far */
+    fx_ctx meta;          /* meta-mode dispatch for recomputing values */
+    fx_err *err;
+} fstate;
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+
+static int fail_at(fstate *s, const fx_node *raw, int code, const char *kind) {
+    fx_err *e = s->err;
+    e->code = code;
+    if (kind) fx_err_kind(e, kind);
+    if (raw) {
+        snprintf(e->node, sizeof e->node, "%s", raw->name);
+        if (raw->nstack > 0) {
+            snprintf(e->loc, sizeof e->loc, "%s:%d", raw->stack[0].file, raw->stack[0].line);
+            snprintf(e->source, sizeof e->source, "%s", raw->stack[0].code);
+        }
+    }
+    return code;
+}
+
+/* Replaces node refs by their vals (for meta dispatch). Result owned. */
+static int vals_of(const fx_ivalue *v, fx_ivalue *out, fx_err *err) {
+    if (v->tag == FX_IV_NODE) return fx_ivalue_copy(out, &v->u.node->val, err);
+    if (v->tag == FX_IV_LIST) {
+        int rc = fx_iv_list(v->u.list.n, out, err);
+        for (int i = 0; !rc && i < v->u.list.n; i++) rc = vals_of(&v->u.list.items[i], &out->u.list.items[i], err);
+        if (rc) fx_ivalue_clear(out);
+        return rc;
+    }
+    return fx_ivalue_copy(out, v, err);
+}
+
+/* Emits op(args) into the functional graph with meta copied from `raw`; its val is computed by
+ * the op's meta function. Returns NULL on error (s->err set). */
+static fx_node *emit(fstate *s, fx_op_id id, const fx_ivalue *args, int nargs, const fx_node *raw) {
+    const fx_opdef *op = fx_op_get(id);
+    fx_ivalue full[FX_SCHEMA_MAX_ARGS], vals[FX_SCHEMA_MAX_ARGS], outs[FX_SCHEMA_MAX_RETS];
+    int na = op->schema.nargs, made = 0, rc = FX_OK;
+    for (int i = 0; i < na; i++) full[i] = i < nargs ? args[i] : (fx_ivalue){.tag = FX_IV_UNSET};
+    for (; made < na && !rc; made++) rc = vals_of(&full[made], &vals[made], s->err);
+    if (!rc) rc = fx_dispatch(&s->meta, op, vals, outs, s->err);
+    for (int i = 0; i < made; i++) fx_ivalue_clear(&vals[i]);
+    if (rc) {
+        fail_at(s, raw, rc, NULL);
+        return NULL;
+    }
+    fx_node *n = fx_graph_call(s->g, op, full, NULL, s->err);
+    if (n) {
+        if (op->schema.nrets == 1) rc = fx_node_set_val(n, &outs[0], s->err);
+        if (!rc && raw) rc = fx_node_copy_meta(n, raw, s->err);
+        if (!rc && raw) rc = fx_node_add_from(n, raw->name, s->err);
+        if (rc) n = NULL;
+    }
+    for (int i = 0; i < op->schema.nrets; i++) fx_ivalue_clear(&outs[i]);
+    return n;
+}
+
+static int canon_of(fstate *s, const fx_node *n) { return s->canon[n->tag]; }
+
+static fx_node *read_value(fstate *s, int i);
+
+/* Maps a raw argument to the functional graph: node refs become current values. */
+static int map_arg(fstate *s, const fx_ivalue *v, fx_ivalue *out) {
+    if (v->tag == FX_IV_NODE) {
+        fx_node *f = read_value(s, canon_of(s, v->u.node));
+        if (!f) return s->err->code ? s->err->code : FX_EINTERNAL;
+        *out = fx_iv_node(f);
+        return FX_OK;
+    }
+    if (v->tag == FX_IV_LIST) {
+        int rc = fx_iv_list(v->u.list.n, out, s->err);
+        for (int i = 0; !rc && i < v->u.list.n; i++) rc = map_arg(s, &v->u.list.items[i], &out->u.list.items[i]);
+        if (rc) fx_ivalue_clear(out);
+        return rc;
+    }
+    return fx_ivalue_copy(out, v, s->err);
+}
+
+/* Replays raw view node i (a view op) on functional value `on`. */
+static fx_node *replay_view(fstate *s, int i, fx_node *on) {
+    const fx_node *r = s->raw_nodes[i];
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS];
+    int na = r->nargs, rc = FX_OK, made = 0;
+    for (; made < na && !rc; made++) {
+        if (made == r->aten->schema.view_arg) args[made] = fx_iv_node(on);
+        else rc = fx_ivalue_copy(&args[made], &r->args[made], s->err);
+    }
+    fx_node *n = rc ? NULL : emit(s, r->aten->id, args, na, r);
+    for (int k = 0; k < made; k++) fx_ivalue_clear(&args[k]);
+    return n;
+}
+
+/* The current functional value of raw value i (canonical index). */
+static fx_node *read_value(fstate *s, int i) {
+    int b = s->base[i];
+    if (i == b) return s->cur[b];
+    if (s->fn[i] && s->fn_gen[i] == s->gen[b]) return s->fn[i];
+    fx_node *p = read_value(s, s->parent[i]);
+    if (!p) return NULL;
+    fx_node *n = replay_view(s, i, p);
+    if (!n) return NULL;
+    s->fn[i] = n;
+    s->fn_gen[i] = s->gen[b];
+    return n;
+}
+
+/* "select(1, 0)" for raw view node r: its non-self arguments as printed. */
+static void view_desc(fx_strbuf *sb, const fx_node *r) {
+    const fx_schema *sc = &r->aten->schema;
+    fx_strbuf_appendf(sb, "%s(", sc->name);
+    bool first = true;
+    for (int k = 0; k < r->nargs; k++) {
+        if (k == sc->view_arg) continue;
+        if (sc->args[k].kwarg_only) break;
+        if (!first) fx_strbuf_append(sb, ", ");
+        fx_ivalue_format(sb, &r->args[k], false);
+        first = false;
+    }
+    fx_strbuf_putc(sb, ')');
+}
+
+/* Writes `val` (new value of view i) back into view i's parent; returns the parent's new value. */
+static fx_node *scatter_one(fstate *s, int i, fx_node *val, const fx_node *cause) {
+    const fx_node *r = s->raw_nodes[i];
+    const fx_opdef *op = r->aten;
+    fx_node *p = read_value(s, s->parent[i]);
+    if (!p) return NULL;
+    fx_tensor *pt = fx_node_tensor(p);
+    fx_ivalue a[6];
+    int na = 0;
+    switch (op->id) {
+    case FX_OP_SELECT_INT: /* select_scatter(self, src, dim, index) */
+        a[0] = fx_iv_node(p), a[1] = fx_iv_node(val), a[2] = r->args[1], a[3] = r->args[2];
+        return emit(s, FX_OP_SELECT_SCATTER, a, 4, cause);
+    case FX_OP_SLICE_TENSOR: /* slice_scatter(self, src, dim, start, end, step) */
+        a[0] = fx_iv_node(p), a[1] = fx_iv_node(val);
+        for (int k = 1; k <= 4; k++) a[k + 1] = r->args[k];
+        return emit(s, FX_OP_SLICE_SCATTER, a, 6, cause);
+    case FX_OP_UNSQUEEZE:
+        a[0] = fx_iv_node(val), a[1] = r->args[1];
+        return emit(s, FX_OP_SQUEEZE_DIM, a, 2, cause);
+    case FX_OP_TRANSPOSE_INT:
+        a[0] = fx_iv_node(val), a[1] = r->args[1], a[2] = r->args[2];
+        return emit(s, FX_OP_TRANSPOSE_INT, a, 3, cause);
+    case FX_OP_T:
+        a[0] = fx_iv_node(val);
+        return emit(s, FX_OP_T, a, 1, cause);
+    case FX_OP_ALIAS: return val;
+    case FX_OP_PERMUTE: {
+        const fx_ivalue *dims = &r->args[1];
+        int64_t inv[FX_MAX_DIMS];
+        int nd = dims->u.list.n;
+        for (int k = 0; k < nd; k++) {
+            int d;
+            if (fx_wrap_dim(dims->u.list.items[k].u.i, nd, &d, s->err)) return NULL;
+            inv[d] = k;
+        }
+        fx_ivalue l;
+        if (fx_iv_int_list(nd, inv, &l, s->err)) return NULL;
+        a[0] = fx_iv_node(val), a[1] = l;
+        fx_node *n = emit(s, FX_OP_PERMUTE, a, 2, cause);
+        fx_ivalue_clear(&l);
+        return n;
+    }
+    case FX_OP_VIEW:
+    case FX_OP_SQUEEZE:
+    case FX_OP_SQUEEZE_DIM:
+    case FX_OP_SQUEEZE_DIMS: {
+        if (!pt) break;
+        fx_ivalue l;
+        if (fx_iv_int_list(fx_tensor_ndim(pt), fx_tensor_sizes(pt), &l, s->err)) return NULL;
+        a[0] = fx_iv_node(val), a[1] = l;
+        fx_node *n = emit(s, FX_OP_VIEW, a, 2, cause);
+        fx_ivalue_clear(&l);
+        return n;
+    }
+    case FX_OP_EXPAND:
+        fx_err_setf(s->err, FX_EEXPORT,
+                    "unsupported operation: more than one element of the written-to tensor refers "
+                    "to a single memory location (a write into an expand()ed view). Please clone() "
+                    "the tensor before performing the operation.");
+        fx_err_hintf(s->err, "write into x:clone() or into the base tensor instead of the expanded view");
+        fail_at(s, cause, FX_EEXPORT, "unsupported_view_write");
+        return NULL;
+    default: break;
+    }
+    (void)na;
+    fx_err_setf(s->err, FX_ENOTIMPL, "fxdb cannot yet write back through a %s view",
+                fx_op_qualname(op));
+    fail_at(s, cause, FX_ENOTIMPL, "not_implemented");
+    return NULL;
+}
+
+/* Name under which provenance and signatures know input k. */
+static const char *state_name(fstate *s, int k) {
+    return s->infos[k].target ? s->infos[k].target : s->infos[k].node->name;
+}
+
+/* Checks that input k may be mutated by raw node `cause`. */
+static int check_mutable(fstate *s, int k, const fx_node *cause) {
+    const fx_input_info *in = &s->infos[k];
+    if (in->kind == FX_INPUT_PARAMETER && in->requires_grad) {
+        fx_err_setf(s->err, FX_EEXPORT,
+                    "Found a graph input that requires gradients, and received a mutation. This is "
+                    "currently banned in the aot_export workflow. (parameter '%s' is mutated by %s)",
+                    in->target, cause->aten ? fx_op_qualname(cause->aten) : cause->target);
+        fx_err_hintf(s->err,
+                     "update it under torch.no_grad(), or register '%s' with register_buffer if it "
+                     "is state rather than a trained weight",
+                     in->target);
+        return fail_at(s, cause, FX_EEXPORT, "mutation_of_parameter");
+    }
+    if (in->kind == FX_INPUT_CONSTANT_TENSOR && !s->lift_constants) {
+        fx_err_setf(s->err, FX_EEXPORT,
+                    "Mutating the constant tensor '%s' (a plain tensor attribute lifted as constant "
+                    "%s) is not supported during export.",
+                    in->target, in->node->name);
+        fx_err_hintf(s->err,
+                     "register it with self:register_buffer(\"%s\", ...) (persistent = false if it "
+                     "is not part of the state_dict), or export with {lift_mutated_constants = true}",
+                     in->target);
+        return fail_at(s, cause, FX_EEXPORT, "constant_mutation");
+    }
+    return FX_OK;
+}
+
+/* Records a new version of every input bound to base b, on node n. */
+static int record_versions(fstate *s, int b, fx_node *n, const fx_node *cause, const char *from,
+                           const char *view_path) {
+    for (int k = 0; k < s->ninfos; k++) {
+        if (s->base[s->bound[k]] != b) continue;
+        int rc = check_mutable(s, k, cause);
+        if (rc) return rc;
+        s->version[k]++;
+        if (n->mutation) continue; /* two inputs sharing a base: the first names the version */
+        fx_mutation m = {(char *)state_name(s, k), s->version[k], (char *)from, (char *)view_path,
+                         (char *)cause->name};
+        if ((rc = fx_node_set_mutation(n, &m, s->err))) return rc;
+    }
+    return FX_OK;
+}
+
+/* An in-place op at raw index i mutating raw value t (canonical). */
+static int do_inplace(fstate *s, int i) {
+    const fx_node *r = s->raw_nodes[i];
+    const fx_opdef *op = r->aten;
+    int m = op->schema.mutated_arg;
+    if (r->args[m].tag != FX_IV_NODE) return fx_err_setf(s->err, FX_EINTERNAL, "in-place op on a non-node");
+    int t = canon_of(s, r->args[m].u.node);
+    s->canon[i] = t;
+    if (op->twin == FX_OP_NONE) {
+        fx_err_setf(s->err, FX_ENOTIMPL, "%s has no functional counterpart in fxdb yet",
+                    fx_op_qualname(op));
+        return fail_at(s, r, FX_ENOTIMPL, "not_implemented");
+    }
+    const fx_opdef *twin = fx_op_get(op->twin);
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS];
+    int na = r->nargs < twin->schema.nargs ? r->nargs : twin->schema.nargs, made = 0, rc = FX_OK;
+    for (; made < na && !rc; made++) rc = map_arg(s, &r->args[made], &args[made]);
+    fx_node *val = rc ? NULL : emit(s, twin->id, args, na, r);
+    for (int k = 0; k < made; k++) fx_ivalue_clear(&args[k]);
+    if (!val) return s->err->code ? s->err->code : FX_EINTERNAL;
+    /* The twin may broadcast or promote differently from the in-place op; the in-place result
+     * always has self's dtype and shape (dispatch checked that). */
+    fx_strbuf path = FX_STRBUF_INIT;
+    int b = s->base[t];
+    for (int v = t; v != b; v = s->parent[v]) {
+        if (path.len) fx_strbuf_append(&path, " of ");
+        view_desc(&path, s->raw_nodes[v]);
+        val = scatter_one(s, v, val, r);
+        if (!val) {
+            fx_strbuf_free(&path);
+            return s->err->code ? s->err->code : FX_EINTERNAL;
+        }
+    }
+    s->cur[b] = val;
+    s->gen[b]++;
+    char from[128];
+    snprintf(from, sizeof from, "aten.%s", fx_op_qualname(op));
+    rc = fx_strbuf_status(&path, s->err);
+    if (!rc) rc = record_versions(s, b, val, r, from, path.len ? fx_strbuf_cstr(&path) : NULL);
+    fx_strbuf_free(&path);
+    return rc;
+}
+
+static int do_assign(fstate *s, int i) {
+    const fx_node *r = s->raw_nodes[i];
+    if (r->nargs < 2 || r->args[0].tag != FX_IV_NODE || r->args[1].tag != FX_IV_NODE)
+        return fx_err_setf(s->err, FX_EINTERNAL, "malformed fxdb.assign_buffer node");
+    const fx_node *ph = r->args[0].u.node;
+    int k = s->ph_index[ph->tag];
+    if (k < 0) return fx_err_setf(s->err, FX_EINTERNAL, "assign_buffer target is not an input");
+    int v = canon_of(s, r->args[1].u.node);
+    s->canon[i] = v;
+    s->bound[k] = v;
+    fx_node *val = read_value(s, v);
+    if (!val) return s->err->code;
+    int rc = check_mutable(s, k, r);
+    if (rc) return rc;
+    s->version[k]++;
+    if (!val->mutation) {
+        fx_mutation mu = {(char *)state_name(s, k), s->version[k], "buffer assignment", NULL,
+                          (char *)r->name};
+        rc = fx_node_set_mutation(val, &mu, s->err);
+    }
+    return rc;
+}
+
+static int do_getitem(fstate *s, int i) {
+    const fx_node *r = s->raw_nodes[i];
+    fx_ivalue a[2];
+    int rc = map_arg(s, &r->args[0], &a[0]);
+    if (rc) return rc;
+    a[1] = r->args[1];
+    fx_node *n = fx_graph_call_target(s->g, "getitem", a, 2, "getitem", s->err);
+    fx_ivalue_clear(&a[0]);
+    if (!n) return s->err->code;
+    if ((rc = fx_node_set_val(n, &r->val, s->err))) return rc;
+    if ((rc = fx_node_copy_meta(n, r, s->err))) return rc;
+    s->cur[i] = n;
+    return fx_node_add_from(n, r->name, s->err);
+}
+
+/* ---- the pass -------------------------------------------------------------------------------- */
+
+int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos,
+                     bool lift_mutated_constants, fx_functionalize_result *out, fx_err *err) {
+    memset(out, 0, sizeof *out);
+    fstate s = {0};
+    s.raw = raw;
+    s.infos = infos;
+    s.ninfos = ninfos;
+    s.lift_constants = lift_mutated_constants;
+    s.err = err;
+    s.n = fx_graph_count(raw);
+    fx_ctx_init(&s.meta, FX_MODE_META);
+    int n = s.n + 1, rc = FX_OK;
+    s.g = fx_graph_new();
+    s.raw_nodes = fx_calloc((size_t)n, sizeof *s.raw_nodes);
+    s.canon = fx_calloc((size_t)n, sizeof *s.canon);
+    s.parent = fx_calloc((size_t)n, sizeof *s.parent);
+    s.base = fx_calloc((size_t)n, sizeof *s.base);
+    s.fn = fx_calloc((size_t)n, sizeof *s.fn);
+    s.fn_gen = fx_calloc((size_t)n, sizeof *s.fn_gen);
+    s.cur = fx_calloc((size_t)n, sizeof *s.cur);
+    s.gen = fx_calloc((size_t)n, sizeof *s.gen);
+    s.ph_index = fx_calloc((size_t)n, sizeof *s.ph_index);
+    s.bound = fx_calloc((size_t)ninfos + 1, sizeof *s.bound);
+    s.version = fx_calloc((size_t)ninfos + 1, sizeof *s.version);
+    if (!s.g || !s.raw_nodes || !s.canon || !s.parent || !s.base || !s.fn || !s.fn_gen || !s.cur ||
+        !s.gen || !s.ph_index || !s.bound || !s.version) {
+        rc = fx_err_setf(err, FX_ENOMEM, "out of memory functionalizing");
+        goto done;
+    }
+    int idx = 0, nph = 0;
+    for (fx_node *r = fx_graph_first(raw); r; r = r->next) {
+        r->tag = idx;
+        s.raw_nodes[idx] = r;
+        s.canon[idx] = s.base[idx] = idx;
+        s.parent[idx] = -1;
+        s.ph_index[idx] = -1;
+        idx++;
+    }
+    for (int i = 0; i < s.n && !rc; i++) {
+        fx_node *r = s.raw_nodes[i];
+        switch (r->op) {
+        case FX_NODE_PLACEHOLDER: {
+            fx_node *p = fx_graph_placeholder(s.g, r->name, err);
+            if (!p) { rc = err->code; break; }
+            rc = fx_node_set_val(p, &r->val, err);
+            if (!rc) rc = fx_node_copy_meta(p, r, err);
+            s.cur[i] = p;
+            if (nph < ninfos && infos[nph].node == r) {
+                s.ph_index[i] = nph;
+                s.bound[nph] = i;
+            }
+            nph++;
+            break;
+        }
+        case FX_NODE_GET_ATTR: {
+            fx_node *p = fx_graph_get_attr(s.g, r->target, err);
+            if (!p) { rc = err->code; break; }
+            rc = fx_node_set_val(p, &r->val, err);
+            if (!rc && r->subgraph) {
+                fx_graph *sub = fx_graph_clone(r->subgraph, err);
+                if (!sub) rc = err->code;
+                else fx_node_set_subgraph(p, sub);
+            }
+            s.cur[i] = p;
+            break;
+        }
+        case FX_NODE_CALL_FUNCTION:
+            if (!r->aten) {
+                if (!strcmp(r->target, "fxdb.assign_buffer")) rc = do_assign(&s, i);
+                else if (!strcmp(r->target, "getitem")) rc = do_getitem(&s, i);
+                else {
+                    fx_err_setf(err, FX_ENOTIMPL, "functionalization of %s is not supported yet",
+                                r->target);
+                    rc = fail_at(&s, r, FX_ENOTIMPL, "not_implemented");
+                }
+            } else if (fx_op_is_inplace(r->aten)) {
+                rc = do_inplace(&s, i);
+            } else if (fx_op_is_view(r->aten)) {
+                int vi = r->aten->schema.view_arg;
+                if (r->args[vi].tag != FX_IV_NODE) {
+                    rc = fx_err_setf(err, FX_EINTERNAL, "view of a non-node");
+                    break;
+                }
+                int p = canon_of(&s, r->args[vi].u.node);
+                s.parent[i] = p;
+                s.base[i] = s.base[p];
+                /* Materialize now, as PyTorch emits the view where it was taken (DCE drops it if
+                 * it is never read). */
+                if (!read_value(&s, i)) rc = err->code ? err->code : FX_EINTERNAL;
+            } else {
+                fx_ivalue args[FX_SCHEMA_MAX_ARGS];
+                int made = 0;
+                for (; made < r->nargs && !rc; made++) rc = map_arg(&s, &r->args[made], &args[made]);
+                if (!rc) {
+                    fx_node *f = emit(&s, r->aten->id, args, r->nargs, r);
+                    if (!f) rc = err->code ? err->code : FX_EINTERNAL;
+                    s.cur[i] = f;
+                }
+                for (int k = 0; k < made; k++) fx_ivalue_clear(&args[k]);
+            }
+            break;
+        case FX_NODE_OUTPUT: {
+            /* Mutated inputs first (placeholder order), then the user outputs. */
+            int nmut = 0;
+            out->mutated = fx_calloc((size_t)ninfos + 1, sizeof *out->mutated);
+            if (!out->mutated) { rc = fx_err_setf(err, FX_ENOMEM, "out of memory"); break; }
+            for (int k = 0; k < ninfos; k++)
+                if (s.version[k] > 0) out->mutated[nmut++] = k;
+            out->nmutated = nmut;
+            const fx_ivalue *uo = &r->args[0];
+            int nuser = uo->tag == FX_IV_LIST ? uo->u.list.n : 0;
+            fx_ivalue res;
+            if ((rc = fx_iv_list(nmut + nuser, &res, err))) break;
+            for (int k = 0; k < nmut && !rc; k++) {
+                fx_node *f = read_value(&s, s.bound[out->mutated[k]]);
+                if (!f) rc = err->code ? err->code : FX_EINTERNAL;
+                else res.u.list.items[k] = fx_iv_node(f);
+            }
+            for (int k = 0; k < nuser && !rc; k++)
+                rc = map_arg(&s, &uo->u.list.items[k], &res.u.list.items[nmut + k]);
+            if (!rc && !fx_graph_output(s.g, &res, err)) rc = err->code;
+            fx_ivalue_clear(&res);
+            break;
+        }
+        }
+    }
+done:
+    if (rc == FX_OK) {
+        out->graph = s.g;
+        s.g = NULL;
+    } else {
+        fx_free(out->mutated);
+        out->mutated = NULL;
+        out->nmutated = 0;
+    }
+    fx_graph_free(s.g);
+    fx_free(s.raw_nodes);
+    fx_free(s.canon);
+    fx_free(s.parent);
+    fx_free(s.base);
+    fx_free(s.fn);
+    fx_free(s.fn_gen);
+    fx_free(s.cur);
+    fx_free(s.gen);
+    fx_free(s.ph_index);
+    fx_free(s.bound);
+    fx_free(s.version);
+    return rc;
+}
