@@ -1,0 +1,442 @@
+/* core/meta_shape.c — meta functions of the view ops (view, select, slice, unsqueeze, squeeze,
+ * transpose, permute, t, expand, alias, as_strided) and of _unsafe_view.
+ * Layer: core. A view op has no kernel: its meta function creates the result with
+ * fx_tensor_as_strided, sharing self's storage (so it works the same on cpu and meta tensors),
+ * and checks its arguments with aten/src/ATen/native/TensorShape.cpp's messages.
+ *
+ * Invariant of every view built here: each element it reaches lies inside self's storage
+ * (fx_tensor_as_strided re-checks it), and self's version counter is shared. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/ops_impl.h"
+#include "core/ops_shape.h"
+#include "core/shape.h"
+
+/* ====================================================================================== */
+/* Argument helpers (declared in ops_shape.h)                                              */
+/* ====================================================================================== */
+
+static const char *iv_type_name(const fx_ivalue *v) {
+    switch (v->tag) {
+    case FX_IV_INT: return "int";
+    case FX_IV_FLOAT: return "float";
+    case FX_IV_BOOL: return "bool";
+    case FX_IV_NONE: case FX_IV_UNSET: return "NoneType";
+    case FX_IV_LIST: return "list";
+    case FX_IV_STR: return "str";
+    default: return "object";
+    }
+}
+
+int fx_arg_tensor(fx_opctx *ctx, const fx_ivalue *a, int i, fx_tensor **out) {
+    if (a[i].tag == FX_IV_TENSOR) {
+        *out = a[i].u.t;
+        return FX_OK;
+    }
+    const fx_schema *s = &ctx->op->schema;
+    return fx_err_setf(ctx->err, FX_EARG, "%s(): argument '%s' (position %d) must be Tensor, not %s",
+                       s->name, i < s->nargs ? s->args[i].name : "?", i + 1, iv_type_name(&a[i]));
+}
+
+int fx_arg_int_list(fx_opctx *ctx, const fx_ivalue *a, int i, int64_t *v, int *n) {
+    if (a[i].tag == FX_IV_INT) { /* tolerated for direct callers that bypass dispatch */
+        v[0] = a[i].u.i;
+        *n = 1;
+        return FX_OK;
+    }
+    if (a[i].tag != FX_IV_LIST)
+        return fx_err_setf(ctx->err, FX_EARG, "%s(): argument '%s' must be tuple of ints, not %s",
+                           ctx->op->schema.name, ctx->op->schema.args[i].name,
+                           iv_type_name(&a[i]));
+    if (a[i].u.list.n > FX_MAX_DIMS)
+        return fx_err_setf(ctx->err, FX_ESHAPE, "fxdb supports at most %d dimensions, got %d",
+                           FX_MAX_DIMS, a[i].u.list.n);
+    for (int k = 0; k < a[i].u.list.n; k++) {
+        if (a[i].u.list.items[k].tag != FX_IV_INT)
+            return fx_err_setf(ctx->err, FX_EARG,
+                               "%s(): argument '%s' must be tuple of ints, but found element of "
+                               "type %s at pos %d",
+                               ctx->op->schema.name, ctx->op->schema.args[i].name,
+                               iv_type_name(&a[i].u.list.items[k]), k);
+        v[k] = a[i].u.list.items[k].u.i;
+    }
+    *n = a[i].u.list.n;
+    return FX_OK;
+}
+
+int fx_make_view(fx_opctx *ctx, fx_tensor *self, int ndim, const int64_t *sizes,
+                 const int64_t *strides, int64_t offset, fx_ivalue *out) {
+    fx_tensor *v;
+    int rc = fx_tensor_as_strided(self, ndim, sizes, strides, offset, &v, ctx->err);
+    if (rc) return rc;
+    out[0] = fx_iv_tensor_steal(v);
+    return FX_OK;
+}
+
+void fx_dense_like_strides(const fx_tensor *t, int64_t *strides) {
+    /* Non-overlapping and dense: the strides are a permutation of contiguous strides, i.e. the
+     * dims sorted by stride tile [0, numel) exactly. */
+    int64_t numel = fx_tensor_numel(t);
+    bool dense = numel > 0 && !fx_tensor_has_internal_overlap(t);
+    if (dense) {
+        int64_t span = 1;
+        for (int d = 0; d < t->ndim; d++)
+            if (t->sizes[d] > 1) span += (t->sizes[d] - 1) * t->strides[d];
+        dense = span == numel;
+        for (int d = 0; d < t->ndim && dense; d++)
+            if (t->strides[d] < 0) dense = false;
+    }
+    if (dense) {
+        memcpy(strides, t->strides, sizeof(int64_t) * (size_t)t->ndim);
+        return;
+    }
+    fx_contiguous_strides(t->ndim, t->sizes, strides);
+}
+
+const char *fx_scalar_type_name(fx_dtype dt) {
+    switch (dt) {
+    case FX_DTYPE_F32: return "Float";
+    case FX_DTYPE_F64: return "Double";
+    case FX_DTYPE_F16: return "Half";
+    case FX_DTYPE_BF16: return "BFloat16";
+    case FX_DTYPE_I64: return "Long";
+    case FX_DTYPE_I32: return "Int";
+    case FX_DTYPE_I16: return "Short";
+    case FX_DTYPE_I8: return "Char";
+    case FX_DTYPE_U8: return "Byte";
+    case FX_DTYPE_BOOL: return "Bool";
+    default: return "Undefined";
+    }
+}
+
+/* ====================================================================================== */
+/* View geometry                                                                           */
+/* ====================================================================================== */
+
+static void geom_of(const fx_tensor *t, fx_view_geom *g) {
+    g->ndim = t->ndim;
+    memcpy(g->sizes, t->sizes, sizeof g->sizes);
+    memcpy(g->strides, t->strides, sizeof g->strides);
+    g->offset = t->offset;
+}
+
+static void geom_drop_dim(fx_view_geom *g, int d) {
+    for (int e = d; e + 1 < g->ndim; e++) {
+        g->sizes[e] = g->sizes[e + 1];
+        g->strides[e] = g->strides[e + 1];
+    }
+    g->ndim--;
+}
+
+int fx_select_geom(const fx_tensor *t, int64_t dim, int64_t index, fx_view_geom *g,
+                   fx_err *err) {
+    if (t->ndim == 0)
+        return fx_err_setf(err, FX_EINDEX, "select() cannot be applied to a 0-dim tensor.");
+    int d;
+    int rc = fx_wrap_dim(dim, t->ndim, &d, err);
+    if (rc) return rc;
+    int64_t size = t->sizes[d];
+    if (index < -size || index >= size) {
+        char b[160];
+        return fx_err_setf(err, FX_EINDEX,
+                           "select(): index %lld out of range for tensor of size %s at "
+                           "dimension %d",
+                           (long long)index, fx_shape_str(t->ndim, t->sizes, b, sizeof b), d);
+    }
+    if (index < 0) index += size;
+    geom_of(t, g);
+    g->offset += index * t->strides[d];
+    geom_drop_dim(g, d);
+    return FX_OK;
+}
+
+int fx_slice_geom(const fx_tensor *t, int64_t dim, const fx_ivalue *start, const fx_ivalue *end,
+                  int64_t step, fx_view_geom *g, fx_err *err) {
+    if (t->ndim == 0)
+        return fx_err_setf(err, FX_EINDEX, "slice() cannot be applied to a 0-dim tensor.");
+    int d;
+    int rc = fx_wrap_dim(dim, t->ndim, &d, err);
+    if (rc) return rc;
+    if (step <= 0) return fx_err_setf(err, FX_EARG, "slice step must be positive");
+    int64_t size = t->sizes[d];
+    int64_t s = start && start->tag == FX_IV_INT ? start->u.i : 0;
+    int64_t e = end && end->tag == FX_IV_INT ? end->u.i : INT64_MAX;
+    if (s < 0) s += size;
+    if (e < 0) e += size;
+    if (s < 0) s = 0;
+    else if (s >= size) s = size;
+    if (e < s) e = s;
+    else if (e >= size) e = size;
+    geom_of(t, g);
+    g->offset += s * t->strides[d];
+    g->sizes[d] = (e - s + step - 1) / step;
+    g->strides[d] = t->strides[d] * step;
+    return FX_OK;
+}
+
+/* ====================================================================================== */
+/* Meta functions                                                                          */
+/* ====================================================================================== */
+
+/* view(Tensor(a) self, SymInt[] size) -> Tensor(a): -1 inference, then computeStride's
+ * legality; an impossible view is view's RuntimeError pointing to reshape. */
+int fx_meta_view(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int64_t shape[FX_MAX_DIMS], sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+    int n, rc;
+    if ((rc = fx_arg_tensor(ctx, a, 0, &self)) || (rc = fx_arg_int_list(ctx, a, 1, shape, &n)))
+        return rc;
+    if ((rc = fx_infer_view_shape(n, shape, fx_tensor_numel(self), sizes, ctx->err))) return rc;
+    if (!fx_view_strides(self->ndim, self->sizes, self->strides, n, sizes, strides))
+        return fx_err_setf(ctx->err, FX_ESHAPE,
+                           "view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.");
+    return fx_make_view(ctx, self, n, sizes, strides, self->offset, out);
+}
+
+/* _unsafe_view(Tensor self, SymInt[] size) -> Tensor: a fresh contiguous tensor of the new
+ * shape (its kernel copies self's elements in row-major order). No alias annotation, as in
+ * ATen, so functionalization treats it as a fresh value. */
+int fx_meta_unsafe_view(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self, *t;
+    int64_t shape[FX_MAX_DIMS], sizes[FX_MAX_DIMS];
+    int n, rc;
+    if ((rc = fx_arg_tensor(ctx, a, 0, &self)) || (rc = fx_arg_int_list(ctx, a, 1, shape, &n)))
+        return rc;
+    if ((rc = fx_infer_view_shape(n, shape, fx_tensor_numel(self), sizes, ctx->err))) return rc;
+    if ((rc = fx_tensor_empty(n, sizes, self->dtype, ctx->device, &t, ctx->err))) return rc;
+    out[0] = fx_iv_tensor_steal(t);
+    return FX_OK;
+}
+
+/* select.int(Tensor(a) self, int dim, SymInt index) -> Tensor(a) */
+int fx_meta_select(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    fx_view_geom g;
+    int rc;
+    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    if ((rc = fx_select_geom(self, a[1].u.i, a[2].u.i, &g, ctx->err))) return rc;
+    return fx_make_view(ctx, self, g.ndim, g.sizes, g.strides, g.offset, out);
+}
+
+/* slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None,
+ * SymInt step=1) -> Tensor(a) */
+int fx_meta_slice(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    fx_view_geom g;
+    int rc;
+    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    if ((rc = fx_slice_geom(self, a[1].u.i, &a[2], &a[3], a[4].u.i, &g, ctx->err))) return rc;
+    return fx_make_view(ctx, self, g.ndim, g.sizes, g.strides, g.offset, out);
+}
+
+/* unsqueeze(Tensor(a) self, int dim) -> Tensor(a): dim wraps over ndim + 1; the new dim's
+ * stride is sizes[dim] * strides[dim] (1 at the end), as inferUnsqueezeGeometry. */
+int fx_meta_unsqueeze(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int rc, d;
+    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    if ((rc = fx_wrap_dim(a[1].u.i, self->ndim + 1, &d, ctx->err))) return rc;
+    if (self->ndim + 1 > FX_MAX_DIMS)
+        return fx_err_setf(ctx->err, FX_ESHAPE, "fxdb supports at most %d dimensions, got %d",
+                           FX_MAX_DIMS, self->ndim + 1);
+    int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+    for (int e = 0, k = 0; e <= self->ndim; e++) {
+        if (e == d) {
+            sizes[e] = 1;
+            strides[e] = d >= self->ndim ? 1 : self->sizes[d] * self->strides[d];
+        } else {
+            sizes[e] = self->sizes[k];
+            strides[e] = self->strides[k];
+            k++;
+        }
+    }
+    return fx_make_view(ctx, self, self->ndim + 1, sizes, strides, self->offset, out);
+}
+
+/* squeeze.dim / squeeze.dims / squeeze: drops the named (or every) dim of size 1; a named dim
+ * of another size stays, and the result is still a view (alias) of self. */
+int fx_meta_squeeze(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int rc;
+    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    bool drop[FX_MAX_DIMS] = {false};
+    fx_op_id id = ctx->op->id;
+    if (id == FX_OP_SQUEEZE) {
+        for (int d = 0; d < self->ndim; d++) drop[d] = self->sizes[d] == 1;
+    } else {
+        int64_t dims[FX_MAX_DIMS];
+        int n;
+        if (id == FX_OP_SQUEEZE_DIM) {
+            dims[0] = a[1].u.i;
+            n = 1;
+        } else if ((rc = fx_arg_int_list(ctx, a, 1, dims, &n))) {
+            return rc;
+        }
+        bool seen[FX_MAX_DIMS] = {false};
+        for (int k = 0; k < n; k++) {
+            int d;
+            if ((rc = fx_wrap_dim(dims[k], self->ndim, &d, ctx->err))) return rc;
+            if (seen[d])
+                return fx_err_setf(ctx->err, FX_EARG,
+                                   "dim %d appears multiple times in the list of dims", d);
+            seen[d] = true;
+            if (self->ndim > 0 && self->sizes[d] == 1) drop[d] = true;
+        }
+    }
+    int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+    int nd = 0;
+    for (int d = 0; d < self->ndim; d++)
+        if (!drop[d]) {
+            sizes[nd] = self->sizes[d];
+            strides[nd] = self->strides[d];
+            nd++;
+        }
+    return fx_make_view(ctx, self, nd, sizes, strides, self->offset, out);
+}
+
+static int transpose_view(fx_opctx *ctx, fx_tensor *self, int64_t d0, int64_t d1,
+                          fx_ivalue *out) {
+    int a0, a1, rc;
+    if ((rc = fx_wrap_dim(d0, self->ndim, &a0, ctx->err)) ||
+        (rc = fx_wrap_dim(d1, self->ndim, &a1, ctx->err)))
+        return rc;
+    int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+    memcpy(sizes, self->sizes, sizeof sizes);
+    memcpy(strides, self->strides, sizeof strides);
+    if (self->ndim > 0) {
+        sizes[a0] = self->sizes[a1];
+        sizes[a1] = self->sizes[a0];
+        strides[a0] = self->strides[a1];
+        strides[a1] = self->strides[a0];
+    }
+    return fx_make_view(ctx, self, self->ndim, sizes, strides, self->offset, out);
+}
+
+/* transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
+int fx_meta_transpose(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int rc;
+    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    return transpose_view(ctx, self, a[1].u.i, a[2].u.i, out);
+}
+
+/* t(Tensor(a) self) -> Tensor(a): transpose(0, 1) for 2-D, an alias for 0-D and 1-D. */
+int fx_meta_t(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int rc;
+    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    if (self->ndim > 2)
+        return fx_err_setf(ctx->err, FX_ESHAPE,
+                           "t() expects a tensor with <= 2 dimensions, but self is %dD",
+                           self->ndim);
+    if (self->ndim < 2)
+        return fx_make_view(ctx, self, self->ndim, self->sizes, self->strides, self->offset,
+                            out);
+    return transpose_view(ctx, self, 0, 1, out);
+}
+
+/* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
+int fx_meta_permute(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int64_t dims[FX_MAX_DIMS];
+    int n, rc;
+    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    if (a[1].tag == FX_IV_LIST && a[1].u.list.n != self->ndim)
+        return fx_err_setf(ctx->err, FX_ESHAPE,
+                           "permute(sparse_coo): number of dimensions in the tensor input does "
+                           "not match the length of the desired ordering of dimensions i.e. "
+                           "input.dim() = %d is not equal to len(dims) = %d",
+                           self->ndim, a[1].u.list.n);
+    if ((rc = fx_arg_int_list(ctx, a, 1, dims, &n))) return rc;
+    if (n != self->ndim)
+        return fx_err_setf(ctx->err, FX_ESHAPE,
+                           "permute(sparse_coo): number of dimensions in the tensor input does "
+                           "not match the length of the desired ordering of dimensions i.e. "
+                           "input.dim() = %d is not equal to len(dims) = %d",
+                           self->ndim, n);
+    int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+    bool seen[FX_MAX_DIMS] = {false};
+    for (int k = 0; k < n; k++) {
+        int d;
+        if ((rc = fx_wrap_dim(dims[k], self->ndim, &d, ctx->err))) return rc;
+        if (seen[d])
+            return fx_err_setf(ctx->err, FX_EARG, "permute(): duplicate dims are not allowed.");
+        seen[d] = true;
+        sizes[k] = self->sizes[d];
+        strides[k] = self->strides[d];
+    }
+    return fx_make_view(ctx, self, n, sizes, strides, self->offset, out);
+}
+
+/* expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a): broadcast dims get
+ * stride 0; -1 keeps a size. */
+int fx_meta_expand(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+    int n, rc;
+    if ((rc = fx_arg_tensor(ctx, a, 0, &self)) || (rc = fx_arg_int_list(ctx, a, 1, sizes, &n)))
+        return rc;
+    if ((rc = fx_expand_strides(self, n, sizes, strides, ctx->err))) return rc;
+    return fx_make_view(ctx, self, n, sizes, strides, self->offset, out);
+}
+
+/* alias(Tensor(a) self) -> Tensor(a): same geometry, new tensor object. */
+int fx_meta_alias(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int rc;
+    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    return fx_make_view(ctx, self, self->ndim, self->sizes, self->strides, self->offset, out);
+}
+
+/* as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None)
+ * -> Tensor(a): any geometry inside self's storage; the offset is absolute (default: self's). */
+int fx_meta_as_strided(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+    int n, ns, rc;
+    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    if (a[1].tag == FX_IV_LIST && a[2].tag == FX_IV_LIST && a[1].u.list.n != a[2].u.list.n)
+        return fx_err_setf(ctx->err, FX_EARG, "mismatch in length of strides and shape");
+    if ((rc = fx_arg_int_list(ctx, a, 1, sizes, &n)) ||
+        (rc = fx_arg_int_list(ctx, a, 2, strides, &ns)))
+        return rc;
+    if (n != ns) return fx_err_setf(ctx->err, FX_EARG, "mismatch in length of strides and shape");
+    char b1[160], b2[160];
+    for (int d = 0; d < n; d++)
+        if (strides[d] < 0)
+            return fx_err_setf(ctx->err, FX_EARG,
+                               "as_strided: Negative strides are not supported at the moment, "
+                               "got strides: %s",
+                               fx_shape_str(n, strides, b1, sizeof b1));
+    for (int d = 0; d < n; d++)
+        if (sizes[d] < 0)
+            return fx_err_setf(ctx->err, FX_ESHAPE,
+                               "Trying to create tensor with negative dimension %lld: %s",
+                               (long long)sizes[d], fx_shape_str(n, sizes, b1, sizeof b1));
+    int64_t offset = a[3].tag == FX_IV_INT ? a[3].u.i : self->offset;
+    if (offset < 0)
+        return fx_err_setf(ctx->err, FX_EARG, "Tensor: invalid storage offset %lld",
+                           (long long)offset);
+    /* checkInBoundsForStorage, with its wording */
+    int64_t item = (int64_t)fx_dtype_size(self->dtype), span = 1;
+    for (int d = 0; d < n; d++) {
+        if (sizes[d] == 0) {
+            span = 0;
+            break;
+        }
+        span += (sizes[d] - 1) * strides[d];
+    }
+    if (span > 0 && (span + offset) * item > self->storage->size_bytes)
+        return fx_err_setf(ctx->err, FX_EINDEX,
+                           "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize "
+                           "%lld requiring a storage size of %lld are out of bounds for storage "
+                           "of size %lld",
+                           fx_shape_str(n, sizes, b1, sizeof b1),
+                           fx_shape_str(n, strides, b2, sizeof b2), (long long)offset,
+                           (long long)item, (long long)((span + offset) * item),
+                           (long long)self->storage->size_bytes);
+    return fx_make_view(ctx, self, n, sizes, strides, offset, out);
+}

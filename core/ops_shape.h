@@ -1,0 +1,91 @@
+/* core/ops_shape.h — private helpers shared by the view, index and linear-algebra ops.
+ * Layer: core (private). Argument unpacking (meta_shape.c), view geometry for select / slice
+ * (meta_shape.c, reused by the *_scatter metas and kernels), advanced-index plans (k_index.c,
+ * reused by the index metas) and a strided copy with dtype conversion (k_index.c).
+ *
+ * A "geometry" is the (ndim, sizes, strides, offset) a view op gives its input; computing it
+ * apart from creating the view lets select_scatter / slice_scatter apply the very same view to
+ * a fresh copy of self. An index plan is advanced indexing (x[idx0, :, idx2]) resolved into
+ * per-dim int64/int32 index tensors broadcast to one shape, plus where that shape sits in the
+ * result; it holds one reference to each index tensor. */
+#ifndef FX_OPS_SHAPE_H
+#define FX_OPS_SHAPE_H
+
+#include "core/dispatch.h"
+#include "core/tensor_impl.h"
+
+/* ---- argument unpacking (meta_shape.c) -------------------------------------------------- */
+
+/* a[i] as a tensor (borrowed). A wrapped number where the op needs a real tensor gives
+ * FX_EARG "view(): argument 'self' (position 1) must be Tensor, not int", as PyTorch's binding. */
+int fx_arg_tensor(fx_opctx *ctx, const fx_ivalue *a, int i, fx_tensor **out);
+/* a[i] (an int list; dispatch already turned a single int into a one-element list) into
+ * v[0..*n). More than FX_MAX_DIMS entries is FX_ESHAPE. */
+int fx_arg_int_list(fx_opctx *ctx, const fx_ivalue *a, int i, int64_t *v, int *n);
+/* Appends a view of `self` with the given geometry to out[0] (new reference). */
+int fx_make_view(fx_opctx *ctx, fx_tensor *self, int ndim, const int64_t *sizes,
+                 const int64_t *strides, int64_t offset, fx_ivalue *out);
+/* Strides for a fresh tensor "like" t (torch.empty_like with preserve_format): t's own strides
+ * when t is non-overlapping and dense, else contiguous strides. */
+void fx_dense_like_strides(const fx_tensor *t, int64_t *strides);
+
+/* ---- view geometry (meta_shape.c) ---------------------------------------------------------- */
+
+typedef struct fx_view_geom {
+    int ndim;                     /* rank of the view */
+    int64_t sizes[FX_MAX_DIMS];   /* (ndim,) */
+    int64_t strides[FX_MAX_DIMS]; /* (ndim,) in elements */
+    int64_t offset;               /* storage offset in elements */
+} fx_view_geom;
+
+/* select.int(t, dim, index): errors as aten::select ("select() cannot be applied to a 0-dim
+ * tensor.", "select(): index 5 out of range for tensor of size [3] at dimension 0"). */
+int fx_select_geom(const fx_tensor *t, int64_t dim, int64_t index, fx_view_geom *g, fx_err *err);
+/* slice.Tensor(t, dim, start, end, step): start / end are FX_IV_INT or FX_IV_NONE, negative
+ * values count from the end and both are clamped as Python slicing does; step <= 0 is
+ * "slice step must be positive". */
+int fx_slice_geom(const fx_tensor *t, int64_t dim, const fx_ivalue *start, const fx_ivalue *end,
+                  int64_t step, fx_view_geom *g, fx_err *err);
+
+/* ---- advanced indexing (k_index.c) --------------------------------------------------------- */
+
+typedef struct fx_index_plan {
+    int nidx;                      /* indexed dims of self, after masks became index tensors */
+    int dim[FX_MAX_DIMS];          /* (nidx,) the self dim each index tensor indexes, ascending */
+    fx_tensor *idx[FX_MAX_DIMS];   /* (nidx,) int64 / int32 index tensors, one reference each */
+    int64_t idx_strides[FX_MAX_DIMS][FX_MAX_DIMS]; /* (nidx, bnd) idx[k] expanded to bshape */
+    int bnd;                       /* rank of the broadcast index shape */
+    int64_t bshape[FX_MAX_DIMS];   /* (bnd,) */
+    int nrest;                     /* self dims that are not indexed */
+    int rest[FX_MAX_DIMS];         /* (nrest,) those dims, ascending */
+    int front;                     /* rest dims placed before the index block in the result:
+                                      the first indexed dim when indexed dims are adjacent, else 0 */
+    int out_ndim;                  /* rank of self[indices] = nrest + bnd */
+    int64_t out_sizes[FX_MAX_DIMS];/* (out_ndim,) */
+    bool data_dependent;           /* a bool mask on a meta tensor: bshape/out_sizes unknown */
+} fx_index_plan;
+
+/* Resolves `indices` (a Tensor?[] ivalue) against self's sizes as aten::index does: None
+ * entries skip a dim, bool / uint8 masks become their nonzero() coordinates (one int64 tensor
+ * per mask dim; on a meta mask the plan is marked data_dependent instead), int64 / int32
+ * tensors broadcast together. Errors: "too many indices for tensor of dimension 2 (got 3)",
+ * "tensors used as indices must be long, int, byte or bool tensors", "The shape of the mask [3]
+ * at index 0 does not match the shape of the indexed tensor [4] at index 0", "shape mismatch:
+ * indexing tensors could not be broadcast together with shapes [2], [3]". Free with
+ * fx_index_plan_free (also after an error). */
+int fx_index_plan_build(const fx_tensor *self, const fx_ivalue *indices, fx_index_plan *p,
+                        fx_err *err);
+void fx_index_plan_free(fx_index_plan *p);
+
+/* ---- strided copy (k_index.c) -------------------------------------------------------------- */
+
+/* dst[...] = src[...] for two cpu tensors of the same sizes and any strides / offsets,
+ * converting the dtype as PyTorch's copy_ does (float -> int truncates, -> bool is != 0).
+ * dst and src must not overlap in memory. */
+void fx_kb_copy(fx_tensor *dst, const fx_tensor *src);
+
+/* The c10::ScalarType name of a dtype ("Float", "Double", "Half", "BFloat16", "Long", "Int",
+ * "Short", "Char", "Byte", "Bool"), as PyTorch's messages print it. */
+const char *fx_scalar_type_name(fx_dtype dt);
+
+#endif

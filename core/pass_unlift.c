@@ -1,0 +1,84 @@
+/* core/pass_unlift.c — ExportedProgram.module(): state placeholders back to attributes.
+ * Layer: core. Follows torch/export/_unlift.py: each parameter / buffer / constant placeholder
+ * becomes a get_attr of its target; each BUFFER_MUTATION (and USER_INPUT_MUTATION) output becomes
+ * an in-place copy_ into the buffer (or input) just before the output, which then returns only
+ * the user outputs — what ExecuTorch's to_executorch does to make the program stateful again. */
+#include <string.h>
+
+#include "core/export.h"
+#include "core/fx_alloc.h"
+
+int fx_program_unlift(const fx_program *p, fx_graph **out, fx_err *err) {
+    *out = NULL;
+    fx_graph *g = fx_graph_clone(p->graph, err);
+    if (!g) return err->code ? err->code : FX_ENOMEM;
+    int rc = FX_OK;
+    fx_node *first_op = fx_graph_first(g);
+    while (first_op && first_op->op == FX_NODE_PLACEHOLDER) first_op = first_op->next;
+    /* Placeholders of state -> get_attr, in signature order. */
+    for (int i = 0; i < p->sig.ninputs && !rc; i++) {
+        const fx_input_spec *s = &p->sig.inputs[i];
+        if (s->kind == FX_INPUT_USER_INPUT || s->kind == FX_INPUT_TOKEN) continue;
+        fx_node *ph = fx_graph_find(g, s->arg);
+        if (!ph) continue; /* removed as unused */
+        fx_graph_set_insert_point(g, first_op);
+        fx_node *ga = fx_graph_get_attr(g, s->target, err);
+        fx_graph_set_insert_point(g, NULL);
+        if (!ga) {
+            rc = err->code;
+            break;
+        }
+        rc = fx_node_set_val(ga, &ph->val, err);
+        if (rc) break;
+        fx_node_replace_all_uses(ph, ga);
+        rc = fx_graph_erase(g, ph, err);
+    }
+    fx_node *outn = fx_graph_output_node(g);
+    if (!rc && outn && outn->args[0].tag == FX_IV_LIST) {
+        const fx_ivalue *res = &outn->args[0];
+        int nmut = 0;
+        for (int k = 0; k < p->sig.noutputs && k < res->u.list.n; k++) {
+            const fx_output_spec *os = &p->sig.outputs[k];
+            if (os->kind == FX_OUTPUT_USER_OUTPUT || os->kind == FX_OUTPUT_TOKEN) continue;
+            nmut++;
+            /* The destination: the get_attr of the buffer, or the user input placeholder. */
+            fx_node *dst = NULL;
+            for (fx_node *n = fx_graph_first(g); n && !dst; n = n->next) {
+                if (os->kind == FX_OUTPUT_USER_INPUT_MUTATION && n->op == FX_NODE_PLACEHOLDER &&
+                    !strcmp(n->name, os->target))
+                    dst = n;
+                if (os->kind != FX_OUTPUT_USER_INPUT_MUTATION && n->op == FX_NODE_GET_ATTR &&
+                    !strcmp(n->target, os->target))
+                    dst = n;
+            }
+            if (!dst || res->u.list.items[k].tag != FX_IV_NODE) {
+                rc = fx_err_setf(err, FX_EINTERNAL, "unlift: no destination for %s", os->target);
+                break;
+            }
+            fx_graph_set_insert_point(g, outn);
+            fx_ivalue a[2] = {fx_iv_node(dst), res->u.list.items[k]};
+            fx_node *c = fx_graph_call(g, fx_op_get(FX_OP_COPY_), a, NULL, err);
+            fx_graph_set_insert_point(g, NULL);
+            if (!c) {
+                rc = err->code;
+                break;
+            }
+            if ((rc = fx_node_set_val(c, &dst->val, err))) break;
+            if ((rc = fx_node_copy_meta(c, res->u.list.items[k].u.node, err))) break;
+        }
+        if (!rc && nmut) {
+            fx_ivalue user;
+            rc = fx_iv_list(res->u.list.n - nmut, &user, err);
+            for (int k = nmut; !rc && k < res->u.list.n; k++)
+                rc = fx_ivalue_copy(&user.u.list.items[k - nmut], &res->u.list.items[k], err);
+            if (!rc) rc = fx_node_set_arg(outn, 0, &user, err);
+            fx_ivalue_clear(&user);
+        }
+    }
+    if (rc) {
+        fx_graph_free(g);
+        return rc;
+    }
+    *out = g;
+    return FX_OK;
+}
