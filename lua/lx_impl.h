@@ -81,4 +81,38 @@ void lx_open_graph(lua_State *L);    /* lx_graph.c: Graph and Node metatables */
 void lx_open_export(lua_State *L);   /* lx_export.c: torch.export, ExportedProgram */
 void lx_open_debug(lua_State *L);    /* lx_debug.c: global fxdb */
 
+/* ---- additions (lua engineer): helpers shared by lx_aux.c, lx_bind.c, lx_tensor.c, lx_index.c,
+ * lx_torch.c -------------------------------------------------------------------------------------- */
+#define LX_SIZE "fxdb.Size"  /* metatable of shape tables (torch.Size): __tostring, __eq */
+
+/* Pushes a box of n FX_IV_UNSET ivalues that __gc clears, and returns its array: the way to own
+ * ivalues across calls that may raise.  [-0, +1, e] */
+fx_ivalue *lx_ivbox_new(lua_State *L, int n);
+/* Raises an fxdb error object with code, kind (NULL: derived from code) and a formatted message,
+ * located at the innermost user Lua frame.  [-0, +0, e] */
+int lx_errorf(lua_State *L, int code, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Calls the ATen op `name` ("add") with the Lua arguments at stack indices first..top, choosing
+ * the overload whose schema fits them (lx_bind.c): positional values in schema order, sizes as
+ * numbers or one table, an optional trailing dtype, an optional trailing options table of keyword
+ * arguments. `method` means the first value is self (x:view(2, 3) packs 2, 3 into `size`).
+ * Pushes the results (one per schema return) and returns their number.  [-0, +r, e] */
+int lx_call_opname(lua_State *L, const char *name, int first, bool method);
+/* The same for one given overload (torch.ops.aten.add.Tensor).  [-0, +r, e] */
+int lx_call_overload(lua_State *L, const fx_opdef *op, int first);
+/* Looks up an op by qualified name or raises "... is not yet supported".  [-0, +0, e] */
+const fx_opdef *lx_op(lua_State *L, const char *qualname);
+/* Pushes a shape table (LX_SIZE metatable) holding sizes[0..n-1].  [-0, +1, e] */
+void lx_push_size(lua_State *L, int n, const int64_t *sizes);
+
+/* x[key] for a non-string key and x[key] = v (lx_index.c). Stack: [tensor, key] and
+ * [tensor, key, value].  [-0, +1, e] / [-0, +0, e] */
+int lx_index_get(lua_State *L);
+int lx_index_set(lua_State *L);
+/* Builds a cpu tensor from the nested Lua table (or number/boolean) at idx with dtype dt
+ * (FX_DTYPE_UNDEFINED: inferred: any float -> float32, else any integer -> int64, else bool);
+ * while tracing it becomes a lifted constant (fx_tracer_constant). Pushes it.  [-0, +1, e] */
+void lx_tensor_from_lua(lua_State *L, int idx, fx_dtype dt);
+
 #endif
