@@ -1,0 +1,743 @@
+/* tests/viz/test_viz.c — fxviz: builds small graphs, renders them, checks the DOT it produced.
+ * Layer: tests (viz + core + Graphviz). Every DOT text fxviz writes is read back with cgraph's own
+ * parser (agmemread), so the checks look at what Graphviz itself sees: node shapes and colours
+ * per kind, module clusters, the collapsed boxes, the highlighted provenance path, output edges. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <graphviz/cgraph.h>
+
+#include "viz/fxviz.h"
+
+/* The documented look of each kind (viz/viz_style.c), repeated here on purpose: a change of the
+ * table must be a deliberate change of this test too. */
+#define FILL_BUFFER "#a5d8ff"
+#define FILL_USER_INPUT "#b2f2bb"
+#define FILL_PLACEHOLDER "#ffffff"
+#define FILL_OP "#ffffff"
+#define FILL_VIEW "#e7f5ff"
+#define FILL_SCATTER "#ffd8a8"
+#define FILL_OUT_USER "#8ce99a"
+#define FILL_OUT_BUFMUT "#b197fc"
+#define FILL_MODULE "#fff3bf"
+#define PEN_MUTATION "#c92a2a"
+#define PEN_HIGHLIGHT "#f08c00"
+#define EDGE_BUFMUT "#5f3dc4"
+#define EDGE_USER "#2b8a3e"
+
+/* ---- building the test graph ----------------------------------------------------------------- */
+/*   b_state, x : f32[3]
+ *   mul = mul.Tensor(b_state, x)          v1 of state   module layers.0 (Block)
+ *   add = add.Tensor(mul, 1)              v2 of state   module layers.0.attn (Attention)
+ *   select = select.int(add, 0, 0)        view          module layers.0.attn
+ *   select_scatter = select_scatter(add, select, 0, 0)  module layers.1 (We"ird\N)
+ *   output (add -> BUFFER_MUTATION state, select_scatter -> USER_OUTPUT) */
+typedef struct fixture {
+    fx_graph *g;
+    fx_node *b_state, *x, *mul, *add, *sel, *ss;
+    fx_input_spec in[2];
+    fx_output_spec out[2];
+    fx_program prog;
+    fx_prov_step steps[3];
+    fx_provenance pv;
+} fixture;
+
+static fx_tensor *meta_tensor(int ndim, int64_t n) {
+    fx_tensor *t = NULL;
+    fx_err err;
+    assert_int_equal(fx_tensor_empty(ndim, &n, FX_DTYPE_F32, FX_DEVICE_META, &t, &err), FX_OK);
+    return t;
+}
+
+static void set_val(fx_node *n, int ndim) {
+    fx_err err;
+    fx_tensor *t = meta_tensor(ndim, 3);
+    fx_ivalue v = fx_iv_tensor_steal(t);
+    assert_int_equal(fx_node_set_val(n, &v, &err), FX_OK);
+    fx_ivalue_clear(&v);
+}
+
+/* A call of op with the given leading args (the rest take schema defaults). */
+static fx_node *call(fx_graph *g, fx_op_id id, int nargs, const fx_ivalue *args) {
+    fx_err err;
+    const fx_opdef *op = fx_op_get(id);
+    assert_non_null(op);
+    fx_ivalue full[32];
+    for (int i = 0; i < op->schema.nargs; i++) full[i] = i < nargs ? args[i] : (fx_ivalue){0};
+    fx_node *n = fx_graph_call(g, op, full, NULL, &err);
+    assert_non_null(n);
+    return n;
+}
+
+static void set_modules(fx_node *n, int nm, const fx_module_entry *m) {
+    fx_err err;
+    assert_int_equal(fx_node_set_modules(n, m, nm, &err), FX_OK);
+}
+
+static void set_mutation(fx_node *n, int version, const char *from) {
+    fx_err err;
+    fx_mutation m = {(char *)"state", version, (char *)from, NULL, (char *)"raw"};
+    assert_int_equal(fx_node_set_mutation(n, &m, &err), FX_OK);
+}
+
+static void build_fixture(fixture *f) {
+    fx_err err;
+    memset(f, 0, sizeof *f);
+    f->g = fx_graph_new();
+    assert_non_null(f->g);
+    f->b_state = fx_graph_placeholder(f->g, "b_state", &err);
+    f->x = fx_graph_placeholder(f->g, "x", &err);
+    assert_non_null(f->b_state);
+    assert_non_null(f->x);
+    set_val(f->b_state, 1);
+    set_val(f->x, 1);
+
+    fx_module_entry l0[] = {{(char *)"", (char *)"Model"}, {(char *)"layers.0", (char *)"Block"}};
+    fx_module_entry l0a[] = {{(char *)"", (char *)"Model"},
+                             {(char *)"layers.0", (char *)"Block"},
+                             {(char *)"layers.0.attn", (char *)"Attention"}};
+    fx_module_entry l1[] = {{(char *)"", (char *)"Model"},
+                            {(char *)"layers.1", (char *)"We\"ird\\N"}};
+
+    fx_ivalue a[4] = {fx_iv_node(f->b_state), fx_iv_node(f->x)};
+    f->mul = call(f->g, FX_OP_MUL_TENSOR, 2, a);
+    set_val(f->mul, 1);
+    set_modules(f->mul, 2, l0);
+    set_mutation(f->mul, 1, "aten.mul_.Tensor");
+
+    a[0] = fx_iv_node(f->mul);
+    a[1] = fx_iv_int(1);
+    f->add = call(f->g, FX_OP_ADD_TENSOR, 2, a);
+    set_val(f->add, 1);
+    set_modules(f->add, 3, l0a);
+    set_mutation(f->add, 2, "aten.add_.Tensor");
+
+    a[0] = fx_iv_node(f->add);
+    a[1] = fx_iv_int(0);
+    a[2] = fx_iv_int(0);
+    f->sel = call(f->g, FX_OP_SELECT_INT, 3, a);
+    set_val(f->sel, 0);
+    set_modules(f->sel, 3, l0a);
+
+    a[0] = fx_iv_node(f->add);
+    a[1] = fx_iv_node(f->sel);
+    a[2] = fx_iv_int(0);
+    a[3] = fx_iv_int(0);
+    f->ss = call(f->g, FX_OP_SELECT_SCATTER, 4, a);
+    set_val(f->ss, 1);
+    set_modules(f->ss, 2, l1);
+
+    fx_ivalue res;
+    assert_int_equal(fx_iv_list(2, &res, &err), FX_OK);
+    res.u.list.items[0] = fx_iv_node(f->add);
+    res.u.list.items[1] = fx_iv_node(f->ss);
+    assert_non_null(fx_graph_output(f->g, &res, &err));
+    fx_ivalue_clear(&res);
+
+    f->in[0] = (fx_input_spec){FX_INPUT_BUFFER, (char *)"b_state", (char *)"state", true};
+    f->in[1] = (fx_input_spec){FX_INPUT_USER_INPUT, (char *)"x", NULL, false};
+    f->out[0] = (fx_output_spec){FX_OUTPUT_BUFFER_MUTATION, (char *)"add", (char *)"state"};
+    f->out[1] = (fx_output_spec){FX_OUTPUT_USER_OUTPUT, (char *)"select_scatter", NULL};
+    f->prog.graph = f->g;
+    f->prog.sig.inputs = f->in;
+    f->prog.sig.ninputs = 2;
+    f->prog.sig.outputs = f->out;
+    f->prog.sig.noutputs = 2;
+
+    f->steps[0] = (fx_prov_step){0, f->b_state, (char *)"placeholder", NULL, NULL, NULL, NULL};
+    f->steps[1] = (fx_prov_step){1,
+                                 f->mul,
+                                 (char *)"aten.mul.Tensor",
+                                 (char *)"aten.mul_.Tensor",
+                                 NULL,
+                                 (char *)"model.lua:9",
+                                 NULL};
+    f->steps[2] = (fx_prov_step){2,
+                                 f->add,
+                                 (char *)"aten.add.Tensor",
+                                 (char *)"aten.add_.Tensor",
+                                 NULL,
+                                 (char *)"model.lua:10",
+                                 NULL};
+    f->pv = (fx_provenance){(char *)"state", (char *)"BUFFER", (char *)"add", f->steps, 3};
+}
+
+static void free_fixture(fixture *f) { fx_graph_free(f->g); }
+
+/* ---- reading DOT back ------------------------------------------------------------------------ */
+static char *dot_text(const fx_graph *g, const fxviz_opts *o) {
+    fx_err err;
+    fx_strbuf sb = FX_STRBUF_INIT;
+    int rc = fxviz_dot_source(g, o, &sb, &err);
+    if (rc != FX_OK) fail_msg("fxviz_dot_source: %s", err.msg);
+    return fx_strbuf_take(&sb);
+}
+
+static Agraph_t *parse(const char *text) {
+    Agraph_t *ag = agmemread(text);
+    assert_non_null(ag);
+    return ag;
+}
+
+static Agraph_t *dot_graph(const fx_graph *g, const fxviz_opts *o) {
+    char *text = dot_text(g, o);
+    Agraph_t *ag = parse(text);
+    fx_free(text);
+    return ag;
+}
+
+static Agnode_t *node(Agraph_t *ag, const char *name) {
+    Agnode_t *n = agnode(ag, (char *)name, 0);
+    if (!n) fail_msg("no node '%s' in the DOT", name);
+    return n;
+}
+
+static int has_node(Agraph_t *ag, const char *name) { return agnode(ag, (char *)name, 0) != NULL; }
+
+static const char *nattr(Agraph_t *ag, const char *name, const char *attr) {
+    char *v = agget(node(ag, name), (char *)attr);
+    return v ? v : "";
+}
+
+static Agedge_t *edge(Agraph_t *ag, const char *t, const char *h) {
+    Agnode_t *tn = agnode(ag, (char *)t, 0), *hn = agnode(ag, (char *)h, 0);
+    if (!tn || !hn) return NULL;
+    for (Agedge_t *e = agfstout(ag, tn); e; e = agnxtout(ag, e)) {
+        if (aghead(e) == hn) return e;
+    }
+    return NULL;
+}
+
+static int count_edges(Agraph_t *ag, const char *t, const char *h) {
+    Agnode_t *tn = agnode(ag, (char *)t, 0), *hn = agnode(ag, (char *)h, 0);
+    int k = 0;
+    if (!tn || !hn) return 0;
+    for (Agedge_t *e = agfstout(ag, tn); e; e = agnxtout(ag, e)) k += aghead(e) == hn;
+    return k;
+}
+
+static const char *eattr(Agraph_t *ag, const char *t, const char *h, const char *attr) {
+    Agedge_t *e = edge(ag, t, h);
+    if (!e) fail_msg("no edge %s -> %s in the DOT", t, h);
+    char *v = agget(e, (char *)attr);
+    return v ? v : "";
+}
+
+static int in_cluster(Agraph_t *sub, Agraph_t *ag, const char *name) {
+    return sub && agsubnode(sub, node(ag, name), 0) != NULL;
+}
+
+#define assert_contains(hay, needle)                                                               \
+    do {                                                                                           \
+        const char *h_ = (hay);                                                                    \
+        if (!strstr(h_, (needle))) fail_msg("'%s' does not contain '%s'", h_, (needle));           \
+    } while (0)
+
+/* ---- tests: kinds, labels, edges ------------------------------------------------------------- */
+static void test_kinds_and_labels(void **state) {
+    fixture f;
+    build_fixture(&f);
+    fxviz_opts o = {.program = &f.prog};
+    Agraph_t *ag = dot_graph(f.g, &o);
+
+    /* placeholders coloured by input kind, labels from the template */
+    assert_string_equal(nattr(ag, "b_state", "fillcolor"), FILL_BUFFER);
+    assert_string_equal(nattr(ag, "b_state", "shape"), "ellipse");
+    assert_string_equal(nattr(ag, "b_state", "label"), "b_state\\nBUFFER state\\nf32[3]");
+    assert_string_equal(nattr(ag, "x", "fillcolor"), FILL_USER_INPUT);
+    assert_string_equal(nattr(ag, "x", "label"), "x\\nUSER_INPUT\\nf32[3]");
+
+    /* ops: target without "aten.", dtype[shape], mutation pen and version line */
+    assert_string_equal(nattr(ag, "mul", "shape"), "box");
+    assert_string_equal(nattr(ag, "mul", "fillcolor"), FILL_OP);
+    assert_string_equal(nattr(ag, "mul", "label"),
+                        "mul\\nmul.Tensor\\nf32[3]\\nv1 of state (mul_.Tensor)");
+    assert_string_equal(nattr(ag, "mul", "color"), PEN_MUTATION);
+    assert_contains(nattr(ag, "mul", "style"), "bold");
+    assert_contains(nattr(ag, "add", "label"), "v2 of state");
+    assert_string_equal(nattr(ag, "add", "color"), PEN_MUTATION);
+    /* x carries no mutation record: default pen, no bold */
+    assert_string_not_equal(nattr(ag, "x", "color"), PEN_MUTATION);
+    assert_null(strstr(nattr(ag, "x", "style"), "bold"));
+
+    /* view and scatter ops have their own look; a 0-d value prints as f32[] */
+    assert_string_equal(nattr(ag, "select", "fillcolor"), FILL_VIEW);
+    assert_contains(nattr(ag, "select", "style"), "dashed");
+    assert_string_equal(nattr(ag, "select", "label"), "select\\nselect.int\\nf32[]");
+    assert_string_equal(nattr(ag, "select_scatter", "fillcolor"), FILL_SCATTER);
+    assert_contains(nattr(ag, "select_scatter", "style"), "diagonals");
+
+    /* one output node per output kind; mutation edges dashed and labelled by the state */
+    assert_false(has_node(ag, "output"));
+    assert_string_equal(nattr(ag, "output.buffer_mutation", "fillcolor"), FILL_OUT_BUFMUT);
+    assert_contains(nattr(ag, "output.buffer_mutation", "label"), "BUFFER_MUTATION");
+    assert_string_equal(nattr(ag, "output.user_output", "fillcolor"), FILL_OUT_USER);
+    assert_contains(nattr(ag, "output.user_output", "label"), "USER_OUTPUT");
+    assert_string_equal(eattr(ag, "add", "output.buffer_mutation", "style"), "dashed");
+    assert_string_equal(eattr(ag, "add", "output.buffer_mutation", "color"), EDGE_BUFMUT);
+    assert_string_equal(eattr(ag, "add", "output.buffer_mutation", "label"), "state");
+    assert_string_equal(eattr(ag, "select_scatter", "output.user_output", "style"), "solid");
+    assert_string_equal(eattr(ag, "select_scatter", "output.user_output", "color"), EDGE_USER);
+    assert_null(edge(ag, "add", "output.user_output"));
+
+    /* an edge from each argument to its user, and no others */
+    assert_int_equal(count_edges(ag, "b_state", "mul"), 1);
+    assert_int_equal(count_edges(ag, "x", "mul"), 1);
+    assert_int_equal(count_edges(ag, "mul", "add"), 1);
+    assert_int_equal(count_edges(ag, "add", "select"), 1);
+    assert_int_equal(count_edges(ag, "add", "select_scatter"), 1);
+    assert_int_equal(count_edges(ag, "select", "select_scatter"), 1);
+    assert_int_equal(agnedges(ag), 8);
+    assert_int_equal(agnnodes(ag), 8);
+
+    /* the fills of the six kinds drawn here are pairwise distinct (op and placeholder may share
+       white: they differ by shape) */
+    const char *fills[] = {FILL_BUFFER,  FILL_USER_INPUT, FILL_VIEW,
+                           FILL_SCATTER, FILL_OUT_USER,   FILL_OUT_BUFMUT};
+    for (int i = 0; i < 6; i++)
+        for (int j = i + 1; j < 6; j++) assert_string_not_equal(fills[i], fills[j]);
+    agclose(ag);
+    free_fixture(&f);
+}
+
+static void test_clusters_full_nesting(void **state) {
+    fixture f;
+    build_fixture(&f);
+    fxviz_opts o = {.program = &f.prog, .depth = 0};
+    char *text = dot_text(f.g, &o);
+    assert_contains(text, "subgraph \"cluster_layers.0\"");
+    assert_contains(text, "subgraph \"cluster_layers.0.attn\"");
+    assert_contains(text, "subgraph \"cluster_layers.1\"");
+    /* the root module ("" path) is no cluster */
+    assert_null(strstr(text, "subgraph cluster_ "));
+    assert_null(strstr(text, "subgraph \"cluster_\""));
+    Agraph_t *ag = parse(text);
+    fx_free(text);
+
+    Agraph_t *c0 = agsubg(ag, (char *)"cluster_layers.0", 0);
+    Agraph_t *c0a = c0 ? agsubg(c0, (char *)"cluster_layers.0.attn", 0) : NULL;
+    Agraph_t *c1 = agsubg(ag, (char *)"cluster_layers.1", 0);
+    assert_non_null(c0);
+    assert_non_null(c0a); /* nested inside layers.0 */
+    assert_non_null(c1);
+    assert_null(agsubg(ag, (char *)"cluster_layers.0.attn", 0)); /* not at top level */
+    assert_true(in_cluster(c0, ag, "mul"));
+    assert_false(in_cluster(c0a, ag, "mul"));
+    assert_true(in_cluster(c0a, ag, "add"));
+    assert_true(in_cluster(c0a, ag, "select"));
+    assert_true(in_cluster(c1, ag, "select_scatter"));
+    assert_false(in_cluster(c0, ag, "b_state"));
+    assert_false(in_cluster(c0, ag, "output.buffer_mutation"));
+    assert_string_equal(agget(c0, (char *)"label"), "layers.0: Block");
+    assert_string_equal(agget(c0a, (char *)"label"), "layers.0.attn: Attention");
+    /* user text is escaped: the quote survives DOT quoting, the backslash is doubled so "\N"
+       never expands to the node name */
+    assert_string_equal(agget(c1, (char *)"label"), "layers.1: We\"ird\\\\N");
+    assert_false(has_node(ag, "module.layers.0.attn"));
+    agclose(ag);
+    free_fixture(&f);
+}
+
+static void test_highlight(void **state) {
+    fixture f;
+    build_fixture(&f);
+    fxviz_opts o = {.program = &f.prog, .highlight = &f.pv};
+    Agraph_t *ag = dot_graph(f.g, &o);
+    const char *path[] = {"b_state", "mul", "add"};
+    for (int i = 0; i < 3; i++) {
+        assert_string_equal(nattr(ag, path[i], "color"), PEN_HIGHLIGHT);
+        assert_string_equal(nattr(ag, path[i], "penwidth"), "4");
+    }
+    assert_string_not_equal(nattr(ag, "x", "color"), PEN_HIGHLIGHT);
+    assert_string_not_equal(nattr(ag, "select_scatter", "color"), PEN_HIGHLIGHT);
+    assert_string_equal(eattr(ag, "b_state", "mul", "color"), PEN_HIGHLIGHT);
+    assert_string_equal(eattr(ag, "mul", "add", "color"), PEN_HIGHLIGHT);
+    assert_string_equal(eattr(ag, "add", "output.buffer_mutation", "color"), PEN_HIGHLIGHT);
+    assert_string_not_equal(eattr(ag, "x", "mul", "color"), PEN_HIGHLIGHT);
+    assert_string_not_equal(eattr(ag, "add", "select", "color"), PEN_HIGHLIGHT);
+    assert_int_equal(agnedges(ag), 8); /* adjacent versions reuse the graph's edges */
+    agclose(ag);
+
+    /* steps that are not adjacent get a dashed, non-constraining link */
+    fx_prov_step skip[2] = {f.steps[0], f.steps[2]};
+    fx_provenance pv2 = f.pv;
+    pv2.steps = skip;
+    pv2.nsteps = 2;
+    o.highlight = &pv2;
+    ag = dot_graph(f.g, &o);
+    assert_string_equal(eattr(ag, "b_state", "add", "color"), PEN_HIGHLIGHT);
+    assert_string_equal(eattr(ag, "b_state", "add", "style"), "dashed");
+    assert_string_equal(eattr(ag, "b_state", "add", "constraint"), "false");
+    assert_int_equal(agnedges(ag), 9);
+    agclose(ag);
+    free_fixture(&f);
+}
+
+static void test_collapse_depth(void **state) {
+    fixture f;
+    build_fixture(&f);
+    fxviz_opts o = {.program = &f.prog, .depth = 1, .highlight = &f.pv};
+    Agraph_t *ag = dot_graph(f.g, &o);
+    /* layers.0.attn (level 2) is one box inside the layers.0 cluster; add and select are gone */
+    assert_false(has_node(ag, "add"));
+    assert_false(has_node(ag, "select"));
+    const char *box = "module.layers.0.attn";
+    assert_string_equal(nattr(ag, box, "shape"), "box3d");
+    assert_string_equal(nattr(ag, box, "fillcolor"), FILL_MODULE);
+    assert_string_equal(nattr(ag, box, "label"), "layers.0.attn: Attention\\n2 ops, 1 mutation");
+    Agraph_t *c0 = agsubg(ag, (char *)"cluster_layers.0", 0);
+    assert_non_null(c0);
+    assert_null(agsubg(c0, (char *)"cluster_layers.0.attn", 0));
+    assert_true(in_cluster(c0, ag, box));
+    assert_true(in_cluster(c0, ag, "mul"));
+    /* level-1 modules stay clusters with their ops drawn */
+    assert_true(has_node(ag, "select_scatter"));
+    assert_non_null(agsubg(ag, (char *)"cluster_layers.1", 0));
+    /* edges attach to the box; add->select_scatter and select->select_scatter become one */
+    assert_int_equal(count_edges(ag, "mul", box), 1);
+    assert_int_equal(count_edges(ag, box, "select_scatter"), 1);
+    assert_int_equal(count_edges(ag, box, "output.buffer_mutation"), 1);
+    assert_int_equal(count_edges(ag, box, box), 0);
+    /* the highlighted path goes through the box */
+    assert_string_equal(nattr(ag, box, "color"), PEN_HIGHLIGHT);
+    assert_string_equal(eattr(ag, "mul", box, "color"), PEN_HIGHLIGHT);
+    assert_string_equal(eattr(ag, box, "output.buffer_mutation", "color"), PEN_HIGHLIGHT);
+    agclose(ag);
+
+    /* depth 2 is as deep as the stacks go: nothing collapses */
+    o.depth = 2;
+    o.highlight = NULL;
+    ag = dot_graph(f.g, &o);
+    assert_true(has_node(ag, "add"));
+    assert_false(has_node(ag, "module.layers.0.attn"));
+    assert_int_equal(agnnodes(ag), 8);
+    agclose(ag);
+    free_fixture(&f);
+}
+
+/* A 3-level stack: depth 1 keeps level-1 clusters and collapses every level-2 module, however
+ * deep its own ops go. */
+static void test_collapse_counts_deeper_ops(void **state) {
+    fx_err err;
+    fx_graph *g = fx_graph_new();
+    fx_node *x = fx_graph_placeholder(g, "x", &err);
+    fx_module_entry deep[] = {{(char *)"blocks.3", (char *)"Block"},
+                              {(char *)"blocks.3.mlp", (char *)"MLP"},
+                              {(char *)"blocks.3.mlp.fc", (char *)"Linear"}};
+    fx_node *prev = x;
+    for (int i = 0; i < 5; i++) {
+        fx_ivalue a[1] = {fx_iv_node(prev)};
+        prev = call(g, FX_OP_NEG, 1, a);
+        set_modules(prev, i < 2 ? 2 : 3, deep); /* 2 in mlp itself, 3 in mlp.fc */
+    }
+    fx_ivalue res;
+    assert_int_equal(fx_iv_list(1, &res, &err), FX_OK);
+    res.u.list.items[0] = fx_iv_node(prev);
+    assert_non_null(fx_graph_output(g, &res, &err));
+    fx_ivalue_clear(&res);
+
+    fxviz_opts o = {.depth = 1};
+    Agraph_t *ag = dot_graph(g, &o);
+    assert_string_equal(nattr(ag, "module.blocks.3.mlp", "label"), "blocks.3.mlp: MLP\\n5 ops");
+    assert_int_equal(agnnodes(ag), 3); /* x, the box, output */
+    assert_int_equal(count_edges(ag, "x", "module.blocks.3.mlp"), 1);
+    assert_int_equal(count_edges(ag, "module.blocks.3.mlp", "output"), 1);
+    assert_false(has_node(ag, "module.blocks.3.mlp.fc"));
+    agclose(ag);
+
+    o.depth = 2;
+    ag = dot_graph(g, &o);
+    assert_string_equal(nattr(ag, "module.blocks.3.mlp.fc", "label"),
+                        "blocks.3.mlp.fc: Linear\\n3 ops");
+    assert_true(has_node(ag, "neg"));
+    assert_true(has_node(ag, "neg_1"));
+    Agraph_t *c = agsubg(ag, (char *)"cluster_blocks.3", 0);
+    Agraph_t *cm = c ? agsubg(c, (char *)"cluster_blocks.3.mlp", 0) : NULL;
+    assert_true(in_cluster(cm, ag, "module.blocks.3.mlp.fc"));
+    agclose(ag);
+    fx_graph_free(g);
+}
+
+static void test_bare_graph(void **state) {
+    fixture f;
+    build_fixture(&f);
+    Agraph_t *ag = dot_graph(f.g, NULL);
+    assert_string_equal(nattr(ag, "b_state", "fillcolor"), FILL_PLACEHOLDER);
+    assert_string_equal(nattr(ag, "b_state", "label"), "b_state\\nf32[3]");
+    assert_true(has_node(ag, "output"));
+    assert_false(has_node(ag, "output.buffer_mutation"));
+    assert_int_equal(count_edges(ag, "add", "output"), 1);
+    assert_int_equal(count_edges(ag, "select_scatter", "output"), 1);
+    agclose(ag);
+    free_fixture(&f);
+}
+
+/* A higher-order op's body is a cluster next to its get_attr node. */
+static void test_subgraph_cluster(void **state) {
+    fx_err err;
+    fx_graph *body = fx_graph_new();
+    fx_node *a = fx_graph_placeholder(body, "a", &err);
+    fx_ivalue args[1] = {fx_iv_node(a)};
+    fx_node *neg = call(body, FX_OP_NEG, 1, args);
+    fx_ivalue res;
+    assert_int_equal(fx_iv_list(1, &res, &err), FX_OK);
+    res.u.list.items[0] = fx_iv_node(neg);
+    assert_non_null(fx_graph_output(body, &res, &err));
+    fx_ivalue_clear(&res);
+
+    fx_graph *g = fx_graph_new();
+    fx_node *x = fx_graph_placeholder(g, "x", &err);
+    fx_node *ga = fx_graph_get_attr(g, "true_graph_0", &err);
+    assert_non_null(ga);
+    fx_node_set_subgraph(ga, body);
+    fx_ivalue cargs[2] = {fx_iv_node(ga), fx_iv_node(x)};
+    fx_node *cond = fx_graph_call_target(g, "higher_order.cond", cargs, 2, "cond", &err);
+    assert_non_null(cond);
+    assert_int_equal(fx_iv_list(1, &res, &err), FX_OK);
+    res.u.list.items[0] = fx_iv_node(cond);
+    assert_non_null(fx_graph_output(g, &res, &err));
+    fx_ivalue_clear(&res);
+
+    Agraph_t *ag = dot_graph(g, NULL);
+    Agraph_t *c = agsubg(ag, (char *)"cluster_true_graph_0", 0);
+    assert_non_null(c);
+    assert_true(in_cluster(c, ag, "true_graph_0/a"));
+    assert_true(in_cluster(c, ag, "true_graph_0/neg"));
+    assert_true(in_cluster(c, ag, "true_graph_0/output"));
+    assert_false(in_cluster(c, ag, "true_graph_0"));
+    assert_string_equal(nattr(ag, "true_graph_0", "shape"), "component");
+    assert_string_equal(nattr(ag, "cond", "shape"), "hexagon");
+    assert_string_equal(nattr(ag, "cond", "label"), "cond\\nhigher_order.cond");
+    assert_string_equal(eattr(ag, "true_graph_0", "true_graph_0/a", "lhead"),
+                        "cluster_true_graph_0");
+    assert_int_equal(count_edges(ag, "true_graph_0/a", "true_graph_0/neg"), 1);
+    assert_int_equal(count_edges(ag, "true_graph_0", "cond"), 1);
+    assert_int_equal(count_edges(ag, "x", "cond"), 1);
+    agclose(ag);
+    fx_graph_free(g);
+}
+
+/* ---- tests: files ---------------------------------------------------------------------------- */
+static char tmpdir[64];
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *fp = fopen(path, "rb");
+    if (!fp) fail_msg("cannot open %s", path);
+    fseek(fp, 0, SEEK_END);
+    long n = ftell(fp);
+    fseek(fp, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, fp), (size_t)n);
+    buf[n] = '\0';
+    fclose(fp);
+    if (len) *len = (size_t)n;
+    return buf;
+}
+
+static void render_ok(const fx_graph *g, const char *file, const fxviz_opts *o, char *path,
+                      size_t cap) {
+    fx_err err;
+    snprintf(path, cap, "%s/%s", tmpdir, file);
+    int rc = fxviz_render(g, path, o, &err);
+    if (rc != FX_OK) fail_msg("render %s: %s %s", file, fx_status_name(rc), err.msg);
+}
+
+static void test_render_files(void **state) {
+    fixture f;
+    build_fixture(&f);
+    fxviz_opts o = {.program = &f.prog, .highlight = &f.pv, .title = "fxdb \\N \"test\""};
+    char path[256];
+
+    /* .dot: laid out (positions present), same kinds and clusters as the source */
+    render_ok(f.g, "g.dot", &o, path, sizeof path);
+    char *text = slurp(path, NULL);
+    assert_contains(text, "subgraph \"cluster_layers.0\"");
+    Agraph_t *ag = parse(text);
+    free(text);
+    assert_string_equal(nattr(ag, "b_state", "fillcolor"), FILL_BUFFER);
+    assert_string_equal(nattr(ag, "add", "color"), PEN_HIGHLIGHT);
+    assert_true(nattr(ag, "mul", "pos")[0] != '\0');
+    assert_non_null(agsubg(ag, (char *)"cluster_layers.1", 0));
+    agclose(ag);
+
+    /* .gv is DOT too */
+    render_ok(f.g, "g.GV", &o, path, sizeof path);
+    text = slurp(path, NULL);
+    assert_true(strncmp(text, "digraph", 7) == 0);
+    free(text);
+
+    /* .svg: the title's backslash was kept literal, so "\N" shows as typed */
+    render_ok(f.g, "g.svg", &o, path, sizeof path);
+    text = slurp(path, NULL);
+    assert_contains(text, "<svg");
+    assert_contains(text, ">b_state</text>");
+    assert_contains(text, "fxdb \\N &quot;test&quot;");
+    assert_contains(text, "v2 of state");
+    assert_contains(text, PEN_HIGHLIGHT);
+    free(text);
+
+    size_t n;
+    render_ok(f.g, "g.png", &o, path, sizeof path);
+    text = slurp(path, &n);
+    assert_true(n > 8);
+    assert_memory_equal(text, "\x89PNG\r\n\x1a\n", 8);
+    free(text);
+
+    render_ok(f.g, "g.pdf", &o, path, sizeof path);
+    text = slurp(path, &n);
+    assert_true(n > 5);
+    assert_memory_equal(text, "%PDF-", 5);
+    free(text);
+    free_fixture(&f);
+}
+
+/* Runs fn with stderr sent to a file; returns how many bytes it wrote there. */
+static long stderr_bytes_of(void (*fn)(void *), void *ud) {
+    char path[128];
+    snprintf(path, sizeof path, "%s/stderr.txt", tmpdir);
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    fn(ud);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    return (long)st.st_size;
+}
+
+typedef struct unwritable_case {
+    const fx_graph *g;
+    int rc;
+    fx_err err;
+} unwritable_case;
+
+static void render_unwritable(void *ud) {
+    unwritable_case *c = ud;
+    c->rc = fxviz_render(c->g, "/nonexistent-fxviz-dir/sub/g.svg", NULL, &c->err);
+}
+
+static void test_render_errors(void **state) {
+    fixture f;
+    build_fixture(&f);
+    fx_err err;
+    char path[256];
+    struct stat st;
+
+    /* unknown or missing extension: FX_EARG before anything is written */
+    snprintf(path, sizeof path, "%s/g.txt", tmpdir);
+    assert_int_equal(fxviz_render(f.g, path, NULL, &err), FX_EARG);
+    assert_int_equal(err.code, FX_EARG);
+    assert_contains(err.msg, ".txt");
+    assert_contains(err.hint, ".svg");
+    assert_int_not_equal(stat(path, &st), 0);
+    snprintf(path, sizeof path, "%s/noext", tmpdir);
+    assert_int_equal(fxviz_render(f.g, path, NULL, &err), FX_EARG);
+    snprintf(path, sizeof path, "%s.d/g", tmpdir);
+    assert_int_equal(fxviz_render(f.g, path, NULL, &err), FX_EARG);
+    assert_int_equal(fxviz_render(f.g, "", NULL, &err), FX_EARG);
+    assert_int_equal(fxviz_render(NULL, "x.svg", NULL, &err), FX_EARG);
+
+    /* a negative depth */
+    fxviz_opts bad = {.depth = -1};
+    snprintf(path, sizeof path, "%s/bad.svg", tmpdir);
+    assert_int_equal(fxviz_render(f.g, path, &bad, &err), FX_EARG);
+    assert_contains(err.msg, "depth");
+    fx_strbuf sb = FX_STRBUF_INIT;
+    assert_int_equal(fxviz_dot_source(f.g, &bad, &sb, &err), FX_EARG);
+    fx_strbuf_free(&sb);
+
+    /* unwritable path: FX_EIO with Graphviz's message, and nothing on stderr */
+    unwritable_case c = {f.g, 0, {0}};
+    long nerr = stderr_bytes_of(render_unwritable, &c);
+    assert_int_equal(c.rc, FX_EIO);
+    assert_int_equal(c.err.code, FX_EIO);
+    assert_contains(c.err.msg, "/nonexistent-fxviz-dir/sub/g.svg");
+    assert_contains(c.err.msg, "Graphviz");
+    assert_int_equal(nerr, 0);
+
+    /* the capture is released: the next render works and leaves no stale error */
+    render_ok(f.g, "after.svg", NULL, path, sizeof path);
+    free_fixture(&f);
+}
+
+/* Graphviz's messages about the graph (here: none expected) never go to stderr, and every
+ * fx allocation of a render is freed. */
+static void test_no_leaks_and_oom(void **state) {
+    fixture f;
+    build_fixture(&f);
+    fxviz_opts o = {.program = &f.prog, .highlight = &f.pv, .depth = 1};
+    fx_alloc_stats before = fx_alloc_get_stats();
+    char path[256];
+    render_ok(f.g, "leak.svg", &o, path, sizeof path);
+    fx_strbuf sb = FX_STRBUF_INIT;
+    fx_err err;
+    assert_int_equal(fxviz_dot_source(f.g, &o, &sb, &err), FX_OK);
+    fx_strbuf_free(&sb);
+    fx_alloc_stats after = fx_alloc_get_stats();
+    assert_int_equal(after.live_blocks, before.live_blocks);
+
+    /* allocation failure at each fx allocation of a DOT build: FX_ENOMEM, nothing leaked */
+    int failures = 0;
+    for (int k = 1; k < 200; k++) {
+        fx_strbuf s2 = FX_STRBUF_INIT;
+        fx_alloc_fail_at(k, 1);
+        int rc = fxviz_dot_source(f.g, &o, &s2, &err);
+        fx_alloc_fail_at(0, 0);
+        fx_strbuf_free(&s2);
+        assert_int_equal(fx_alloc_get_stats().live_blocks, before.live_blocks);
+        if (rc == FX_OK) break;
+        assert_int_equal(rc, FX_ENOMEM);
+        failures++;
+    }
+    assert_true(failures > 0);
+    free_fixture(&f);
+}
+
+/* ---- setup ----------------------------------------------------------------------------------- */
+static int group_setup(void **state) {
+    fx_err err;
+    if (fx_registry_init(&err) != FX_OK) return -1;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/fxviz-test-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int group_teardown(void **state) {
+    fxviz_shutdown();
+    fxviz_shutdown(); /* idempotent */
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kinds_and_labels),
+        cmocka_unit_test(test_clusters_full_nesting),
+        cmocka_unit_test(test_highlight),
+        cmocka_unit_test(test_collapse_depth),
+        cmocka_unit_test(test_collapse_counts_deeper_ops),
+        cmocka_unit_test(test_bare_graph),
+        cmocka_unit_test(test_subgraph_cluster),
+        cmocka_unit_test(test_render_files),
+        cmocka_unit_test(test_render_errors),
+        cmocka_unit_test(test_no_leaks_and_oom),
+    };
+    return cmocka_run_group_tests_name("viz", tests, group_setup, group_teardown);
+}
