@@ -24,6 +24,9 @@ const fx_graph *fxlua_check_graph(lua_State *L, int idx);
 const fx_program *fxlua_to_program(lua_State *L, int idx);
 /* The ExportedProgram at idx, or raises.  [-0, +0, e] */
 const fx_program *fxlua_check_program(lua_State *L, int idx);
+/* The Provenance at idx (made by fxdb.provenance), or NULL when it is not one. Borrowed.
+ * [-0, +0, -] */
+const fx_provenance *fxlua_to_provenance(lua_State *L, int idx);
 /* Raises err as an fxdb error object: fields kind, location, node, hint, message, and a
  * __tostring giving the message. Never returns.  [-0, +0, e] */
 int fxlua_error(lua_State *L, const fx_err *err);

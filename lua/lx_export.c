@@ -1,0 +1,689 @@
+/* lua/lx_export.c — torch.export's C side: tracer, ExportedProgram, unlifted GraphModule.
+ * Layer: lua. The export algorithm itself lives in core (trace.c, functionalize.c, export.c); the
+ * Lua-side orchestration (swapping module state for tracing tensors, strict / non-strict attribute
+ * rules, restoring state) lives in lua/export.lua, which calls the primitives registered here in
+ * the private table `torch._export`:
+ *
+ *   _export.tracer{real = bool}                  -> Tracer
+ *   tr:input(kind, name, target, persistent, t)  -> tracing tensor (kind "PARAMETER", ...)
+ *   tr:constant(t)                               -> tracing tensor (a lifted constant)
+ *   tr:bind(co, strict) / tr:unbind(co)          -> route coroutine co's ops into the trace
+ *   tr:assign_buffer(target, old, new)           -> record `self.<target> = new`
+ *   tr:finish({outputs...})                      -> append the output node
+ *   tr:raw_graph()                               -> Graph (borrowed view of the raw graph so far)
+ *   tr:build({{name, tensor}...}, opts)          -> ExportedProgram (consumes the trace)
+ *
+ * Userdata: "fxdb.Tracer" (box: fx_tracer*), "fxdb.ExportedProgram" (box: fx_program*; user value
+ * 1 = a cache table for the Graph objects it hands out), "fxdb.GraphModule" (box: unlifted graph +
+ * its own state tensors). Every box has an idempotent __gc. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "lua/lx_impl.h"
+
+#define LX_TRACER "fxdb.Tracer"
+#define LX_GRAPHMODULE "fxdb.GraphModule"
+
+/* ==== Tracer ===================================================================================== */
+
+typedef struct lx_tracer {
+    fx_tracer *tr;       /* owned; NULL once built or collected */
+    lua_State *co;       /* the coroutine running forward (for locations); borrowed */
+    lua_State *L;        /* the state owning the tracer */
+    char pool[8192];     /* module-stack strings for the where callback */
+} lx_tracer;
+
+static lx_tracer *check_tracer(lua_State *L, int idx) {
+    lx_tracer *t = luaL_checkudata(L, idx, LX_TRACER);
+    if (!t->tr) luaL_error(L, "attempt to use a finished tracer");
+    return t;
+}
+
+static int tracer_gc(lua_State *L) {
+    lx_tracer *t = luaL_checkudata(L, 1, LX_TRACER);
+    if (t->co) lx_unbind_thread(L, t->co);
+    fx_tracer_free(t->tr);
+    t->tr = NULL;
+    t->co = NULL;
+    return 0;
+}
+
+/* fx_where_fn: Lua frames of the traced coroutine and the global nn._module_stack. Runs inside a
+ * dispatch called from that coroutine; uses only raw accesses that cannot raise. */
+static void tracer_where(void *ud, fx_frame *frames, int max_frames, int *nframes,
+                         fx_module_entry *mods, int max_mods, int *nmods) {
+    lx_tracer *t = ud;
+    lua_State *co = t->co ? t->co : t->L;
+    *nframes = lx_where(co, frames, max_frames);
+    *nmods = 0;
+    size_t used = 0;
+    if (!lua_checkstack(co, 4)) return;
+    lua_pushglobaltable(co);                           /* [G] */
+    lua_pushliteral(co, "nn");
+    lua_rawget(co, -2);                                /* [G, nn] */
+    if (lua_istable(co, -1)) {
+        lua_pushliteral(co, "_module_stack");
+        lua_rawget(co, -2);                            /* [G, nn, stack] */
+        if (lua_istable(co, -1)) {
+            int n = (int)lua_rawlen(co, -1);
+            for (int i = 1; i <= n && *nmods < max_mods; i++) {
+                lua_rawgeti(co, -1, i);                /* [G, nn, stack, e] */
+                if (lua_istable(co, -1)) {
+                    const char *f[2] = {"path", "cls"};
+                    char *out[2] = {NULL, NULL};
+                    for (int k = 0; k < 2; k++) {
+                        lua_pushstring(co, f[k]);
+                        lua_rawget(co, -2);            /* [..., e, v] */
+                        size_t len = 0;
+                        const char *s = lua_type(co, -1) == LUA_TSTRING ? lua_tolstring(co, -1, &len) : "";
+                        if (used + len + 1 <= sizeof t->pool) {
+                            memcpy(t->pool + used, s, len);
+                            t->pool[used + len] = 0;
+                            out[k] = t->pool + used;
+                            used += len + 1;
+                        }
+                        lua_pop(co, 1);
+                    }
+                    if (out[0] && out[1]) mods[(*nmods)++] = (fx_module_entry){out[0], out[1]};
+                }
+                lua_pop(co, 1);
+            }
+        }
+        lua_pop(co, 1);
+    }
+    lua_pop(co, 2);
+}
+
+static int l_tracer_new(lua_State *L) {
+    bool real = false;
+    if (lua_istable(L, 1)) {
+        lua_getfield(L, 1, "real");
+        real = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    lx_tracer *t = lua_newuserdatauv(L, sizeof *t, 0); /* [tracer] */
+    memset(t, 0, sizeof *t);
+    luaL_setmetatable(L, LX_TRACER);
+    t->L = L;
+    fx_trace_opts o = {real, tracer_where, t, NULL, NULL};
+    fx_err err;
+    fx_err_clear(&err);
+    t->tr = fx_tracer_new(&o, &err);
+    if (!t->tr) return lx_error(L, &err);
+    return 1;
+}
+
+static fx_input_kind kind_from_string(lua_State *L, int idx) {
+    static const char *const names[] = {"PARAMETER", "BUFFER", "CONSTANT_TENSOR", "USER_INPUT", "TOKEN", NULL};
+    return (fx_input_kind)luaL_checkoption(L, idx, NULL, names);
+}
+
+static int l_tracer_input(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    fx_input_kind kind = kind_from_string(L, 2);
+    const char *name = luaL_checkstring(L, 3);
+    const char *target = luaL_optstring(L, 4, NULL);
+    bool persistent = lua_toboolean(L, 5);
+    fx_tensor *ex = lx_check_tensor(L, 6);
+    fx_err err;
+    fx_err_clear(&err);
+    fx_tensor *out;
+    if (fx_tracer_input(t->tr, kind, name, target, persistent, ex, &out, &err)) return lx_error(L, &err);
+    lx_push_tensor(L, out);
+    fx_tensor_release(out);
+    return 1;
+}
+
+static int l_tracer_constant(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    fx_tensor *v = lx_check_tensor(L, 2);
+    fx_err err;
+    fx_err_clear(&err);
+    fx_tensor *out;
+    if (fx_tracer_constant(t->tr, v, &out, &err)) return lx_error(L, &err);
+    lx_push_tensor(L, out);
+    fx_tensor_release(out);
+    return 1;
+}
+
+static int l_tracer_bind(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    lua_State *co = lua_tothread(L, 2);
+    luaL_argexpected(L, co != NULL, 2, "thread");
+    lx_state st = {fx_tracer_ctx(t->tr), t->tr, lua_toboolean(L, 3)};
+    lx_bind_thread(L, co, &st);
+    t->co = co;
+    return 0;
+}
+
+static int l_tracer_unbind(lua_State *L) {
+    lx_tracer *t = luaL_checkudata(L, 1, LX_TRACER);
+    lua_State *co = lua_tothread(L, 2);
+    luaL_argexpected(L, co != NULL, 2, "thread");
+    lx_unbind_thread(L, co);
+    if (t->co == co) t->co = NULL;
+    return 0;
+}
+
+static int l_tracer_assign_buffer(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    const char *target = luaL_checkstring(L, 2);
+    fx_tensor *old = lua_isnoneornil(L, 3) ? NULL : lx_check_tensor(L, 3);
+    fx_tensor *nw = lx_check_tensor(L, 4);
+    fx_err err;
+    fx_err_clear(&err);
+    if (fx_tracer_assign_buffer(t->tr, target, old, nw, &err)) return lx_error(L, &err);
+    return 0;
+}
+
+static int l_tracer_finish(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    int n = (int)lua_rawlen(L, 2);
+    fx_ivalue *outs = lx_ivbox_new(L, n); /* [.., box] */
+    for (int i = 0; i < n; i++) {
+        lua_rawgeti(L, 2, i + 1);
+        lx_to_ivalue(L, -1, &outs[i]);
+        lua_pop(L, 1);
+    }
+    fx_err err;
+    fx_err_clear(&err);
+    if (fx_tracer_finish(t->tr, outs, n, &err)) return lx_error(L, &err);
+    return 0;
+}
+
+static int l_tracer_raw_graph(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    lx_push_graph(L, fx_tracer_graph(t->tr), 1);
+    return 1;
+}
+
+static int l_tracer_node_of(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    fx_node *n = fx_tracer_node_of(t->tr, lx_check_tensor(L, 2));
+    if (!n) return 0;
+    lua_pushstring(L, n->name);
+    return 1;
+}
+
+/* ==== ExportedProgram ============================================================================ */
+
+typedef struct lx_program {
+    fx_program *p; /* owned; NULL after __gc */
+} lx_program;
+
+static lx_program *to_program_box(lua_State *L, int idx) {
+    return luaL_testudata(L, idx, LX_PROGRAM);
+}
+
+const fx_program *fxlua_to_program(lua_State *L, int idx) {
+    lx_program *b = to_program_box(L, idx);
+    return b ? b->p : NULL;
+}
+
+const fx_program *fxlua_check_program(lua_State *L, int idx) {
+    lx_program *b = luaL_checkudata(L, idx, LX_PROGRAM);
+    if (!b->p) luaL_error(L, "attempt to use a freed ExportedProgram");
+    return b->p;
+}
+
+static void push_program(lua_State *L, fx_program *p) {
+    lx_program *b = lua_newuserdatauv(L, sizeof *b, 1); /* [ep] */
+    b->p = p;
+    luaL_setmetatable(L, LX_PROGRAM);
+    lua_newtable(L);                                    /* [ep, cache] */
+    lua_setiuservalue(L, -2, 1);                        /* [ep] */
+}
+
+static int program_gc(lua_State *L) {
+    lx_program *b = luaL_checkudata(L, 1, LX_PROGRAM);
+    fx_program_free(b->p);
+    b->p = NULL;
+    return 0;
+}
+
+static int program_tostring(lua_State *L) {
+    const fx_program *p = fxlua_check_program(L, 1);
+    fx_strbuf sb = FX_STRBUF_INIT;
+    fx_program_format(&sb, p);
+    fx_err err;
+    fx_err_clear(&err);
+    if (fx_strbuf_status(&sb, &err)) {
+        fx_strbuf_free(&sb);
+        return lx_error(L, &err);
+    }
+    lua_pushlstring(L, fx_strbuf_cstr(&sb), sb.len);
+    fx_strbuf_free(&sb);
+    return 1;
+}
+
+static void push_strbuf(lua_State *L, fx_strbuf *sb) {
+    if (sb->oom) {
+        fx_strbuf_free(sb);
+        luaL_error(L, "not enough memory");
+    }
+    lua_pushlstring(L, fx_strbuf_cstr(sb), sb->len);
+    fx_strbuf_free(sb);
+}
+
+static int signature_tostring(lua_State *L) {
+    lua_getfield(L, 1, "_program"); /* [sig, ep] */
+    const fx_program *p = fxlua_check_program(L, -1);
+    fx_strbuf sb = FX_STRBUF_INIT;
+    fx_signature_format(&sb, &p->sig, 0);
+    push_strbuf(L, &sb);
+    return 1;
+}
+
+static int spec_tostring(lua_State *L) {
+    lua_getfield(L, 1, "_text");
+    return 1;
+}
+
+/* ep.graph_signature: {input_specs = {...}, output_specs = {...}} with __tostring. */
+static void push_signature(lua_State *L, int ep_idx, const fx_program *p) {
+    lua_createtable(L, 0, 4);                               /* [sig] */
+    lua_pushvalue(L, ep_idx);
+    lua_setfield(L, -2, "_program");
+    const char *lists[2] = {"input_specs", "output_specs"};
+    for (int which = 0; which < 2; which++) {
+        int n = which ? p->sig.noutputs : p->sig.ninputs;
+        lua_createtable(L, n, 0);                           /* [sig, list] */
+        for (int i = 0; i < n; i++) {
+            const char *kind, *arg, *target;
+            bool has_persistent = false, persistent = false;
+            if (which) {
+                kind = fx_output_kind_name(p->sig.outputs[i].kind);
+                arg = p->sig.outputs[i].arg;
+                target = p->sig.outputs[i].target;
+            } else {
+                kind = fx_input_kind_name(p->sig.inputs[i].kind);
+                arg = p->sig.inputs[i].arg;
+                target = p->sig.inputs[i].target;
+                has_persistent = p->sig.inputs[i].kind == FX_INPUT_BUFFER;
+                persistent = p->sig.inputs[i].persistent;
+            }
+            lua_createtable(L, 0, 5);                       /* [sig, list, spec] */
+            lua_pushstring(L, kind);
+            lua_setfield(L, -2, "kind");
+            lua_createtable(L, 0, 1);
+            lua_pushstring(L, arg);
+            lua_setfield(L, -2, "name");
+            lua_setfield(L, -2, "arg");
+            if (target) {
+                lua_pushstring(L, target);
+                lua_setfield(L, -2, "target");
+            }
+            if (has_persistent) {
+                lua_pushboolean(L, persistent);
+                lua_setfield(L, -2, "persistent");
+            }
+            char text[512];
+            snprintf(text, sizeof text, "%s: %s%s%s%s%s", arg, kind, target ? " target='" : "",
+                     target ? target : "", target ? "'" : "",
+                     has_persistent ? (persistent ? " persistent=True" : " persistent=False") : "");
+            lua_pushstring(L, text);
+            lua_setfield(L, -2, "_text");
+            lua_newtable(L);
+            lua_pushcfunction(L, spec_tostring);
+            lua_setfield(L, -2, "__tostring");
+            lua_setmetatable(L, -2);
+            lua_rawseti(L, -2, i + 1);                      /* [sig, list] */
+        }
+        lua_setfield(L, -2, lists[which]);                  /* [sig] */
+    }
+    lua_newtable(L);
+    lua_pushcfunction(L, signature_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_setmetatable(L, -2);
+}
+
+static void push_named_table(lua_State *L, const fx_named_tensor *v, int n) {
+    lua_createtable(L, 0, n);
+    for (int i = 0; i < n; i++) {
+        lx_push_tensor(L, v[i].t);
+        lua_setfield(L, -2, v[i].name);
+    }
+}
+
+/* The Graph userdata for a graph owned by the program at ep_idx, cached in its user value so
+ * that ep.graph == ep.graph. */
+static void push_cached_graph(lua_State *L, int ep_idx, const char *key, fx_graph *g) {
+    lua_getiuservalue(L, ep_idx, 1);      /* [cache] */
+    lua_getfield(L, -1, key);             /* [cache, g?] */
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        lx_push_graph(L, g, ep_idx);      /* [cache, g] */
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, key);
+    }
+    lua_remove(L, -2);                    /* [g] */
+}
+
+static int code_of_graph(lua_State *L, const fx_graph *g) {
+    fx_strbuf sb = FX_STRBUF_INIT;
+    fx_strbuf_append(&sb, "\n\n\n");
+    fx_graph_format_forward(&sb, g, 0, false);
+    push_strbuf(L, &sb);
+    return 1;
+}
+
+static int l_module(lua_State *L);
+static int l_run_decompositions(lua_State *L);
+
+static int program_index(lua_State *L) {
+    const fx_program *p = fxlua_check_program(L, 1);
+    const char *k = luaL_checkstring(L, 2);
+    if (!strcmp(k, "graph")) {
+        push_cached_graph(L, 1, "graph", p->graph);
+    } else if (!strcmp(k, "raw_graph")) {
+        push_cached_graph(L, 1, "raw", p->raw);
+    } else if (!strcmp(k, "graph_signature")) {
+        push_signature(L, 1, p);
+    } else if (!strcmp(k, "state_dict")) {
+        push_named_table(L, p->state, p->nstate);
+    } else if (!strcmp(k, "constants")) {
+        push_named_table(L, p->constants, p->nconstants);
+    } else if (!strcmp(k, "graph_module")) {
+        lua_createtable(L, 0, 2);                /* [gm] */
+        push_cached_graph(L, 1, "graph", p->graph);
+        lua_setfield(L, -2, "graph");
+        code_of_graph(L, p->graph);
+        lua_setfield(L, -2, "code");
+    } else if (!strcmp(k, "training_ir")) {
+        lua_pushboolean(L, p->training_ir);
+    } else if (!strcmp(k, "module")) {
+        lua_pushcfunction(L, l_module);
+    } else if (!strcmp(k, "run_decompositions")) {
+        lua_pushcfunction(L, l_run_decompositions);
+    } else {
+        /* Lua-side methods (export.lua) live in torch._export.program_methods. */
+        lua_getglobal(L, "torch");
+        if (lua_istable(L, -1)) {
+            lua_getfield(L, -1, "_export");
+            if (lua_istable(L, -1)) {
+                lua_getfield(L, -1, "program_methods");
+                if (lua_istable(L, -1)) {
+                    lua_getfield(L, -1, k);
+                    return 1;
+                }
+            }
+        }
+        lua_pushnil(L);
+    }
+    return 1;
+}
+
+/* tr:build(state, opts): state is a list of {name, tensor} for parameters and buffers. */
+static int l_tracer_build(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    fx_export_opts o = {0};
+    if (lua_istable(L, 3)) {
+        lua_getfield(L, 3, "training_ir");
+        o.training_ir = lua_toboolean(L, -1);
+        lua_getfield(L, 3, "lift_mutated_constants");
+        o.lift_mutated_constants = lua_toboolean(L, -1);
+        lua_pop(L, 2);
+    }
+    int n = (int)lua_rawlen(L, 2);
+    /* The names and tensors stay referenced by the table at index 2 during the build. */
+    fx_named_tensor *st = lua_newuserdatauv(L, sizeof *st * (size_t)(n + 1), 0); /* [.., st] */
+    for (int i = 0; i < n; i++) {
+        lua_rawgeti(L, 2, i + 1);          /* [.., st, pair] */
+        lua_rawgeti(L, -1, 1);
+        lua_rawgeti(L, -2, 2);             /* [.., st, pair, name, t] */
+        st[i].name = (char *)luaL_checkstring(L, -2);
+        st[i].t = lx_check_tensor(L, -1);
+        lua_pop(L, 3);
+    }
+    fx_err err;
+    fx_err_clear(&err);
+    fx_graph *raw;
+    fx_input_info *infos;
+    int ninfos;
+    if (fx_tracer_take(t->tr, &raw, &infos, &ninfos, &err)) return lx_error(L, &err);
+    fx_program *p;
+    if (fx_export_build(raw, infos, ninfos, st, n, &o, &p, &err)) return lx_error(L, &err);
+    push_program(L, p);
+    return 1;
+}
+
+/* ep:run_decompositions(): the functional program from a training-IR program (a new program;
+ * an already functional one is returned as a copy too). */
+static int l_run_decompositions(lua_State *L) {
+    const fx_program *p = fxlua_check_program(L, 1);
+    fx_err err;
+    fx_err_clear(&err);
+    fx_graph *raw = fx_graph_clone(p->raw, &err);
+    if (!raw) return lx_error(L, &err);
+    fx_input_info *infos = fx_calloc((size_t)p->sig.ninputs + 1, sizeof *infos);
+    if (!infos) {
+        fx_graph_free(raw);
+        return luaL_error(L, "not enough memory");
+    }
+    int ninfos = 0;
+    for (int i = 0; i < p->sig.ninputs; i++) {
+        const fx_input_spec *s = &p->sig.inputs[i];
+        fx_input_info *in = &infos[ninfos++];
+        in->node = fx_graph_find(raw, s->arg);
+        in->kind = s->kind;
+        in->persistent = s->persistent;
+        in->target = s->target ? fx_strdup(s->target) : NULL;
+        if (s->kind == FX_INPUT_CONSTANT_TENSOR)
+            in->value = fx_tensor_retain(fx_program_input_value(p, i));
+        if (in->node && fx_node_tensor(in->node))
+            in->requires_grad = fx_tensor_requires_grad(fx_node_tensor(in->node));
+    }
+    fx_named_tensor *st = fx_calloc((size_t)(p->nstate + p->nconstants) + 1, sizeof *st);
+    int nst = 0;
+    if (st) {
+        for (int i = 0; i < p->nstate; i++) st[nst++] = p->state[i];
+        for (int i = 0; i < p->nconstants; i++) st[nst++] = p->constants[i];
+    }
+    fx_export_opts o = {0};
+    fx_program *np = NULL;
+    int rc = st ? fx_export_build(raw, infos, ninfos, st, nst, &o, &np, &err)
+                : fx_err_setf(&err, FX_ENOMEM, "out of memory");
+    fx_free(st);
+    if (rc) return lx_error(L, &err);
+    push_program(L, np);
+    return 1;
+}
+
+/* ==== the unlifted module (ep:module()) ========================================================= */
+
+typedef struct lx_gm {
+    fx_graph *g;            /* owned */
+    fx_named_tensor *attrs; /* (nattrs,) owned: the module's own parameters / buffers */
+    int nattrs;
+    int nuser;              /* number of user inputs */
+} lx_gm;
+
+static lx_gm *check_gm(lua_State *L, int idx) {
+    lx_gm *m = luaL_checkudata(L, idx, LX_GRAPHMODULE);
+    if (!m->g) luaL_error(L, "attempt to use a freed GraphModule");
+    return m;
+}
+
+static int gm_gc(lua_State *L) {
+    lx_gm *m = luaL_checkudata(L, 1, LX_GRAPHMODULE);
+    fx_graph_free(m->g);
+    m->g = NULL;
+    for (int i = 0; i < m->nattrs; i++) {
+        fx_free(m->attrs[i].name);
+        fx_tensor_release(m->attrs[i].t);
+    }
+    fx_free(m->attrs);
+    m->attrs = NULL;
+    m->nattrs = 0;
+    return 0;
+}
+
+static int gm_attr(void *ud, const char *target, fx_tensor **out, fx_err *err) {
+    lx_gm *m = ud;
+    for (int i = 0; i < m->nattrs; i++)
+        if (!strcmp(m->attrs[i].name, target)) {
+            *out = m->attrs[i].t;
+            return FX_OK;
+        }
+    return fx_err_setf(err, FX_EARG, "GraphModule has no attribute '%s'", target);
+}
+
+/* ep:module(): the stateful unlifted module. Its state starts as clones of the program's
+ * state_dict and constants, so calling it never changes the ExportedProgram. */
+static int l_module(lua_State *L) {
+    const fx_program *p = fxlua_check_program(L, 1);
+    lx_gm *m = lua_newuserdatauv(L, sizeof *m, 1); /* [gm] */
+    memset(m, 0, sizeof *m);
+    luaL_setmetatable(L, LX_GRAPHMODULE);
+    fx_err err;
+    fx_err_clear(&err);
+    if (fx_program_unlift(p, &m->g, &err)) return lx_error(L, &err);
+    int n = p->nstate + p->nconstants;
+    m->attrs = fx_calloc((size_t)n + 1, sizeof *m->attrs);
+    if (!m->attrs) return luaL_error(L, "not enough memory");
+    fx_ctx eager;
+    fx_ctx_init(&eager, FX_MODE_EAGER);
+    for (int i = 0; i < n; i++) {
+        const fx_named_tensor *src = i < p->nstate ? &p->state[i] : &p->constants[i - p->nstate];
+        fx_ivalue a = fx_iv_tensor(src->t);
+        fx_tensor *c = NULL;
+        int rc = fx_call_t(&eager, FX_OP_CLONE, &c, &err, 1, &a);
+        fx_ivalue_clear(&a);
+        if (rc) return lx_error(L, &err);
+        m->attrs[m->nattrs].t = c;
+        m->attrs[m->nattrs].name = fx_strdup(src->name);
+        m->nattrs++;
+        if (!m->attrs[m->nattrs - 1].name) return luaL_error(L, "not enough memory");
+    }
+    for (fx_node *nd = fx_graph_first(m->g); nd; nd = nd->next)
+        if (nd->op == FX_NODE_PLACEHOLDER) m->nuser++;
+    lua_newtable(L);
+    lua_setiuservalue(L, -2, 1);
+    return 1;
+}
+
+static int gm_call(lua_State *L) {
+    lx_gm *m = check_gm(L, 1);
+    int nargs = lua_gettop(L) - 1;
+    fx_ivalue *in = lx_ivbox_new(L, nargs); /* [gm, args..., box] */
+    for (int i = 0; i < nargs; i++) lx_to_ivalue(L, i + 2, &in[i]);
+    fx_interp_opts o = {0};
+    o.attr = gm_attr;
+    o.attr_ud = m;
+    fx_ivalue *res = lx_ivbox_new(L, 1);    /* [..., box, resbox] */
+    fx_err err;
+    fx_err_clear(&err);
+    if (fx_graph_run(m->g, in, nargs, &o, &res[0], &err)) return lx_error(L, &err);
+    int n = res[0].u.list.n;
+    luaL_checkstack(L, n, "too many results");
+    for (int i = 0; i < n; i++) lx_push_ivalue(L, &res[0].u.list.items[i]);
+    return n;
+}
+
+static int gm_index(lua_State *L) {
+    lx_gm *m = check_gm(L, 1);
+    const char *k = luaL_checkstring(L, 2);
+    if (!strcmp(k, "graph")) {
+        lua_getiuservalue(L, 1, 1);          /* [cache] */
+        lua_getfield(L, -1, "graph");
+        if (lua_isnil(L, -1)) {
+            lua_pop(L, 1);
+            lx_push_graph(L, m->g, 1);
+            lua_pushvalue(L, -1);
+            lua_setfield(L, -3, "graph");
+        }
+        return 1;
+    }
+    if (!strcmp(k, "code")) return code_of_graph(L, m->g);
+    if (!strcmp(k, "state_dict") || !strcmp(k, "buffers")) {
+        push_named_table(L, m->attrs, m->nattrs);
+        return 1;
+    }
+    for (int i = 0; i < m->nattrs; i++)
+        if (!strcmp(m->attrs[i].name, k)) {
+            lx_push_tensor(L, m->attrs[i].t);
+            return 1;
+        }
+    return 0;
+}
+
+static int gm_tostring(lua_State *L) {
+    lx_gm *m = check_gm(L, 1);
+    fx_strbuf sb = FX_STRBUF_INIT;
+    fx_graph_format_code(&sb, m->g, 0, "GraphModule");
+    push_strbuf(L, &sb);
+    return 1;
+}
+
+/* ==== opening ==================================================================================== */
+
+static const luaL_Reg tracer_methods[] = {
+    {"input", l_tracer_input},   {"constant", l_tracer_constant},
+    {"bind", l_tracer_bind},     {"unbind", l_tracer_unbind},
+    {"assign_buffer", l_tracer_assign_buffer},
+    {"finish", l_tracer_finish}, {"raw_graph", l_tracer_raw_graph},
+    {"node_of", l_tracer_node_of}, {"build", l_tracer_build},
+    {NULL, NULL},
+};
+
+void lx_open_export(lua_State *L) {
+    /* Tracer */
+    luaL_newmetatable(L, LX_TRACER);           /* [mt] */
+    lua_pushliteral(L, "Tracer");
+    lua_setfield(L, -2, "__name");
+    lua_pushcfunction(L, tracer_gc);
+    lua_setfield(L, -2, "__gc");
+    luaL_newlib(L, tracer_methods);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    /* ExportedProgram */
+    luaL_newmetatable(L, LX_PROGRAM);
+    lua_pushliteral(L, "ExportedProgram");
+    lua_setfield(L, -2, "__name");
+    lua_pushcfunction(L, program_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, program_gc);
+    lua_setfield(L, -2, "__close");
+    lua_pushcfunction(L, program_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushcfunction(L, program_index);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    /* GraphModule */
+    luaL_newmetatable(L, LX_GRAPHMODULE);
+    lua_pushliteral(L, "GraphModule");
+    lua_setfield(L, -2, "__name");
+    lua_pushcfunction(L, gm_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, gm_call);
+    lua_setfield(L, -2, "__call");
+    lua_pushcfunction(L, gm_index);
+    lua_setfield(L, -2, "__index");
+    lua_pushcfunction(L, gm_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    /* torch._export = {tracer = ...} (export.lua builds torch.export on top) */
+    lua_getglobal(L, "torch");                 /* [torch] */
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setglobal(L, "torch");
+    }
+    lua_getfield(L, -1, "_export");            /* [torch, _export?] */
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "_export");
+    }
+    lua_pushcfunction(L, l_tracer_new);
+    lua_setfield(L, -2, "tracer");
+    lua_pop(L, 2);
+}
