@@ -179,6 +179,51 @@ static int l_max_abs_diff(lua_State *L) {
     return 1;
 }
 
+/* fxdb._max_abs(t): max |t| over elements (0 for an empty tensor). */
+static int l_max_abs(lua_State *L) {
+    fx_tensor *t = lx_check_tensor(L, 1);
+    if (fx_tensor_is_meta(t)) return luaL_error(L, "cannot read a meta tensor");
+    double m = 0;
+    int64_t n = fx_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) {
+        double a = fabs(fx_tensor_flat_f64(t, i));
+        if (a > m) m = a;
+    }
+    lua_pushnumber(L, m);
+    return 1;
+}
+
+/* fxdb._type_str(t): "f16[3]" as graphs print tensor metadata. */
+static int l_type_str(lua_State *L) {
+    fx_tensor *t = lx_check_tensor(L, 1);
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, fx_dtype_short(fx_tensor_dtype(t)));
+    luaL_addchar(&b, '[');
+    for (int d = 0; d < fx_tensor_ndim(t); d++) {
+        if (d) luaL_addstring(&b, ", ");
+        lua_pushinteger(L, fx_tensor_size(t, d));
+        luaL_addvalue(&b);
+    }
+    luaL_addchar(&b, ']');
+    luaL_pushresult(&b);
+    return 1;
+}
+
+/* fxdb._readable(graph): GraphModule.print_readable text of a graph. */
+static int l_readable(lua_State *L) {
+    const fx_graph *g = fxlua_check_graph(L, 1);
+    fx_strbuf sb = FX_STRBUF_INIT;
+    fx_graph_format_code(&sb, g, 0, "GraphModule");
+    if (sb.oom) {
+        fx_strbuf_free(&sb);
+        return luaL_error(L, "not enough memory");
+    }
+    lua_pushlstring(L, fx_strbuf_cstr(&sb), sb.len);
+    fx_strbuf_free(&sb);
+    return 1;
+}
+
 static int l_placeholder_names(lua_State *L) {
     const fx_graph *g = fxlua_check_graph(L, 1);
     lua_newtable(L);
@@ -196,6 +241,9 @@ static const luaL_Reg debug_funcs[] = {
     {"_run", l_run},
     {"_max_abs_diff", l_max_abs_diff},
     {"_placeholder_names", l_placeholder_names},
+    {"_max_abs", l_max_abs},
+    {"_type_str", l_type_str},
+    {"_readable", l_readable},
     {NULL, NULL},
 };
 

@@ -1,0 +1,274 @@
+-- lua/export.lua — torch.export.export: the Lua side of export.
+-- Layer: lua (embedded). Swaps every parameter, buffer and plain tensor attribute of the module
+-- for a tracing tensor (torch/export/_trace.py lifts them in the same order: parameters,
+-- buffers, constants, user inputs), runs forward in a coroutine bound to the tracer, applies the
+-- attribute-assignment rules of strict mode (Dynamo: watched at the assignment) and non-strict mode
+-- (aot_autograd's _detect_attribute_assignment: compared after the call), then builds the
+-- ExportedProgram in core. Whatever happens, the module's state is restored exactly as it was.
+
+local E = torch._export
+torch.export = torch.export or {}
+
+-- ---- error objects ------------------------------------------------------------------------------
+
+local ERROR_MT = debug.getregistry()["fxdb.Error"]
+
+-- The innermost Lua frame that is not fxdb's own embedded library: {location, source, func}.
+local function user_frame()
+  for level = 2, 60 do
+    local info = debug.getinfo(level, "Sln")
+    if not info then break end
+    local src = info.source or ""
+    if info.what ~= "C" and src:sub(1, 7) ~= "=[fxdb " then
+      local file = info.short_src
+      if src:sub(1, 1) == "@" then file = src:sub(2) end
+      local code = ""
+      local fh = src:sub(1, 1) == "@" and io.open(src:sub(2), "r")
+      if fh then
+        local n = 0
+        for line in fh:lines() do
+          n = n + 1
+          if n == info.currentline then code = line:match("^%s*(.-)%s*$"); break end
+        end
+        fh:close()
+      end
+      return {location = file .. ":" .. info.currentline, source = code, func = info.name}
+    end
+  end
+  return {}
+end
+
+-- Raises an fxdb error object (same fields as the C side makes: kind, message, location, source,
+-- hint, module, module_class).
+local function export_error(kind, message, hint, frame)
+  frame = frame or user_frame()
+  local e = setmetatable({kind = kind, message = message, hint = hint, code = "FX_EEXPORT",
+                          location = frame.location, source = frame.source, func = frame.func},
+                         ERROR_MT)
+  local stack = nn and nn._module_stack
+  if stack and #stack > 0 then
+    e.module, e.module_class = stack[#stack].path, stack[#stack].cls
+  end
+  error(e, 0)
+end
+E.export_error = export_error
+
+-- ---- snapshot and restore of module state --------------------------------------------------------
+
+-- Plain tables reachable from a module's own table (its containers), copied two levels deep.
+local function is_plain(v)
+  return type(v) == "table" and getmetatable(v) == nil
+end
+
+local function shallow(t)
+  local c = {}
+  for k, v in next, t do c[k] = v end
+  return c
+end
+
+local function snapshot_table(t, depth, out)
+  local entry = {t = t, copy = shallow(t)}
+  out[#out + 1] = entry
+  if depth > 0 then
+    for _, v in next, t do
+      if is_plain(v) then snapshot_table(v, depth - 1, out) end
+    end
+  end
+end
+
+local function snapshot(m)
+  local out = {}
+  for _, pair in ipairs(m:named_modules()) do
+    snapshot_table(pair[2], 2, out)
+  end
+  out.module_stack = nn._module_stack
+  out.paths = nn._paths
+  out.on_setattr = nn._on_setattr
+  return out
+end
+
+local function restore(snap)
+  for i = #snap, 1, -1 do
+    local e = snap[i]
+    for k in next, e.t do
+      if e.copy[k] == nil then rawset(e.t, k, nil) end
+    end
+    for k, v in next, e.copy do rawset(e.t, k, v) end
+  end
+  nn._module_stack = snap.module_stack
+  nn._paths = snap.paths
+  nn._on_setattr = snap.on_setattr
+end
+
+-- ---- helpers ---------------------------------------------------------------------------------------
+
+-- Names of forward's parameters after self (PyTorch names user inputs after them; *args become
+-- args_0, args_1, ...).
+local function input_names(m, n)
+  local f = m.forward
+  local names = {}
+  local info = type(f) == "function" and debug.getinfo(f, "u") or {nparams = 0}
+  for i = 1, n do
+    local name = type(f) == "function" and debug.getlocal(f, i + 1) or nil
+    if name == nil then name = (info.isvararg and "args_" or "arg") .. (i - 1) end
+    names[i] = name
+  end
+  return names
+end
+
+local function flatten(v, out)
+  if type(v) == "table" and not torch.is_tensor(v) and getmetatable(v) == nil then
+    for i = 1, #v do flatten(v[i], out) end
+  else
+    out[#out + 1] = v
+  end
+  return out
+end
+
+local function state_name(prefix, path)
+  return prefix .. (path:gsub("%.", "_"))
+end
+
+local function full_path(mod, name)
+  local p = nn._paths and nn._paths[mod] or ""
+  return p == "" and name or (p .. "." .. name)
+end
+
+-- Strict mode: module attribute assignments are watched as they happen (Dynamo's rules).
+local function strict_hook(tr)
+  return function(mod, name, value)
+    local old_buffer = mod:_raw_get("buffer", name)
+    if old_buffer ~= nil and torch.is_tensor(value) then
+      tr:assign_buffer(full_path(mod, name), old_buffer, value)
+      return false -- the normal __setattr__ rebinds the buffer to the new tracing tensor
+    end
+    if mod:_raw_get("param", name) ~= nil then
+      export_error("attribute_assignment",
+        "Mutating module attribute " .. name .. " during export.",
+        "parameters cannot be reassigned inside forward; update them in place under " ..
+        "torch.no_grad() or make '" .. name .. "' a buffer")
+    end
+    if torch.is_tensor(value) or torch.is_tensor(mod:_raw_get("attr", name)) then
+      export_error("attribute_assignment",
+        "Mutating module attribute " .. name .. " during export.",
+        'register it with self:register_buffer("' .. name ..
+        '", ...) to export this as a buffer mutation')
+    end
+    return false
+  end
+end
+
+-- ---- export ----------------------------------------------------------------------------------------
+
+local function do_export(m, args, opts, strict, tr)
+  local paths = {}
+  for _, pair in ipairs(m:named_modules()) do paths[pair[2]] = pair[1] end
+  nn._paths = paths
+  nn._module_stack = {}
+
+  local state, statelist = m:_named_state(), {}
+  for _, s in ipairs(state) do
+    local kind, prefix
+    if s.kind == "param" then kind, prefix = "PARAMETER", "p_"
+    elseif s.kind == "buffer" then kind, prefix = "BUFFER", "b_"
+    else kind, prefix = "CONSTANT_TENSOR", "c_" end
+    s.traced = tr:input(kind, state_name(prefix, s.path), s.path, s.persistent, s.tensor)
+    s.owner:_raw_set(s.kind, s.name, s.traced)
+    if kind ~= "CONSTANT_TENSOR" then statelist[#statelist + 1] = {s.path, s.tensor} end
+  end
+
+  local nargs = args.n or #args
+  local names, targs = input_names(m, nargs), {}
+  for i = 1, nargs do
+    local a = args[i]
+    if torch.is_tensor(a) then
+      targs[i] = tr:input("USER_INPUT", names[i], nil, false, a)
+    else
+      targs[i] = a
+    end
+  end
+
+  local co = coroutine.create(function(...) return m(...) end)
+  if strict then nn._on_setattr = strict_hook(tr) end
+  tr:bind(co, strict)
+  local res = table.pack(coroutine.resume(co, table.unpack(targs, 1, nargs)))
+  tr:unbind(co)
+  nn._on_setattr = nil
+  if not res[1] then error(res[2], 0) end
+  if coroutine.status(co) ~= "dead" then
+    error("forward yielded during export; coroutines that yield are not supported inside forward", 0)
+  end
+
+  if not strict then
+    -- aot_autograd's _detect_attribute_assignment: compare after the call.
+    for _, s in ipairs(state) do
+      local now = s.owner:_raw_get(s.kind, s.name)
+      if now ~= s.traced then
+        if s.kind == "buffer" and torch.is_tensor(now) then
+          tr:assign_buffer(s.path, s.traced, now)
+        else
+          export_error("attribute_assignment",
+            "The tensor attribute self." .. s.path .. " was assigned during export. Such " ..
+            "attributes must be registered as buffers using the `register_buffer` API " ..
+            "(https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.register_buffer).",
+            'register it with self:register_buffer("' .. s.name .. '", ...) to export this as ' ..
+            "a buffer mutation", {location = opts._call_location})
+        end
+      end
+    end
+    -- tensor attributes that did not exist before the call
+    for mod, path in pairs(paths) do
+      for k, v in next, mod do
+        if type(k) == "string" and torch.is_tensor(v) then
+          local known = false
+          for _, s in ipairs(state) do
+            if s.owner == mod and s.name == k then known = true break end
+          end
+          if not known then
+            local p = path == "" and k or (path .. "." .. k)
+            export_error("attribute_assignment",
+              "The tensor attribute self." .. p .. " was assigned during export. Such attributes " ..
+              "must be registered as buffers using the `register_buffer` API " ..
+              "(https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.register_buffer).",
+              'register it with self:register_buffer("' .. k .. '", ...)', {location = opts._call_location})
+          end
+        end
+      end
+    end
+  end
+
+  tr:finish(flatten(table.pack(table.unpack(res, 2, res.n)), {}))
+  return tr:build(statelist, {training_ir = opts.ir == "training",
+                              lift_mutated_constants = opts.lift_mutated_constants})
+end
+
+-- torch.export.export(m, args, {strict = true, real = false, ir = "functional",
+--                                 lift_mutated_constants = false}) -> ExportedProgram
+function torch.export.export(m, args, opts)
+  opts = opts or {}
+  if type(m) ~= "table" or not m.named_modules then
+    error("bad argument #1 to 'export' (Module expected, got " .. type(m) .. ")", 2)
+  end
+  if args ~= nil and type(args) ~= "table" then
+    error("bad argument #2 to 'export' (table of example inputs expected, got " .. type(args) .. ")", 2)
+  end
+  args = args or {}
+  local strict = opts.strict ~= false
+  opts._call_location = user_frame().location
+  local tr = E.tracer{real = opts.real}
+  local snap = snapshot(m)
+  local ok, result = pcall(do_export, m, args, opts, strict, tr)
+  restore(snap)
+  if not ok then error(result, 0) end
+  return result
+end
+
+E.snapshot, E.restore, E.user_frame, E.input_names = snapshot, restore, user_frame, input_names
+
+-- torch.export.save / load are not yet implemented (serialization issue).
+function torch.export.save()
+  error("torch.export.save is not supported yet", 2)
+end
+function torch.export.load()
+  error("torch.export.load is not supported yet", 2)
+end

@@ -1,0 +1,208 @@
+-- lua/fxdb.lua — the global `fxdb`: the verbs behind the REPL's colon commands.
+-- Layer: lua (embedded). Every REPL command is a thin call of one of these, so a script and a
+-- person use the same implementation (DESIGN.md §2). C primitives (fxdb.provenance, fxdb._run,
+-- fxdb._max_abs_diff, fxdb._readable) come from lua/lx_debug.c; fxdb.render from repl/.
+
+fxdb = fxdb or {}
+local E = torch._export
+
+-- ---- the current program -------------------------------------------------------------------------
+
+-- fxdb.export(m, args, opts): export and make the result current (for :graph, :why, :run ...).
+function fxdb.export(m, args, opts)
+  if args == nil and type(m) == "table" then args = m.example_inputs end
+  local ep = torch.export.export(m, args or {}, opts)
+  fxdb.current, fxdb.current_module, fxdb.current_args = ep, m, args or {}
+  return ep
+end
+
+local function current(ep)
+  ep = ep or fxdb.current
+  if ep == nil then error("no exported program: run :export first (or fxdb.export(m, args))", 3) end
+  return ep
+end
+
+-- fxdb.graph(stage[, ep]): "exported" (default) / "functional", "raw", "unlifted".
+function fxdb.graph(stage, ep)
+  ep = current(ep)
+  stage = stage or "exported"
+  if stage == "exported" or stage == "functional" then return ep.graph end
+  if stage == "raw" then return ep.raw_graph end
+  if stage == "unlifted" then return ep:module().graph end
+  error("unknown graph stage '" .. tostring(stage) .. "' (raw, functional, exported, unlifted)", 2)
+end
+
+-- fxdb.code([ep]): the program's readable code (GraphModule.print_readable).
+function fxdb.code(ep)
+  return fxdb._readable(current(ep).graph)
+end
+
+function fxdb.sig(ep)
+  return current(ep).graph_signature
+end
+
+function fxdb.node(name, ep)
+  local n = current(ep).graph:node(name)
+  if not n then error("no node named '" .. tostring(name) .. "'", 2) end
+  return n
+end
+
+local function node_list(nodes, title)
+  local lines = {}
+  for _, n in ipairs(nodes) do lines[#lines + 1] = "  %" .. n.name end
+  return setmetatable({table.unpack(nodes)}, {__tostring = function()
+    return title .. (#lines > 0 and ("\n" .. table.concat(lines, "\n")) or " (none)")
+  end})
+end
+
+function fxdb.users(name, ep)
+  local n = fxdb.node(name, ep)
+  return node_list(n.users, "users of %" .. n.name .. ":")
+end
+
+function fxdb.inputs(name, ep)
+  local n = fxdb.node(name, ep)
+  local ins, seen = {}, {}
+  local function walk(a)
+    if type(a) == "table" and getmetatable(a) == nil then
+      for _, x in ipairs(a) do walk(x) end
+    elseif type(a) == "userdata" and a.name and a.op and not seen[a] then
+      seen[a] = true
+      ins[#ins + 1] = a
+    end
+  end
+  walk(n.args)
+  return node_list(ins, "inputs of %" .. n.name .. ":")
+end
+
+function fxdb.find(q, ep)
+  return node_list(current(ep).graph:find(q), "nodes matching '" .. tostring(q) .. "':")
+end
+
+function fxdb.print(v)
+  print(v)
+end
+
+-- ---- running and checking -------------------------------------------------------------------------
+
+local function user_tensors(args)
+  local out = {}
+  for i = 1, (args and (args.n or #args) or 0) do
+    if torch.is_tensor(args[i]) then out[#out + 1] = args[i] end
+  end
+  return out
+end
+
+local RUN_MT = {}
+RUN_MT.__index = RUN_MT
+RUN_MT.__tostring = function(r)
+  local lines = {}
+  for i, spec in ipairs(r.specs) do
+    local v = r.values[i]
+    local label = spec.kind == "USER_OUTPUT" and ("output " .. spec.arg.name)
+      or (spec.kind .. " " .. (spec.target or spec.arg.name))
+    lines[#lines + 1] = label .. " = " .. tostring(v)
+  end
+  return table.concat(lines, "\n")
+end
+
+-- fxdb.run(ep, args): executes the exported program on the CPU kernels. Returns a result with
+-- `outputs` (user outputs, in order), `mutations` (target -> new value) and `values` (every output
+-- of the graph, mutations first).
+function fxdb.run(ep, args, opts)
+  ep = current(ep)
+  args = args or fxdb.current_args or {}
+  local values = fxdb._run(ep, user_tensors(args))
+  local specs = ep.graph_signature.output_specs
+  local r = setmetatable({values = values, specs = specs, outputs = {}, mutations = {}}, RUN_MT)
+  for i, spec in ipairs(specs) do
+    if spec.kind == "USER_OUTPUT" then r.outputs[#r.outputs + 1] = values[i]
+    else r.mutations[spec.target] = values[i] end
+  end
+  return r
+end
+
+-- Tolerances of torch.testing.assert_close, per dtype.
+local TOL = {
+  [tostring(torch.float32)] = {1.3e-6, 1e-5}, [tostring(torch.float64)] = {1e-7, 1e-7},
+  [tostring(torch.float16)] = {1e-3, 1e-5}, [tostring(torch.bfloat16)] = {1.6e-2, 1e-5},
+}
+
+local function max_abs(t)
+  return fxdb._max_abs(t)
+end
+
+local CHECK_MT = {}
+CHECK_MT.__tostring = function(c)
+  local lines = {string.format("check: %s  (%d outputs, %d buffer updates; max abs error %g)",
+    c.ok and "OK" or "MISMATCH", c.noutputs, c.nbuffers, c.max_abs_error)}
+  for _, e in ipairs(c.entries) do
+    lines[#lines + 1] = string.format("  %-28s %-12s max abs error %g%s", e.what, e.type, e.err,
+      e.ok and "" or "   <-- mismatch")
+  end
+  return table.concat(lines, "\n")
+end
+
+-- fxdb.check(m, ep, args): eager module vs exported program on the same inputs: user outputs and
+-- every buffer the program mutates. The module is left exactly as it was (state values copied
+-- back, attributes restored).
+function fxdb.check(m, ep, args)
+  m = m or fxdb.current_module
+  ep = current(ep)
+  args = args or fxdb.current_args or {}
+  if m == nil then error("fxdb.check needs the module (export it with :export first)", 2) end
+  -- exported
+  local r = fxdb.run(ep, args)
+  -- eager, then put every state value back
+  local state = m:_named_state()
+  local saved = {}
+  for i, s in ipairs(state) do saved[i] = s.tensor:clone() end
+  local snap = E.snapshot(m)
+  local eager = table.pack(m(table.unpack(args, 1, args.n or #args)))
+  local eager_state = {}
+  for _, s in ipairs(m:_named_state()) do eager_state[s.path] = s.tensor:clone() end
+  E.restore(snap)
+  for i, s in ipairs(state) do s.tensor:copy_(saved[i]) end
+
+  local flat = {}
+  for i = 1, eager.n do
+    local v = eager[i]
+    if type(v) == "table" and not torch.is_tensor(v) then
+      for _, x in ipairs(v) do flat[#flat + 1] = x end
+    else
+      flat[#flat + 1] = v
+    end
+  end
+  local c = setmetatable({ok = true, max_abs_error = 0, entries = {}, noutputs = 0, nbuffers = 0}, CHECK_MT)
+  local function compare(what, ref, got)
+    local e = {what = what, type = torch.is_tensor(ref) and fxdb._type_str(ref) or type(ref)}
+    if torch.is_tensor(ref) and torch.is_tensor(got) then
+      e.err = fxdb._max_abs_diff(ref, got)
+      local tol = TOL[tostring(ref.dtype)] or {0, 0}
+      e.ok = e.err <= tol[2] + tol[1] * max_abs(ref)
+    else
+      e.err = (ref == got) and 0 or math.huge
+      e.ok = ref == got
+    end
+    if e.err > c.max_abs_error then c.max_abs_error = e.err end
+    c.ok = c.ok and e.ok
+    c.entries[#c.entries + 1] = e
+  end
+  for i, got in ipairs(r.outputs) do
+    c.noutputs = c.noutputs + 1
+    compare("output " .. (i - 1), flat[i], got)
+  end
+  for target, got in pairs(r.mutations) do
+    c.nbuffers = c.nbuffers + 1
+    compare("buffer " .. target, eager_state[target], got)
+  end
+  return c
+end
+
+-- ---- stubs for the debugger verbs (the debugger issue fills them in) --------------------------------
+for _, verb in ipairs{"trace", "step", "next", "finish", "continue", "break_on", "delete", "watch",
+                       "where", "diff", "report"} do
+  fxdb[verb] = fxdb[verb] or function()
+    error("fxdb." .. verb .. " is not available yet", 2)
+  end
+end
