@@ -1,0 +1,240 @@
+/* tests/unit/test_export.c — trace, functionalize, export, print, provenance, unlift, run:
+ * the core pipeline on the founding cases, without Lua.
+ * Layer: tests (core only). Expected texts are PyTorch's printouts for the same programs (seed
+ * case S1 of shared/cases/SEEDS.md), with fxdb's trailing-whitespace stripping. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/fx.h"
+
+static fx_tensor *tensor_f(fx_dtype dt, int n, const double *v) {
+    int64_t size = n;
+    fx_tensor *t;
+    fx_err err;
+    fx_err_clear(&err);
+    assert_int_equal(fx_tensor_empty(1, &size, dt, FX_DEVICE_CPU, &t, &err), FX_OK);
+    for (int64_t i = 0; i < n; i++) fx_tensor_set_f64(t, &i, v[i]);
+    return t;
+}
+
+static void assert_values(const fx_tensor *t, int n, const double *want) {
+    assert_int_equal(fx_tensor_numel(t), n);
+    for (int i = 0; i < n; i++) assert_true(fx_tensor_flat_f64(t, i) == want[i]);
+}
+
+/* Seed S1: state.mul_(x:type(f16)); state.add_(tensor([1, 2, 3], f16)); return state * 9 */
+static fx_program *export_s1(fx_tensor *state, fx_tensor *x_example, fx_err *err) {
+    fx_trace_opts o = {0};
+    fx_tracer *tr = fx_tracer_new(&o, err);
+    assert_non_null(tr);
+    fx_ctx *ctx = fx_tracer_ctx(tr);
+    fx_tensor *b, *x;
+    assert_int_equal(fx_tracer_input(tr, FX_INPUT_BUFFER, "b_state", "state", true, state, &b, err), FX_OK);
+    assert_int_equal(fx_tracer_input(tr, FX_INPUT_USER_INPUT, "x", NULL, false, x_example, &x, err), FX_OK);
+    fx_ivalue bv = fx_iv_tensor_steal(b), xv = fx_iv_tensor_steal(x), r;
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0};
+    /* x = x.type(torch.float16) -> _to_copy(x, dtype=f16) */
+    args[0] = xv;
+    args[2] = fx_iv_dtype(FX_DTYPE_F16);
+    fx_ivalue outs[FX_SCHEMA_MAX_RETS];
+    assert_int_equal(fx_dispatch(ctx, fx_op_get(FX_OP__TO_COPY), args, outs, err), FX_OK);
+    fx_ivalue x16 = outs[0];
+    assert_int_equal(fx_call(ctx, FX_OP_MUL__TENSOR, &r, err, 2, &bv, &x16), FX_OK);
+    fx_ivalue_clear(&r);
+    double c[3] = {1, 2, 3};
+    fx_tensor *cv = tensor_f(FX_DTYPE_F16, 3, c), *ct;
+    assert_int_equal(fx_tracer_constant(tr, cv, &ct, err), FX_OK);
+    fx_tensor_release(cv);
+    fx_ivalue ctv = fx_iv_tensor_steal(ct), nine = fx_iv_int(9);
+    assert_int_equal(fx_call(ctx, FX_OP_ADD__TENSOR, &r, err, 2, &bv, &ctv), FX_OK);
+    fx_ivalue_clear(&r);
+    fx_ivalue out;
+    assert_int_equal(fx_call(ctx, FX_OP_MUL_TENSOR, &out, err, 2, &bv, &nine), FX_OK);
+    assert_int_equal(fx_tracer_finish(tr, &out, 1, err), FX_OK);
+    fx_graph *raw;
+    fx_input_info *infos;
+    int ninfos;
+    assert_int_equal(fx_tracer_take(tr, &raw, &infos, &ninfos, err), FX_OK);
+    fx_named_tensor st = {"state", state};
+    fx_program *ep = NULL;
+    fx_export_opts eo = {0};
+    int rc = fx_export_build(raw, infos, ninfos, &st, 1, &eo, &ep, err);
+    fx_ivalue_clear(&out);
+    fx_ivalue_clear(&ctv);
+    fx_ivalue_clear(&x16);
+    fx_ivalue_clear(&bv);
+    fx_ivalue_clear(&xv);
+    fx_tracer_free(tr);
+    return rc == FX_OK ? ep : NULL;
+}
+
+static const char k_s1_program[] =
+    "ExportedProgram:\n"
+    "    class GraphModule(torch.nn.Module):\n"
+    "        def forward(self, b_state: \"f16[3]\", c_lifted_tensor_0: \"f16[3]\", x: \"f32[3]\"):\n"
+    "            _to_copy: \"f16[3]\" = torch.ops.aten._to_copy.default(x, dtype = torch.float16);  x = None\n"
+    "            mul: \"f16[3]\" = torch.ops.aten.mul.Tensor(b_state, _to_copy);  b_state = _to_copy = None\n"
+    "            lift_fresh_copy: \"f16[3]\" = torch.ops.aten.lift_fresh_copy.default(c_lifted_tensor_0);  c_lifted_tensor_0 = None\n"
+    "            add: \"f16[3]\" = torch.ops.aten.add.Tensor(mul, lift_fresh_copy);  mul = lift_fresh_copy = None\n"
+    "            mul_1: \"f16[3]\" = torch.ops.aten.mul.Tensor(add, 9)\n"
+    "            return (add, mul_1)\n"
+    "\n"
+    "Graph signature:\n"
+    "    # inputs\n"
+    "    b_state: BUFFER target='state' persistent=True\n"
+    "    c_lifted_tensor_0: CONSTANT_TENSOR target='lifted_tensor_0'\n"
+    "    x: USER_INPUT\n"
+    "\n"
+    "    # outputs\n"
+    "    add: BUFFER_MUTATION target='state'\n"
+    "    mul_1: USER_OUTPUT\n"
+    "\n"
+    "Range constraints: {}\n";
+
+static void test_s1_program_text(void **unused) {
+    (void)unused;
+    fx_err err;
+    fx_err_clear(&err);
+    double sv[3] = {7, 5, 6}, xv[3] = {1.5, 2, -1};
+    fx_tensor *state = tensor_f(FX_DTYPE_F16, 3, sv), *x = tensor_f(FX_DTYPE_F32, 3, xv);
+    fx_program *ep = export_s1(state, x, &err);
+    assert_non_null(ep);
+    fx_strbuf sb = FX_STRBUF_INIT;
+    fx_program_format(&sb, ep);
+    assert_string_equal(fx_strbuf_cstr(&sb), k_s1_program);
+    fx_strbuf_free(&sb);
+    /* The state itself is untouched by export. */
+    assert_values(state, 3, sv);
+    fx_program_free(ep);
+    fx_tensor_release(state);
+    fx_tensor_release(x);
+}
+
+static void test_s1_listing(void **unused) {
+    (void)unused;
+    fx_err err;
+    fx_err_clear(&err);
+    double sv[3] = {7, 5, 6}, xv[3] = {1.5, 2, -1};
+    fx_tensor *state = tensor_f(FX_DTYPE_F16, 3, sv), *x = tensor_f(FX_DTYPE_F32, 3, xv);
+    fx_program *ep = export_s1(state, x, &err);
+    assert_non_null(ep);
+    fx_strbuf sb = FX_STRBUF_INIT;
+    fx_graph_format_listing(&sb, ep->graph);
+    assert_string_equal(
+        fx_strbuf_cstr(&sb),
+        "graph():\n"
+        "    %b_state : [num_users=1] = placeholder[target=b_state]\n"
+        "    %c_lifted_tensor_0 : [num_users=1] = placeholder[target=c_lifted_tensor_0]\n"
+        "    %x : [num_users=1] = placeholder[target=x]\n"
+        "    %_to_copy : [num_users=1] = call_function[target=torch.ops.aten._to_copy.default](args = (%x,), kwargs = {dtype: torch.float16})\n"
+        "    %mul : [num_users=1] = call_function[target=torch.ops.aten.mul.Tensor](args = (%b_state, %_to_copy), kwargs = {})\n"
+        "    %lift_fresh_copy : [num_users=1] = call_function[target=torch.ops.aten.lift_fresh_copy.default](args = (%c_lifted_tensor_0,), kwargs = {})\n"
+        "    %add : [num_users=2] = call_function[target=torch.ops.aten.add.Tensor](args = (%mul, %lift_fresh_copy), kwargs = {})\n"
+        "    %mul_1 : [num_users=1] = call_function[target=torch.ops.aten.mul.Tensor](args = (%add, 9), kwargs = {})\n"
+        "    return (add, mul_1)\n");
+    fx_strbuf_free(&sb);
+    /* The raw graph keeps the in-place ops. */
+    {
+        fx_strbuf rb = FX_STRBUF_INIT;
+        fx_graph_format_listing(&rb, ep->raw);
+        assert_non_null(strstr(fx_strbuf_cstr(&rb), "torch.ops.aten.mul_.Tensor](args = (%b_state, %_to_copy)"));
+        assert_non_null(strstr(fx_strbuf_cstr(&rb), "torch.ops.aten.add_.Tensor](args = (%mul_, %lift_fresh_copy)"));
+        fx_strbuf_free(&rb);
+    }
+    fx_program_free(ep);
+    fx_tensor_release(state);
+    fx_tensor_release(x);
+}
+
+static void test_s1_provenance(void **unused) {
+    (void)unused;
+    fx_err err;
+    fx_err_clear(&err);
+    double sv[3] = {7, 5, 6}, xv[3] = {1.5, 2, -1};
+    fx_tensor *state = tensor_f(FX_DTYPE_F16, 3, sv), *x = tensor_f(FX_DTYPE_F32, 3, xv);
+    fx_program *ep = export_s1(state, x, &err);
+    assert_non_null(ep);
+    fx_provenance *pv;
+    assert_int_equal(fx_provenance_walk(ep, "state", &pv, &err), FX_OK);
+    assert_int_equal(pv->nsteps, 3);
+    assert_string_equal(pv->output, "add");
+    assert_int_equal(pv->steps[0].version, 0);
+    assert_string_equal(pv->steps[0].node->name, "b_state");
+    assert_string_equal(pv->steps[1].node->name, "mul");
+    assert_string_equal(pv->steps[1].from_op, "aten.mul_.Tensor");
+    assert_string_equal(pv->steps[2].node->name, "add");
+    assert_string_equal(pv->steps[2].from_op, "aten.add_.Tensor");
+    fx_provenance_free(pv);
+    assert_int_equal(fx_provenance_walk(ep, "nope", &pv, &err), FX_EARG);
+    fx_program_free(ep);
+    fx_tensor_release(state);
+    fx_tensor_release(x);
+}
+
+static int attr_two(void *ud, const char *target, fx_tensor **out, fx_err *err) {
+    fx_named_tensor *v = ud;
+    for (int i = 0; i < 2; i++)
+        if (!strcmp(v[i].name, target)) {
+            *out = v[i].t;
+            return FX_OK;
+        }
+    return fx_err_setf(err, FX_EARG, "no %s", target);
+}
+
+/* The unlifted module called twice: S1's numbers, as eager PyTorch gives them. */
+static void test_s1_unlifted_twice(void **unused) {
+    (void)unused;
+    fx_err err;
+    fx_err_clear(&err);
+    double sv[3] = {7, 5, 6}, xv[3] = {1.5, 2, -1};
+    fx_tensor *state = tensor_f(FX_DTYPE_F16, 3, sv), *x = tensor_f(FX_DTYPE_F32, 3, xv);
+    fx_program *ep = export_s1(state, x, &err);
+    assert_non_null(ep);
+    fx_graph *g;
+    assert_int_equal(fx_program_unlift(ep, &g, &err), FX_OK);
+    /* ends with copy_(state, add) */
+    fx_node *last = fx_graph_output_node(g)->prev;
+    assert_non_null(last->aten);
+    assert_string_equal(last->target, "aten.copy_.default");
+    fx_tensor *mine = tensor_f(FX_DTYPE_F16, 3, sv);
+    double cv[3] = {1, 2, 3};
+    fx_tensor *konst = tensor_f(FX_DTYPE_F16, 3, cv);
+    fx_named_tensor attrs[2] = {{"state", mine}, {"lifted_tensor_0", konst}};
+    fx_interp_opts o = {0};
+    o.attr = attr_two;
+    o.attr_ud = attrs;
+    fx_ivalue in = fx_iv_tensor(x), res;
+    assert_int_equal(fx_graph_run(g, &in, 1, &o, &res, &err), FX_OK);
+    double out1[3] = {103.5, 108, -27}, st1[3] = {11.5, 12, -3};
+    assert_values(res.u.list.items[0].u.t, 3, out1);
+    assert_values(mine, 3, st1);
+    fx_ivalue_clear(&res);
+    assert_int_equal(fx_graph_run(g, &in, 1, &o, &res, &err), FX_OK);
+    double out2[3] = {164.25, 234, 54}, st2[3] = {18.25, 26, 6};
+    assert_values(res.u.list.items[0].u.t, 3, out2);
+    assert_values(mine, 3, st2);
+    assert_int_equal(fx_tensor_dtype(res.u.list.items[0].u.t), FX_DTYPE_F16);
+    fx_ivalue_clear(&res);
+    fx_ivalue_clear(&in);
+    fx_graph_free(g);
+    fx_tensor_release(mine);
+    fx_tensor_release(konst);
+    fx_program_free(ep);
+    fx_tensor_release(state);
+    fx_tensor_release(x);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_s1_program_text),
+        cmocka_unit_test(test_s1_listing),
+        cmocka_unit_test(test_s1_provenance),
+        cmocka_unit_test(test_s1_unlifted_twice),
+    };
+    return cmocka_run_group_tests_name("export", tests, NULL, NULL);
+}
