@@ -29,7 +29,8 @@ static const char *iv_type_name(const fx_ivalue *v) {
     }
 }
 
-int fx_arg_tensor(fx_opctx *ctx, const fx_ivalue *a, int i, fx_tensor **out) {
+int fx_kb_tensor_arg(fx_opctx *ctx, const fx_ivalue *a, int i, fx_tensor **out) {
+    *out = NULL;
     if (a[i].tag == FX_IV_TENSOR) {
         *out = a[i].u.t;
         return FX_OK;
@@ -39,7 +40,7 @@ int fx_arg_tensor(fx_opctx *ctx, const fx_ivalue *a, int i, fx_tensor **out) {
                        s->name, i < s->nargs ? s->args[i].name : "?", i + 1, iv_type_name(&a[i]));
 }
 
-int fx_arg_int_list(fx_opctx *ctx, const fx_ivalue *a, int i, int64_t *v, int *n) {
+int fx_kb_ints_arg(fx_opctx *ctx, const fx_ivalue *a, int i, int64_t *v, int *n) {
     if (a[i].tag == FX_IV_INT) { /* tolerated for direct callers that bypass dispatch */
         v[0] = a[i].u.i;
         *n = 1;
@@ -65,7 +66,7 @@ int fx_arg_int_list(fx_opctx *ctx, const fx_ivalue *a, int i, int64_t *v, int *n
     return FX_OK;
 }
 
-int fx_make_view(fx_opctx *ctx, fx_tensor *self, int ndim, const int64_t *sizes,
+int fx_kb_view(fx_opctx *ctx, fx_tensor *self, int ndim, const int64_t *sizes,
                  const int64_t *strides, int64_t offset, fx_ivalue *out) {
     fx_tensor *v;
     int rc = fx_tensor_as_strided(self, ndim, sizes, strides, offset, &v, ctx->err);
@@ -74,7 +75,7 @@ int fx_make_view(fx_opctx *ctx, fx_tensor *self, int ndim, const int64_t *sizes,
     return FX_OK;
 }
 
-void fx_dense_like_strides(const fx_tensor *t, int64_t *strides) {
+void fx_kb_dense_strides(const fx_tensor *t, int64_t *strides) {
     /* Non-overlapping and dense: the strides are a permutation of contiguous strides, i.e. the
      * dims sorted by stride tile [0, numel) exactly. */
     int64_t numel = fx_tensor_numel(t);
@@ -94,7 +95,7 @@ void fx_dense_like_strides(const fx_tensor *t, int64_t *strides) {
     fx_contiguous_strides(t->ndim, t->sizes, strides);
 }
 
-const char *fx_scalar_type_name(fx_dtype dt) {
+const char *fx_kb_scalar_name(fx_dtype dt) {
     switch (dt) {
     case FX_DTYPE_F32: return "Float";
     case FX_DTYPE_F64: return "Double";
@@ -185,7 +186,7 @@ int fx_meta_view(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self;
     int64_t shape[FX_MAX_DIMS], sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
     int n, rc;
-    if ((rc = fx_arg_tensor(ctx, a, 0, &self)) || (rc = fx_arg_int_list(ctx, a, 1, shape, &n)))
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_ints_arg(ctx, a, 1, shape, &n)))
         return rc;
     if ((rc = fx_infer_view_shape(n, shape, fx_tensor_numel(self), sizes, ctx->err))) return rc;
     if (!fx_view_strides(self->ndim, self->sizes, self->strides, n, sizes, strides))
@@ -193,7 +194,7 @@ int fx_meta_view(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
                            "view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.");
-    return fx_make_view(ctx, self, n, sizes, strides, self->offset, out);
+    return fx_kb_view(ctx, self, n, sizes, strides, self->offset, out);
 }
 
 /* _unsafe_view(Tensor self, SymInt[] size) -> Tensor: a fresh contiguous tensor of the new
@@ -203,7 +204,7 @@ int fx_meta_unsafe_view(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self, *t;
     int64_t shape[FX_MAX_DIMS], sizes[FX_MAX_DIMS];
     int n, rc;
-    if ((rc = fx_arg_tensor(ctx, a, 0, &self)) || (rc = fx_arg_int_list(ctx, a, 1, shape, &n)))
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_ints_arg(ctx, a, 1, shape, &n)))
         return rc;
     if ((rc = fx_infer_view_shape(n, shape, fx_tensor_numel(self), sizes, ctx->err))) return rc;
     if ((rc = fx_tensor_empty(n, sizes, self->dtype, ctx->device, &t, ctx->err))) return rc;
@@ -216,9 +217,9 @@ int fx_meta_select(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self;
     fx_view_geom g;
     int rc;
-    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
     if ((rc = fx_select_geom(self, a[1].u.i, a[2].u.i, &g, ctx->err))) return rc;
-    return fx_make_view(ctx, self, g.ndim, g.sizes, g.strides, g.offset, out);
+    return fx_kb_view(ctx, self, g.ndim, g.sizes, g.strides, g.offset, out);
 }
 
 /* slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None,
@@ -227,9 +228,9 @@ int fx_meta_slice(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self;
     fx_view_geom g;
     int rc;
-    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
     if ((rc = fx_slice_geom(self, a[1].u.i, &a[2], &a[3], a[4].u.i, &g, ctx->err))) return rc;
-    return fx_make_view(ctx, self, g.ndim, g.sizes, g.strides, g.offset, out);
+    return fx_kb_view(ctx, self, g.ndim, g.sizes, g.strides, g.offset, out);
 }
 
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a): dim wraps over ndim + 1; the new dim's
@@ -237,7 +238,7 @@ int fx_meta_slice(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
 int fx_meta_unsqueeze(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self;
     int rc, d;
-    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
     if ((rc = fx_wrap_dim(a[1].u.i, self->ndim + 1, &d, ctx->err))) return rc;
     if (self->ndim + 1 > FX_MAX_DIMS)
         return fx_err_setf(ctx->err, FX_ESHAPE, "fxdb supports at most %d dimensions, got %d",
@@ -253,7 +254,7 @@ int fx_meta_unsqueeze(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
             k++;
         }
     }
-    return fx_make_view(ctx, self, self->ndim + 1, sizes, strides, self->offset, out);
+    return fx_kb_view(ctx, self, self->ndim + 1, sizes, strides, self->offset, out);
 }
 
 /* squeeze.dim / squeeze.dims / squeeze: drops the named (or every) dim of size 1; a named dim
@@ -261,7 +262,7 @@ int fx_meta_unsqueeze(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
 int fx_meta_squeeze(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self;
     int rc;
-    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
     bool drop[FX_MAX_DIMS] = {false};
     fx_op_id id = ctx->op->id;
     if (id == FX_OP_SQUEEZE) {
@@ -272,7 +273,7 @@ int fx_meta_squeeze(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         if (id == FX_OP_SQUEEZE_DIM) {
             dims[0] = a[1].u.i;
             n = 1;
-        } else if ((rc = fx_arg_int_list(ctx, a, 1, dims, &n))) {
+        } else if ((rc = fx_kb_ints_arg(ctx, a, 1, dims, &n))) {
             return rc;
         }
         bool seen[FX_MAX_DIMS] = {false};
@@ -294,7 +295,7 @@ int fx_meta_squeeze(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
             strides[nd] = self->strides[d];
             nd++;
         }
-    return fx_make_view(ctx, self, nd, sizes, strides, self->offset, out);
+    return fx_kb_view(ctx, self, nd, sizes, strides, self->offset, out);
 }
 
 static int transpose_view(fx_opctx *ctx, fx_tensor *self, int64_t d0, int64_t d1,
@@ -312,14 +313,14 @@ static int transpose_view(fx_opctx *ctx, fx_tensor *self, int64_t d0, int64_t d1
         strides[a0] = self->strides[a1];
         strides[a1] = self->strides[a0];
     }
-    return fx_make_view(ctx, self, self->ndim, sizes, strides, self->offset, out);
+    return fx_kb_view(ctx, self, self->ndim, sizes, strides, self->offset, out);
 }
 
 /* transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
 int fx_meta_transpose(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self;
     int rc;
-    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
     return transpose_view(ctx, self, a[1].u.i, a[2].u.i, out);
 }
 
@@ -327,13 +328,13 @@ int fx_meta_transpose(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
 int fx_meta_t(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self;
     int rc;
-    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
     if (self->ndim > 2)
         return fx_err_setf(ctx->err, FX_ESHAPE,
                            "t() expects a tensor with <= 2 dimensions, but self is %dD",
                            self->ndim);
     if (self->ndim < 2)
-        return fx_make_view(ctx, self, self->ndim, self->sizes, self->strides, self->offset,
+        return fx_kb_view(ctx, self, self->ndim, self->sizes, self->strides, self->offset,
                             out);
     return transpose_view(ctx, self, 0, 1, out);
 }
@@ -343,14 +344,14 @@ int fx_meta_permute(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self;
     int64_t dims[FX_MAX_DIMS];
     int n, rc;
-    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
     if (a[1].tag == FX_IV_LIST && a[1].u.list.n != self->ndim)
         return fx_err_setf(ctx->err, FX_ESHAPE,
                            "permute(sparse_coo): number of dimensions in the tensor input does "
                            "not match the length of the desired ordering of dimensions i.e. "
                            "input.dim() = %d is not equal to len(dims) = %d",
                            self->ndim, a[1].u.list.n);
-    if ((rc = fx_arg_int_list(ctx, a, 1, dims, &n))) return rc;
+    if ((rc = fx_kb_ints_arg(ctx, a, 1, dims, &n))) return rc;
     if (n != self->ndim)
         return fx_err_setf(ctx->err, FX_ESHAPE,
                            "permute(sparse_coo): number of dimensions in the tensor input does "
@@ -368,7 +369,7 @@ int fx_meta_permute(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         sizes[k] = self->sizes[d];
         strides[k] = self->strides[d];
     }
-    return fx_make_view(ctx, self, n, sizes, strides, self->offset, out);
+    return fx_kb_view(ctx, self, n, sizes, strides, self->offset, out);
 }
 
 /* expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a): broadcast dims get
@@ -377,18 +378,18 @@ int fx_meta_expand(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self;
     int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
     int n, rc;
-    if ((rc = fx_arg_tensor(ctx, a, 0, &self)) || (rc = fx_arg_int_list(ctx, a, 1, sizes, &n)))
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_ints_arg(ctx, a, 1, sizes, &n)))
         return rc;
     if ((rc = fx_expand_strides(self, n, sizes, strides, ctx->err))) return rc;
-    return fx_make_view(ctx, self, n, sizes, strides, self->offset, out);
+    return fx_kb_view(ctx, self, n, sizes, strides, self->offset, out);
 }
 
 /* alias(Tensor(a) self) -> Tensor(a): same geometry, new tensor object. */
 int fx_meta_alias(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self;
     int rc;
-    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
-    return fx_make_view(ctx, self, self->ndim, self->sizes, self->strides, self->offset, out);
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
+    return fx_kb_view(ctx, self, self->ndim, self->sizes, self->strides, self->offset, out);
 }
 
 /* as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None)
@@ -397,11 +398,11 @@ int fx_meta_as_strided(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self;
     int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
     int n, ns, rc;
-    if ((rc = fx_arg_tensor(ctx, a, 0, &self))) return rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
     if (a[1].tag == FX_IV_LIST && a[2].tag == FX_IV_LIST && a[1].u.list.n != a[2].u.list.n)
         return fx_err_setf(ctx->err, FX_EARG, "mismatch in length of strides and shape");
-    if ((rc = fx_arg_int_list(ctx, a, 1, sizes, &n)) ||
-        (rc = fx_arg_int_list(ctx, a, 2, strides, &ns)))
+    if ((rc = fx_kb_ints_arg(ctx, a, 1, sizes, &n)) ||
+        (rc = fx_kb_ints_arg(ctx, a, 2, strides, &ns)))
         return rc;
     if (n != ns) return fx_err_setf(ctx->err, FX_EARG, "mismatch in length of strides and shape");
     char b1[160], b2[160];
@@ -438,5 +439,5 @@ int fx_meta_as_strided(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
                            fx_shape_str(n, strides, b2, sizeof b2), (long long)offset,
                            (long long)item, (long long)((span + offset) * item),
                            (long long)self->storage->size_bytes);
-    return fx_make_view(ctx, self, n, sizes, strides, offset, out);
+    return fx_kb_view(ctx, self, n, sizes, strides, offset, out);
 }

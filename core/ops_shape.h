@@ -11,6 +11,8 @@
 #ifndef FX_OPS_SHAPE_H
 #define FX_OPS_SHAPE_H
 
+#include <string.h>
+
 #include "core/dispatch.h"
 #include "core/tensor_impl.h"
 
@@ -18,16 +20,16 @@
 
 /* a[i] as a tensor (borrowed). A wrapped number where the op needs a real tensor gives
  * FX_EARG "view(): argument 'self' (position 1) must be Tensor, not int", as PyTorch's binding. */
-int fx_arg_tensor(fx_opctx *ctx, const fx_ivalue *a, int i, fx_tensor **out);
+int fx_kb_tensor_arg(fx_opctx *ctx, const fx_ivalue *a, int i, fx_tensor **out);
 /* a[i] (an int list; dispatch already turned a single int into a one-element list) into
  * v[0..*n). More than FX_MAX_DIMS entries is FX_ESHAPE. */
-int fx_arg_int_list(fx_opctx *ctx, const fx_ivalue *a, int i, int64_t *v, int *n);
+int fx_kb_ints_arg(fx_opctx *ctx, const fx_ivalue *a, int i, int64_t *v, int *n);
 /* Appends a view of `self` with the given geometry to out[0] (new reference). */
-int fx_make_view(fx_opctx *ctx, fx_tensor *self, int ndim, const int64_t *sizes,
+int fx_kb_view(fx_opctx *ctx, fx_tensor *self, int ndim, const int64_t *sizes,
                  const int64_t *strides, int64_t offset, fx_ivalue *out);
 /* Strides for a fresh tensor "like" t (torch.empty_like with preserve_format): t's own strides
  * when t is non-overlapping and dense, else contiguous strides. */
-void fx_dense_like_strides(const fx_tensor *t, int64_t *strides);
+void fx_kb_dense_strides(const fx_tensor *t, int64_t *strides);
 
 /* ---- view geometry (meta_shape.c) ---------------------------------------------------------- */
 
@@ -77,6 +79,40 @@ int fx_index_plan_build(const fx_tensor *self, const fx_ivalue *indices, fx_inde
                         fx_err *err);
 void fx_index_plan_free(fx_index_plan *p);
 
+/* ---- the strided walker -------------------------------------------------------------------- */
+
+/* A row-major counter over `nd` dims carrying up to FX_MAX_DIMS element offsets ("streams") at
+ * once, one per tensor walked (each in elements of its own tensor; stride 0 broadcasts). */
+#define KB_MAX_STREAMS FX_MAX_DIMS
+
+typedef struct kb_walk {
+    int nd;                                  /* rank walked */
+    int ns;                                  /* streams in use */
+    int64_t size[FX_MAX_DIMS];               /* (nd,) */
+    int64_t st[KB_MAX_STREAMS][FX_MAX_DIMS]; /* (ns, nd) element strides per stream */
+    int64_t pos[FX_MAX_DIMS];                /* (nd,) current multi-index */
+    int64_t off[KB_MAX_STREAMS];             /* (ns,) current offset per stream */
+} kb_walk;
+
+static inline void walk_init(kb_walk *w, int nd, const int64_t *sizes, int ns) {
+    memset(w, 0, sizeof *w);
+    w->nd = nd;
+    w->ns = ns;
+    if (nd) memcpy(w->size, sizes, sizeof(int64_t) * (size_t)nd);
+}
+
+/* Moves to the next element in row-major order. */
+static inline void walk_next(kb_walk *w) {
+    for (int d = w->nd - 1; d >= 0; d--) {
+        if (++w->pos[d] < w->size[d]) {
+            for (int s = 0; s < w->ns; s++) w->off[s] += w->st[s][d];
+            return;
+        }
+        w->pos[d] = 0;
+        for (int s = 0; s < w->ns; s++) w->off[s] -= w->st[s][d] * (w->size[d] - 1);
+    }
+}
+
 /* ---- strided copy (k_index.c) -------------------------------------------------------------- */
 
 /* dst[...] = src[...] for two cpu tensors of the same sizes and any strides / offsets,
@@ -86,6 +122,6 @@ void fx_kb_copy(fx_tensor *dst, const fx_tensor *src);
 
 /* The c10::ScalarType name of a dtype ("Float", "Double", "Half", "BFloat16", "Long", "Int",
  * "Short", "Char", "Byte", "Bool"), as PyTorch's messages print it. */
-const char *fx_scalar_type_name(fx_dtype dt);
+const char *fx_kb_scalar_name(fx_dtype dt);
 
 #endif

@@ -1,0 +1,167 @@
+/* tests/unit/kb_util.h — small helpers shared by the view, index and linalg unit tests.
+ * Layer: tests. Everything is static: each test file includes it once. Tensors are built from
+ * doubles, laid out in the ways the tests need (contiguous, transposed, sliced with an offset,
+ * expanded), ops are called through the real dispatcher, and a recorder hook lists the ops a
+ * trace-mode call records (to check what a composite decomposes into). */
+#ifndef KB_UTIL_H
+#define KB_UTIL_H
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/fx.h"
+
+static fx_err kb_err;
+
+/* A contiguous cpu tensor of `dt` holding vals[i] (row-major), or i * scale + shift when vals
+ * is NULL. */
+static fx_tensor *kb_tensor(fx_dtype dt, int ndim, const int64_t *sizes, const double *vals,
+                            double scale, double shift) {
+    fx_tensor *t = NULL;
+    if (fx_tensor_empty(ndim, sizes, dt, FX_DEVICE_CPU, &t, &kb_err)) return NULL;
+    int64_t n = fx_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++)
+        fx_dtype_store_f64(dt, fx_tensor_data(t), i, vals ? vals[i] : (double)i * scale + shift);
+    return t;
+}
+
+/* Same values, but stored transposed: the result has sizes `sizes` and strides of a
+ * contiguous tensor of the reversed shape (a .t() / permute(reversed) of a contiguous one). */
+static fx_tensor *kb_transposed(fx_dtype dt, int ndim, const int64_t *sizes, double scale,
+                                double shift) {
+    int64_t rs[FX_MAX_DIMS], rst[FX_MAX_DIMS], st[FX_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) rs[d] = sizes[ndim - 1 - d];
+    fx_tensor *base = NULL, *v = NULL;
+    if (fx_tensor_empty(ndim, rs, dt, FX_DEVICE_CPU, &base, &kb_err)) return NULL;
+    fx_contiguous_strides(ndim, rs, rst);
+    for (int d = 0; d < ndim; d++) st[d] = rst[ndim - 1 - d];
+    if (fx_tensor_as_strided(base, ndim, sizes, st, 0, &v, &kb_err)) return NULL;
+    fx_tensor_release(base);
+    int64_t n = fx_tensor_numel(v), idx[FX_MAX_DIMS];
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = i;
+        for (int d = ndim - 1; d >= 0; d--) idx[d] = r % sizes[d], r /= sizes[d];
+        fx_tensor_set_f64(v, idx, (double)i * scale + shift);
+    }
+    return v;
+}
+
+/* Same values in a strided view of a larger buffer: every dim has stride (2 * contiguous
+ * stride) and the view starts at offset 3 — neither contiguous nor at offset 0. */
+static fx_tensor *kb_gapped(fx_dtype dt, int ndim, const int64_t *sizes, double scale,
+                            double shift) {
+    int64_t st[FX_MAX_DIMS], big = 3 + 1;
+    fx_contiguous_strides(ndim, sizes, st);
+    for (int d = 0; d < ndim; d++) {
+        st[d] *= 2;
+        if (sizes[d] > 0) big += (sizes[d] - 1) * st[d];
+    }
+    fx_tensor *base = NULL, *v = NULL;
+    if (fx_tensor_zeros(1, &big, dt, FX_DEVICE_CPU, &base, &kb_err)) return NULL;
+    if (fx_tensor_as_strided(base, ndim, sizes, st, 3, &v, &kb_err)) return NULL;
+    fx_tensor_release(base);
+    int64_t n = fx_tensor_numel(v), idx[FX_MAX_DIMS];
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = i;
+        for (int d = ndim - 1; d >= 0; d--) idx[d] = r % sizes[d], r /= sizes[d];
+        fx_tensor_set_f64(v, idx, (double)i * scale + shift);
+    }
+    return v;
+}
+
+/* A meta tensor (no data) of the given sizes. */
+static fx_tensor *kb_meta(fx_dtype dt, int ndim, const int64_t *sizes) {
+    fx_tensor *t = NULL;
+    if (fx_tensor_empty(ndim, sizes, dt, FX_DEVICE_META, &t, &kb_err)) return NULL;
+    return t;
+}
+
+/* Value at a multi-index: kb_at(t, (int64_t[]){1, 2}). */
+static double kb_at(const fx_tensor *t, const int64_t *idx) { return fx_tensor_get_f64(t, idx); }
+
+static bool kb_sizes_are(const fx_tensor *t, int ndim, const int64_t *sizes) {
+    if (fx_tensor_ndim(t) != ndim) return false;
+    for (int d = 0; d < ndim; d++)
+        if (fx_tensor_size(t, d) != sizes[d]) return false;
+    return true;
+}
+
+static bool kb_strides_are(const fx_tensor *t, int ndim, const int64_t *strides) {
+    if (fx_tensor_ndim(t) != ndim) return false;
+    for (int d = 0; d < ndim; d++)
+        if (fx_tensor_stride(t, d) != strides[d]) return false;
+    return true;
+}
+
+/* Calls op with nargs ivalue* arguments through the eager dispatcher; returns the (first)
+ * result tensor (new reference) or NULL with kb_err set. */
+static fx_tensor *kb_call(fx_ctx *ctx, fx_op_id op, int nargs, ...) {
+    const fx_opdef *def = fx_op_get(op);
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS], outs[FX_SCHEMA_MAX_RETS];
+    memset(args, 0, sizeof args);
+    va_list ap;
+    va_start(ap, nargs);
+    for (int i = 0; i < nargs; i++) {
+        const fx_ivalue *v = va_arg(ap, const fx_ivalue *);
+        if (v) args[i] = *v;
+    }
+    va_end(ap);
+    fx_err_clear(&kb_err);
+    if (fx_dispatch(ctx, def, args, outs, &kb_err)) return NULL;
+    for (int i = 1; i < def->schema.nrets; i++) fx_ivalue_clear(&outs[i]);
+    return outs[0].tag == FX_IV_TENSOR ? outs[0].u.t : NULL;
+}
+
+/* A borrowed tensor ivalue (not retained: never clear it). */
+static fx_ivalue kb_iv(fx_tensor *t) { return (fx_ivalue){.tag = FX_IV_TENSOR, .u.t = t}; }
+
+/* An int-list ivalue of n int arguments (owned: clear it). */
+static fx_ivalue kb_ints(int n, ...) {
+    int64_t v[16];
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) v[i] = va_arg(ap, int);
+    va_end(ap);
+    fx_ivalue out;
+    fx_iv_int_list(n, v, &out, &kb_err);
+    return out;
+}
+
+/* ---- a recorder: the qualnames of the ops a trace-mode ctx records ------------------------- */
+
+typedef struct kb_rec {
+    int n;
+    char ops[64][48];
+} kb_rec;
+
+static int kb_record(void *ud, const fx_opdef *op, const fx_ivalue *args, const fx_ivalue *outs,
+                     fx_err *err) {
+    (void)args, (void)outs, (void)err;
+    kb_rec *r = ud;
+    if (r->n < 64) snprintf(r->ops[r->n++], sizeof r->ops[0], "%s", fx_op_qualname(op));
+    return FX_OK;
+}
+
+/* A trace context (real values when `real`) recording into r. */
+static void kb_trace_ctx(fx_ctx *ctx, kb_rec *r, bool real) {
+    fx_ctx_init(ctx, FX_MODE_TRACE);
+    ctx->real = real;
+    ctx->record = kb_record;
+    ctx->record_ud = r;
+    memset(r, 0, sizeof *r);
+}
+
+/* "view.default,clone.default,..." of what r recorded. */
+static const char *kb_rec_str(const kb_rec *r) {
+    static char buf[2048];
+    buf[0] = 0;
+    for (int i = 0; i < r->n; i++) {
+        if (i) strncat(buf, ",", sizeof buf - strlen(buf) - 1);
+        strncat(buf, r->ops[i], sizeof buf - strlen(buf) - 1);
+    }
+    return buf;
+}
+
+#endif
