@@ -95,7 +95,12 @@ int fx_infer_view_shape(int n, const int64_t *shape, int64_t numel, int64_t *out
         }
     }
     if (infer >= 0) {
-        if (prod == 0 || numel % prod != 0) {
+        if (prod == 0)
+            return fx_err_setf(err, FX_ESHAPE,
+                               "cannot reshape tensor of 0 elements into shape %s because the "
+                               "unspecified dimension size -1 can be any value and is ambiguous",
+                               fx_shape_str(n, shape, b, sizeof b));
+        if (numel % prod != 0) {
             return fx_err_setf(err, FX_ESHAPE, "shape '%s' is invalid for input of size %lld",
                                fx_shape_str(n, shape, b, sizeof b), (long long)numel);
         }
