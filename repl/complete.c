@@ -1,0 +1,343 @@
+/* repl/complete.c — Tab completion: colon commands, Lua globals, fields and methods, node names.
+ * Layer: repl.
+ *
+ * What completes where:
+ *   ":gr"              command names (":graph")
+ *   ":help ex"         command names; ":graph r" -> stage names
+ *   "torch.zer"        keys of the value of `torch`; "x:si" -> methods (function values) only
+ *   "pri"              globals and Lua keywords
+ *   "%add"             node names of fxdb.current.graph
+ *   ":load f", ":render f"   file names (libedit's own completion)
+ * The value before the cursor is found without running user code: the prefix must be names
+ * joined by dots, and each step is a raw lookup that follows metatable __index only while it is
+ * a table. Only node-name completion calls Lua (__index of graph objects), and it does so in
+ * protected mode. All Lua work runs under lua_pcall, so an error (even out of memory) is dropped
+ * and the candidate list is freed by the caller side. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "repl/repl.h"
+
+const char complete_word_breaks[] = " \t\n\"'`@$><=;|&{(,+-*/^~#[])}";
+
+#define COMPLETE_MAX_DEPTH 16      /* __index chain links followed */
+
+/* A growing list of malloc'd candidate strings. */
+typedef struct cand_list {
+    char **items;    /* (n + 1,) NULL-terminated when handed out */
+    int n;           /* used */
+    int cap;         /* allocated, excluding the terminator */
+    bool oom;        /* an allocation failed: the list is incomplete */
+} cand_list;
+
+/* Appends prefix + s (copied). */
+static void cand_add(cand_list *c, const char *prefix, const char *s) {
+    if (c->oom)
+        return;
+    if (c->n + 1 >= c->cap) {
+        int ncap = c->cap ? c->cap * 2 : 32;
+        char **ni = realloc(c->items, (size_t)(ncap + 1) * sizeof *ni);
+        if (ni == NULL) {
+            c->oom = true;
+            return;
+        }
+        c->items = ni;
+        c->cap = ncap;
+    }
+    size_t lp = strlen(prefix), ls = strlen(s);
+    char *v = malloc(lp + ls + 1);
+    if (v == NULL) {
+        c->oom = true;
+        return;
+    }
+    memcpy(v, prefix, lp);
+    memcpy(v + lp, s, ls + 1);
+    c->items[c->n++] = v;
+    c->items[c->n] = NULL;
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorts, removes duplicates and hands out the NULL-terminated array (NULL when empty). */
+static char **cand_finish(cand_list *c) {
+    if (c->n == 0) {
+        free(c->items);
+        return NULL;
+    }
+    qsort(c->items, (size_t)c->n, sizeof *c->items, cmp_str);
+    int w = 0;
+    for (int r = 0; r < c->n; r++) {
+        if (w > 0 && strcmp(c->items[w - 1], c->items[r]) == 0)
+            free(c->items[r]);
+        else
+            c->items[w++] = c->items[r];
+    }
+    c->items[w] = NULL;
+    return c->items;
+}
+
+/* Frees a candidate array. */
+void complete_free(char **cands) {
+    if (cands == NULL)
+        return;
+    for (char **p = cands; *p != NULL; p++)
+        free(*p);
+    free(cands);
+}
+
+static bool starts_with(const char *s, const char *prefix) {
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* True when s is a Lua identifier (and so completes as `a.s` rather than `a["s"]`). */
+static bool is_identifier(const char *s, size_t len) {
+    if (len == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return false;
+    for (size_t i = 1; i < len; i++)
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+            return false;
+    return true;
+}
+
+/* ======================================================================================== */
+/* Lua values: safe lookups                                                                  */
+/* ======================================================================================== */
+
+/* Replaces the value at the top with its field `key`, looked up raw and through metatable
+ * __index tables only (never calling a metamethod); nil when not found.  [-1, +1, m] */
+static void safe_field(lua_State *L, const char *key) {
+    for (int depth = 0; depth < COMPLETE_MAX_DEPTH; depth++) {
+        if (lua_type(L, -1) == LUA_TTABLE) {
+            lua_pushstring(L, key);                   /* [v, key] */
+            if (lua_rawget(L, -2) != LUA_TNIL) {      /* [v, field] */
+                lua_remove(L, -2);                    /* [field] */
+                return;
+            }
+            lua_pop(L, 1);                            /* [v] */
+        }
+        if (!lua_getmetatable(L, -1))                 /* [v, mt] or [v] */
+            break;
+        lua_pushliteral(L, "__index");                /* [v, mt, "__index"] */
+        lua_rawget(L, -2);                            /* [v, mt, index] */
+        lua_remove(L, -2);                            /* [v, index] */
+        lua_remove(L, -2);                            /* [index] */
+        if (lua_type(L, -1) != LUA_TTABLE)
+            break;
+    }
+    lua_pop(L, 1);
+    lua_pushnil(L);                                   /* [nil] */
+}
+
+/* Adds prefix..key for every identifier key of the value at the top (raw keys of a table, then
+ * of each metatable __index table) that starts with `partial`; methods_only keeps function
+ * values. Pops the value.  [-1, +0, m] */
+static void collect_keys(lua_State *L, cand_list *c, const char *prefix, const char *partial,
+                         bool methods_only) {
+    for (int depth = 0; depth < COMPLETE_MAX_DEPTH; depth++) {
+        if (lua_type(L, -1) == LUA_TTABLE) {
+            lua_pushnil(L);                           /* [v, nil] */
+            while (lua_next(L, -2) != 0) {            /* [v, k, val] */
+                if (lua_type(L, -2) == LUA_TSTRING) {
+                    size_t len;
+                    const char *k = lua_tolstring(L, -2, &len);
+                    bool ok = is_identifier(k, len) && starts_with(k, partial);
+                    if (ok && methods_only)
+                        ok = lua_type(L, -1) == LUA_TFUNCTION;
+                    if (ok)
+                        cand_add(c, prefix, k);
+                }
+                lua_pop(L, 1);                        /* [v, k] */
+            }                                         /* [v] */
+        }
+        if (!lua_getmetatable(L, -1))
+            break;
+        lua_pushliteral(L, "__index");
+        lua_rawget(L, -2);                            /* [v, mt, index] */
+        lua_remove(L, -2);
+        lua_remove(L, -2);                            /* [index] */
+        if (lua_type(L, -1) != LUA_TTABLE)
+            break;
+    }
+    lua_pop(L, 1);
+}
+
+/* What the protected workers receive. */
+typedef struct complete_job {
+    cand_list *out;
+    const char *word;      /* the word being completed */
+} complete_job;
+
+/* Protected worker: Lua completion of job->word ("torch.zer", "x:si", "pri").  [-0, +0, m] */
+static int lua_words(lua_State *L) {
+    static const char *const keywords[] = {
+        "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto",
+        "if", "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until",
+        "while", NULL,
+    };
+    complete_job *job = lua_touserdata(L, 1);
+    const char *w = job->word;
+    const char *sep = NULL;
+    for (const char *p = w; *p; p++)
+        if (*p == '.' || *p == ':')
+            sep = p;
+    if (sep == NULL) {
+        lua_pushglobaltable(L);
+        collect_keys(L, job->out, "", w, false);
+        for (int i = 0; keywords[i] != NULL; i++)
+            if (starts_with(keywords[i], w))
+                cand_add(job->out, "", keywords[i]);
+        return 0;
+    }
+    /* the prefix must be name(.name)*: no calls, no indexing, no ':' inside */
+    size_t plen = (size_t)(sep - w);
+    lua_pushlstring(L, w, plen + 1);                   /* [.., "a.b." / "a.b:"] */
+    const char *prefix = lua_tostring(L, -1);
+    lua_pushglobaltable(L);                            /* [.., prefix, _G] */
+    size_t i = 0;
+    while (i < plen) {
+        size_t j = i;
+        while (j < plen && w[j] != '.')
+            j++;
+        if (!is_identifier(w + i, j - i))
+            return 0;
+        lua_pushlstring(L, w + i, j - i);              /* [.., v, name] */
+        const char *name = lua_tostring(L, -1);
+        lua_insert(L, -2);                             /* [.., name, v] */
+        safe_field(L, name);                           /* [.., name, field] */
+        lua_remove(L, -2);                             /* [.., field] */
+        if (lua_isnil(L, -1))
+            return 0;
+        i = j + 1;
+    }
+    collect_keys(L, job->out, prefix, sep + 1, *sep == ':');
+    return 0;
+}
+
+/* Protected worker: "%" + node names of fxdb.current.graph that start with job->word. Reads
+ * fields through metamethods (graph and node objects are userdata), hence protected. */
+static int node_words(lua_State *L) {
+    complete_job *job = lua_touserdata(L, 1);
+    const char *partial = job->word + 1;               /* after '%' */
+    if (lua_getglobal(L, "fxdb") != LUA_TTABLE)        /* [fxdb] */
+        return 0;
+    if (lua_getfield(L, -1, "current") == LUA_TNIL)    /* [fxdb, cur] */
+        return 0;
+    if (lua_getfield(L, -1, "graph") == LUA_TNIL)      /* [fxdb, cur, g] */
+        return 0;
+    if (lua_getfield(L, -1, "nodes") == LUA_TNIL)      /* [fxdb, cur, g, nodes] */
+        return 0;
+    for (lua_Integer k = 1;; k++) {
+        if (lua_geti(L, -1, k) == LUA_TNIL)            /* [.., nodes, node] */
+            break;
+        if (lua_getfield(L, -1, "name") == LUA_TSTRING) {   /* [.., nodes, node, name] */
+            const char *name = lua_tostring(L, -1);
+            if (starts_with(name, partial))
+                cand_add(job->out, "%", name);
+        }
+        lua_pop(L, 2);                                 /* [.., nodes] */
+    }
+    return 0;
+}
+
+/* Runs a worker in protected mode with the Ctrl-C hook disarmed; errors are dropped. */
+static void run_protected(lua_State *L, lua_CFunction fn, complete_job *job) {
+    int top = lua_gettop(L);
+    lua_pushcfunction(L, fn);
+    lua_pushlightuserdata(L, job);
+    (void)lua_pcall(L, 1, 0, 0);
+    lua_settop(L, top);
+}
+
+/* ======================================================================================== */
+/* entry point                                                                                */
+/* ======================================================================================== */
+
+/* Stage names `:graph` and `:diff` take. */
+static const char *const stage_names[] = {"raw", "functional", "exported", "unlifted", NULL};
+
+/* Candidates for the word line[start, end); see repl.h. */
+char **complete_candidates(lua_State *L, const char *line, int start, int end) {
+    cand_list c = {0};
+    size_t llen = strlen(line);
+    if (start < 0 || end < start || (size_t)end > llen)
+        return NULL;
+    char *word = malloc((size_t)(end - start) + 1);
+    if (word == NULL)
+        return NULL;
+    memcpy(word, line + start, (size_t)(end - start));
+    word[end - start] = '\0';
+    complete_job job = {&c, word};
+
+    int lead = 0;
+    while (line[lead] == ' ' || line[lead] == '\t')
+        lead++;
+    bool is_cmd = repl_is_command(line);
+
+    if (is_cmd && start <= lead) {
+        /* the command word itself */
+        const char *partial = word[0] == ':' ? word + 1 : word;
+        for (int i = 0; i < cmd_count(); i++)
+            if (starts_with(cmd_name_at(i), partial))
+                cand_add(&c, ":", cmd_name_at(i));
+    } else if (word[0] == '%') {
+        run_protected(L, node_words, &job);
+    } else if (is_cmd) {
+        /* an argument: the command word is line[lead+1 .. first blank) */
+        char cmd[32];
+        size_t k = 0;
+        for (const char *p = line + lead + 1; *p && *p != ' ' && *p != '\t' && k + 1 < sizeof cmd;
+             p++)
+            cmd[k++] = *p;
+        cmd[k] = '\0';
+        const char *name = cmd_resolve(cmd);
+        if (name != NULL && strcmp(name, "help") == 0) {
+            for (int i = 0; i < cmd_count(); i++)
+                if (starts_with(cmd_name_at(i), word))
+                    cand_add(&c, "", cmd_name_at(i));
+        } else if (name != NULL && (strcmp(name, "graph") == 0 || strcmp(name, "diff") == 0)) {
+            for (int i = 0; stage_names[i] != NULL; i++)
+                if (starts_with(stage_names[i], word))
+                    cand_add(&c, "", stage_names[i]);
+            if (strcmp(name, "diff") == 0)
+                run_protected(L, lua_words, &job);
+        } else if (name != NULL
+                   && (strcmp(name, "load") == 0 || strcmp(name, "render") == 0)) {
+            free(word);
+            return NULL;                               /* file names: the editor's own */
+        } else {
+            run_protected(L, lua_words, &job);
+        }
+    } else {
+        run_protected(L, lua_words, &job);
+    }
+    free(word);
+    if (c.oom) {
+        complete_free(cand_finish(&c));
+        return NULL;
+    }
+    return cand_finish(&c);
+}
+
+/* True when completion found nothing because file names are wanted (":load", ":render"). */
+bool complete_wants_files(const char *line) {
+    if (!repl_is_command(line))
+        return false;
+    int lead = 0;
+    while (line[lead] == ' ' || line[lead] == '\t')
+        lead++;
+    char cmd[32];
+    size_t k = 0;
+    for (const char *p = line + lead + 1; *p && *p != ' ' && *p != '\t' && k + 1 < sizeof cmd; p++)
+        cmd[k++] = *p;
+    cmd[k] = '\0';
+    if (line[lead + 1 + k] == '\0')
+        return false;                                  /* still on the command word */
+    const char *name = cmd_resolve(cmd);
+    return name != NULL && (strcmp(name, "load") == 0 || strcmp(name, "render") == 0);
+}

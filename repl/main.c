@@ -1,0 +1,253 @@
+/* repl/main.c — the fxdb program: command-line arguments, the Lua state, script / -e / REPL.
+ * Layer: repl.
+ *
+ *   fxdb                       REPL (prompts and editing only when stdin is a terminal)
+ *   fxdb FILE.lua [ARGS...]    run the script with ARGS in `arg` (and as `...`); exit 0, or 1 on
+ *                              an uncaught error
+ *   fxdb -i FILE.lua           run the script, then the REPL in the same globals
+ *   fxdb -e 'CHUNK'            run a Lua chunk, or a ':' command; repeatable; stops at the first
+ *                              failure (exit 1)
+ *   fxdb -                     run stdin as a script
+ *   fxdb --help / --version
+ * Options are read as lua.c's collectargs reads them: they end at the first word that is not an
+ * option (the script), after "--", or at "-". The global `arg` is built as in lua.c: arg[0] is
+ * the script, arg[1..] its arguments, and negative indices hold the interpreter and options.
+ * As in lua.c, all the work runs in pmain under lua_pcall, so an error of the Lua API itself is
+ * reported and the program exits 1 instead of aborting. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+
+#include "lua/fxlua.h"
+#include "repl/repl.h"
+#include "viz/fxviz.h"
+
+#define HAS_ERROR 1     /* bad option */
+#define HAS_I 2         /* -i */
+#define HAS_V 4         /* --version */
+#define HAS_E 8         /* -e */
+#define HAS_HELP 16     /* --help */
+
+static const char *g_progname = FXDB_PROGNAME;
+static const char *g_badopt;      /* the offending option, for the usage message */
+
+/* Prints the usage text on f. */
+static void print_usage(FILE *f) {
+    fprintf(f,
+            "usage: %s [options] [script.lua [args]]\n"
+            "Available options are:\n"
+            "  -e chunk   run 'chunk' (Lua, or a ':' command such as ':help'); may be repeated\n"
+            "  -i         enter the REPL after running 'script' / the -e chunks\n"
+            "  --help     show this text\n"
+            "  --version  show version information\n"
+            "  --         stop handling options\n"
+            "  -          run stdin as a script and stop handling options\n"
+            "With no script and no -e, %s starts the REPL (type :help there).\n",
+            g_progname, g_progname);
+    fflush(f);
+}
+
+static void print_version(void) {
+    printf("%s %s (%s)\n", FXDB_PROGNAME, FX_VERSION, LUA_RELEASE);
+    fflush(stdout);
+}
+
+/* Scans the options of argv (lua.c's collectargs). Returns HAS_* bits; *first is the index of
+ * the script, or argc when there is none. */
+static int collectargs(char **argv, int *first) {
+    int args = 0;
+    int i;
+    if (argv[0] == NULL) {
+        *first = -1;
+        return 0;
+    }
+    if (argv[0][0] != '\0')
+        g_progname = argv[0];
+    for (i = 1; argv[i] != NULL; i++) {
+        *first = i;
+        if (argv[i][0] != '-')               /* not an option: the script */
+            return args;
+        switch (argv[i][1]) {
+        case '-':                            /* "--", "--help", "--version" */
+            if (argv[i][2] == '\0') {
+                *first = i + 1;
+                return args;
+            }
+            if (strcmp(argv[i], "--help") == 0) {
+                args |= HAS_HELP;
+                break;
+            }
+            if (strcmp(argv[i], "--version") == 0) {
+                args |= HAS_V;
+                break;
+            }
+            g_badopt = argv[i];
+            return HAS_ERROR;
+        case '\0':                           /* "-": the script is stdin */
+            return args;
+        case 'i':
+            if (argv[i][2] != '\0') {
+                g_badopt = argv[i];
+                return HAS_ERROR;
+            }
+            args |= HAS_I;
+            break;
+        case 'v':
+            if (argv[i][2] != '\0') {
+                g_badopt = argv[i];
+                return HAS_ERROR;
+            }
+            args |= HAS_V;
+            break;
+        case 'e':
+            args |= HAS_E;
+            if (argv[i][2] == '\0') {        /* no concatenated chunk: take the next word */
+                i++;
+                if (argv[i] == NULL) {
+                    g_badopt = argv[i - 1];
+                    return HAS_ERROR;
+                }
+            }
+            break;
+        default:
+            g_badopt = argv[i];
+            return HAS_ERROR;
+        }
+    }
+    *first = i;
+    return args;
+}
+
+/* Builds the global `arg` (lua.c's createargtable).  [-0, +0, e] */
+static void createargtable(lua_State *L, char **argv, int argc, int script) {
+    int narg = argc - (script + 1);
+    if (narg < 0)
+        narg = 0;
+    lua_createtable(L, narg, script + 1);                 /* [arg] */
+    for (int i = 0; i < argc; i++) {
+        lua_pushstring(L, argv[i]);
+        lua_rawseti(L, -2, i - script);
+    }
+    lua_setglobal(L, "arg");                              /* [] */
+}
+
+/* Runs every -e chunk in order; stops at the first failure. Returns CMD_OK, CMD_ERROR or
+ * CMD_QUIT. */
+static int runargs(lua_State *L, char **argv, int n) {
+    for (int i = 1; i < n; i++) {
+        if (argv[i][0] != '-' || argv[i][1] != 'e')
+            continue;
+        const char *chunk = argv[i][2] != '\0' ? argv[i] + 2 : argv[++i];
+        int rc = repl_run_line(L, chunk, "=(command line)");
+        if (rc != CMD_OK)
+            return rc;
+    }
+    return CMD_OK;
+}
+
+/* Pushes the script arguments (arg[1..]) and returns how many.  [-0, +n, e] */
+static int pushargs(lua_State *L) {
+    if (lua_getglobal(L, "arg") != LUA_TTABLE)
+        luaL_error(L, "'arg' is not a table");
+    int n = (int)luaL_len(L, -1);
+    luaL_checkstack(L, n + 3, "too many arguments to script");
+    for (int i = 1; i <= n; i++)
+        lua_rawgeti(L, -i, i);
+    lua_remove(L, -(n + 1));                              /* remove `arg` */
+    return n;
+}
+
+/* Loads and runs the script argv[script] ("-" = stdin unless after "--") with its arguments;
+ * reports an error. Returns the status.  [-0, +0, e] */
+static int handle_script(lua_State *L, char **argv, int script) {
+    const char *fname = argv[script];
+    if (strcmp(fname, "-") == 0 && (script == 0 || strcmp(argv[script - 1], "--") != 0))
+        fname = NULL;                                     /* stdin */
+    int status = luaL_loadfile(L, fname);                 /* [chunk|err] */
+    if (status == LUA_OK) {
+        int n = pushargs(L);                              /* [chunk, args..] */
+        status = repl_docall(L, n, LUA_MULTRET);          /* [results..|err] */
+    }
+    repl_report(L, status);
+    lua_settop(L, 0);
+    return status;
+}
+
+/* The body, run protected: [argc, argv] -> [ok]. */
+static int pmain(lua_State *L) {
+    int argc = (int)lua_tointeger(L, 1);
+    char **argv = (char **)lua_touserdata(L, 2);
+    int script;
+    int args = collectargs(argv, &script);
+    int optlim = (script > 0) ? script : argc;
+    lua_settop(L, 0);
+    if (args == HAS_ERROR) {
+        fprintf(stderr, "%s: ", g_progname);
+        if (g_badopt != NULL && g_badopt[1] == 'e' && g_badopt[2] == '\0')
+            fprintf(stderr, "'%s' needs argument\n", g_badopt);
+        else
+            fprintf(stderr, "unrecognized option '%s'\n", g_badopt ? g_badopt : "?");
+        print_usage(stderr);
+        return 0;
+    }
+    if (args & HAS_HELP) {
+        print_usage(stdout);
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    if (args & HAS_V) {
+        print_version();
+        if (!(args & (HAS_E | HAS_I)) && script == argc) {
+            lua_pushboolean(L, 1);
+            return 1;
+        }
+    }
+    luaL_checkversion(L);
+    luaL_openlibs(L);
+    fxlua_openlibs(L);
+    render_bind_open(L);
+    createargtable(L, argv, argc, script);
+    lua_gc(L, LUA_GCGEN, 0, 0);
+    sig_init(L);
+
+    int rc = runargs(L, argv, optlim);
+    if (rc == CMD_ERROR)
+        return 0;
+    if (rc == CMD_QUIT) {
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    if (script < argc && handle_script(L, argv, script) != LUA_OK)
+        return 0;
+    if (args & HAS_I) {
+        repl_loop(L, term_is_tty(STDIN_FILENO));
+    } else if (script == argc && !(args & (HAS_E | HAS_V))) {
+        repl_loop(L, term_is_tty(STDIN_FILENO));
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    term_init();
+    lua_State *L = luaL_newstate();
+    if (L == NULL) {
+        fprintf(stderr, "%s: cannot create state: not enough memory\n", argv[0]);
+        return EXIT_FAILURE;
+    }
+    lua_pushcfunction(L, pmain);
+    lua_pushinteger(L, argc);
+    lua_pushlightuserdata(L, argv);
+    int status = lua_pcall(L, 2, 1, 0);
+    int ok = lua_toboolean(L, -1);
+    if (status != LUA_OK)
+        term_print_error(L, -1);
+    lua_close(L);
+    fxviz_shutdown();
+    return (ok && status == LUA_OK) ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# tests/pty/test_pty.sh — the REPL in a real terminal: line editing, history, Tab completion,
+# Ctrl-C and Ctrl-D, driven through tmux.
+# Layer: tests. Usage: tests/pty/test_pty.sh BUILD   (run_all.sh runs it when tmux is installed)
+# Starts $BUILD/fxdb in a detached tmux session on a private server socket (never touching the
+# user's tmux), with HOME set to a temporary folder, types keys with send-keys and reads the
+# screen with capture-pane. Ends with "pty: N passed, N failed"; exits 1 when anything failed.
+set -u
+
+build=${1:-build}
+if ! command -v tmux >/dev/null 2>&1; then
+    echo "pty: tmux is not installed"
+    echo "pty: 0 passed, 1 failed"
+    exit 1
+fi
+if [ ! -x "$build/fxdb" ]; then
+    echo "pty: $build/fxdb is missing"
+    echo "pty: 0 passed, 1 failed"
+    exit 1
+fi
+fxdb="$(cd "$build" && pwd)/fxdb"
+sock="fxdb-pty-$$"
+home=$(mktemp -d)
+passed=0
+failed=0
+
+T() { tmux -L "$sock" -f "$home/tmux.conf" "$@"; }
+cleanup() {
+    T kill-server >/dev/null 2>&1
+    rm -rf "$home"
+}
+trap cleanup EXIT
+
+screen() { T capture-pane -p -t fx -S -200 2>/dev/null | sed 's/[[:space:]]*$//'; }
+
+# wait_for REGEX [TENTHS]: until a screen line matches (default 5 s)
+wait_for() {
+    local i
+    for ((i = 0; i < ${2:-50}; i++)); do
+        screen | grep -Eq -- "$1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# count REGEX: screen lines matching
+count() { screen | grep -Ec -- "$1"; }
+
+# wait_count REGEX N: until at least N lines match
+wait_count() {
+    local i
+    for ((i = 0; i < 50; i++)); do
+        [ "$(count "$1")" -ge "$2" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+# last_line: the last non-empty screen line
+last_line() { screen | grep -v '^$' | tail -n 1; }
+
+wait_prompt() {   # the last line is an empty prompt
+    local i
+    for ((i = 0; i < 50; i++)); do
+        [ "$(last_line)" = "fxdb>" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+check() {   # NAME, then a command that succeeds when the check passes
+    local name=$1
+    shift
+    if "$@"; then
+        echo "ok - $name"
+        passed=$((passed + 1))
+    else
+        echo "FAILED - $name"
+        echo "---- screen ----"
+        screen | grep -v '^$' | tail -n 25
+        echo "----------------"
+        failed=$((failed + 1))
+    fi
+}
+
+printf 'set -g remain-on-exit on\nset -g history-limit 5000\n' > "$home/tmux.conf"
+T new-session -d -s fx -x 120 -y 50 "env HOME='$home' TERM=xterm NO_COLOR=1 '$fxdb'"
+
+check "banner and prompt" wait_for '^fxdb> ?$'
+
+# 1. a typo fixed with cursor movement: "=6*7" -> Left Left BSpace 9 -> "=9*7"
+T send-keys -t fx '=6*7' Left Left BSpace 9 Enter
+check "line editing fixes a typo (=9*7 gives 63)" wait_for '^63$'
+
+# 2. Up recalls the previous line
+T send-keys -t fx Up
+check "Up recalls the line" wait_count '^fxdb> =9\*7$' 2
+T send-keys -t fx Enter
+check "the recalled line runs again" wait_count '^63$' 2
+check "history file written" grep -qF '=9*7' "$home/.fxdb_history"
+
+# 3. Tab completion of a global's field and of a command
+wait_prompt
+T send-keys -t fx 'torch.zer' Tab
+check "Tab completes torch.zer -> torch.zeros" wait_for '^fxdb> torch\.zeros$'
+T send-keys -t fx C-u
+wait_prompt
+T send-keys -t fx ':hel' Tab
+check "Tab completes :hel -> :help" wait_for '^fxdb> :help$'
+T send-keys -t fx C-u
+
+# 4. Ctrl-C interrupts a running loop and the prompt comes back
+wait_prompt
+T send-keys -t fx 'while true do end' Enter
+sleep 0.5
+T send-keys -t fx C-c
+check "Ctrl-C interrupts: interrupted!" wait_for 'interrupted!'
+check "the prompt comes back" wait_prompt
+T send-keys -t fx '=1+1' Enter
+check "the REPL still works after the interrupt" wait_for '^2$'
+
+# 5. Ctrl-C twice while idle only gives fresh prompts
+wait_prompt
+T send-keys -t fx '=7070'
+sleep 0.2
+T send-keys -t fx C-c
+sleep 0.3
+T send-keys -t fx C-c
+sleep 0.3
+T send-keys -t fx '=40+2' Enter
+check "Ctrl-C at the prompt discards the line and keeps fxdb running" wait_for '^42$'
+check "the discarded line did not run" test "$(count '^7070$')" -eq 0
+
+# 6. Ctrl-D quits with status 0
+wait_prompt
+T send-keys -t fx C-d
+dead() {
+    local i
+    for ((i = 0; i < 50; i++)); do
+        [ "$(T display-message -p -t fx '#{pane_dead}' 2>/dev/null)" = 1 ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+check "Ctrl-D quits" dead
+check "exit status 0" test "$(T display-message -p -t fx '#{pane_dead_status}' 2>/dev/null)" = 0
+
+echo "pty: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# tests/run_all.sh — every test suite, each suite's summary, and one total.
+# Layer: tests. Usage: tests/run_all.sh BUILD   (from the repo root; `make test` calls it)
+# Suites: unit (C, cmocka), viz (Graphviz C tests), lua (tests/lua + tests/seeds), golden (REPL
+# transcripts), pty (line editing in a real terminal; only when tmux is installed). A suite that
+# ends without its "N passed, N failed" line counts as one failure. The last line is the total,
+# "N passed, N failed"; the exit status is 1 when anything failed.
+set -u
+
+build=${1:?usage: tests/run_all.sh BUILD}
+here=$(cd "$(dirname "$0")" && pwd)
+total_p=0
+total_f=0
+summary=()
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+run_suite() {   # $1 = name, rest = command
+    local name=$1
+    shift
+    echo "=== $name"
+    local rc line p f
+    "$@" 2>&1 | tee "$tmp/out"
+    rc=${PIPESTATUS[0]}
+    line=$(grep -E '(^|[^0-9])[0-9]+ passed, [0-9]+ failed' "$tmp/out" | tail -n 1)
+    if [ -n "$line" ]; then
+        p=$(printf '%s' "$line" | sed -E 's/^(.*[^0-9])?([0-9]+) passed, ([0-9]+) failed.*/\2/')
+        f=$(printf '%s' "$line" | sed -E 's/^(.*[^0-9])?([0-9]+) passed, ([0-9]+) failed.*/\3/')
+        if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+    else
+        p=0
+        f=1
+        echo "$name: no summary line (exit status $rc)"
+    fi
+    summary+=("$name: $p passed, $f failed")
+    total_p=$((total_p + p))
+    total_f=$((total_f + f))
+}
+
+run_suite unit "$here/run_unit.sh" "$build"
+run_suite viz "$here/run_unit.sh" "$build" viz
+run_suite lua "$here/run_lua.sh" "$build"
+run_suite golden "$here/run_golden.sh" "$build"
+if command -v tmux >/dev/null 2>&1; then
+    run_suite pty "$here/pty/test_pty.sh" "$build"
+else
+    summary+=("pty: skipped (tmux is not installed)")
+fi
+
+echo "=== summary"
+for s in "${summary[@]}"; do echo "$s"; done
+echo "$total_p passed, $total_f failed"
+[ "$total_f" -eq 0 ]
