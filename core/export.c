@@ -141,6 +141,16 @@ int fx_export_build(fx_graph *raw, fx_input_info *infos, int ninfos, const fx_na
         }
     }
     if ((rc = fx_pass_dce(p->graph, NULL, err))) goto fail;
+    /* Constants are lifted only when used, as torch.export lifts only the attributes the program
+     * reads; parameters and buffers stay inputs even when unused. */
+    for (int i = 0; i < ninfos; i++) {
+        if (infos[i].kind != FX_INPUT_CONSTANT_TENSOR) continue;
+        fx_node *ph = fx_graph_find(p->graph, infos[i].node->name);
+        if (ph && ph->nusers == 0) {
+            if ((rc = fx_graph_erase(p->graph, ph, err))) goto fail;
+            infos[i].kind = FX_INPUT_KIND_COUNT; /* dropped */
+        }
+    }
 
     /* Input specs and state, in placeholder order. */
     p->sig.inputs = fx_calloc((size_t)ninfos + 1, sizeof *p->sig.inputs);
@@ -149,6 +159,7 @@ int fx_export_build(fx_graph *raw, fx_input_info *infos, int ninfos, const fx_na
         goto fail;
     }
     for (int i = 0; i < ninfos; i++) {
+        if (infos[i].kind == FX_INPUT_KIND_COUNT) continue;
         fx_input_spec *is = &p->sig.inputs[p->sig.ninputs++];
         is->kind = infos[i].kind;
         is->arg = fx_strdup(infos[i].node->name);

@@ -62,6 +62,10 @@ static int fail_at(fstate *s, const fx_node *raw, int code, const char *kind) {
             snprintf(e->loc, sizeof e->loc, "%s:%d", raw->stack[0].file, raw->stack[0].line);
             snprintf(e->source, sizeof e->source, "%s", raw->stack[0].code);
         }
+        if (raw->nmodules > 0) {
+            const fx_module_entry *m = &raw->modules[raw->nmodules - 1];
+            snprintf(e->module, sizeof e->module, "%s (%s)", m->path, m->cls);
+        }
     }
     return code;
 }

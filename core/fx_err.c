@@ -10,6 +10,7 @@ void fx_err_clear(fx_err *e) {
     if (!e) return;
     e->code = FX_OK;
     e->kind[0] = e->msg[0] = e->hint[0] = e->loc[0] = e->source[0] = e->node[0] = '\0';
+    e->module[0] = '\0';
 }
 
 int fx_err_setf(fx_err *e, int code, const char *fmt, ...) {

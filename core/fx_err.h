@@ -40,6 +40,7 @@ typedef struct fx_err {
     char loc[FX_ERR_SHORT];   /* "file:line" of the Lua code that caused it, or "" */
     char source[FX_ERR_SHORT];/* that Lua source line, trimmed, or "" */
     char node[64];            /* name of the raw graph node where it happened, or "" */
+    char module[FX_ERR_SHORT];/* "layers.2.norm (RMSNorm)": innermost module of that node, or "" */
 } fx_err;
 
 /* Clears e to FX_OK with empty strings. e may be NULL. */
