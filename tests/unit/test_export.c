@@ -40,7 +40,7 @@ static fx_program *export_s1(fx_tensor *state, fx_tensor *x_example, fx_err *err
     fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0};
     /* x = x.type(torch.float16) -> _to_copy(x, dtype=f16) */
     args[0] = xv;
-    args[2] = fx_iv_dtype(FX_DTYPE_F16);
+    args[1] = fx_iv_dtype(FX_DTYPE_F16);
     fx_ivalue outs[FX_SCHEMA_MAX_RETS];
     assert_int_equal(fx_dispatch(ctx, fx_op_get(FX_OP__TO_COPY), args, outs, err), FX_OK);
     fx_ivalue x16 = outs[0];
