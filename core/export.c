@@ -92,7 +92,7 @@ static int to_training_ir(fx_graph *g, fx_err *err) {
         next = n->next;
         if (n->aten || n->op != FX_NODE_CALL_FUNCTION || strcmp(n->target, "fxdb.assign_buffer")) continue;
         fx_graph_set_insert_point(g, n);
-        fx_ivalue a[2] = {n->args[0], n->args[1]};
+        fx_ivalue a[FX_SCHEMA_MAX_ARGS] = {n->args[0], n->args[1]};
         fx_node *c = fx_graph_call(g, fx_op_get(FX_OP_COPY_), a, NULL, err);
         fx_graph_set_insert_point(g, NULL);
         if (!c) return err->code;

@@ -56,7 +56,7 @@ int fx_program_unlift(const fx_program *p, fx_graph **out, fx_err *err) {
                 break;
             }
             fx_graph_set_insert_point(g, outn);
-            fx_ivalue a[2] = {fx_iv_node(dst), res->u.list.items[k]};
+            fx_ivalue a[FX_SCHEMA_MAX_ARGS] = {fx_iv_node(dst), res->u.list.items[k]};
             fx_node *c = fx_graph_call(g, fx_op_get(FX_OP_COPY_), a, NULL, err);
             fx_graph_set_insert_point(g, NULL);
             if (!c) {
