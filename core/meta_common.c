@@ -1,0 +1,273 @@
+/* core/meta_common.c — argument helpers, c10 dtype names and casts, binary op planning.
+ * Layer: core (private). See meta_common.h. */
+#include "core/meta_common.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "core/kernels/k_iter.h"
+#include "core/shape.h"
+
+const fx_ivalue *fx_arg(const fx_opctx *ctx, const fx_ivalue *a, const char *name) {
+    int i = fx_schema_arg_index(&ctx->op->schema, name);
+    return i < 0 ? NULL : &a[i];
+}
+
+const char *fx_dtype_c10_name(fx_dtype dt) {
+    switch (dt) {
+    case FX_DTYPE_F32: return "Float";
+    case FX_DTYPE_F64: return "Double";
+    case FX_DTYPE_F16: return "Half";
+    case FX_DTYPE_BF16: return "BFloat16";
+    case FX_DTYPE_I64: return "Long";
+    case FX_DTYPE_I32: return "Int";
+    case FX_DTYPE_I16: return "Short";
+    case FX_DTYPE_I8: return "Char";
+    case FX_DTYPE_U8: return "Byte";
+    case FX_DTYPE_BOOL: return "Bool";
+    default: return "Undefined";
+    }
+}
+
+bool fx_can_cast(fx_dtype from, fx_dtype to) {
+    if (fx_dtype_is_float(from) && fx_dtype_is_int(to)) return false;
+    if (from != FX_DTYPE_BOOL && to == FX_DTYPE_BOOL) return false;
+    return true;
+}
+
+/* c10's Scalar::to<T> names (the C++ type spelled in AT_FORALL_SCALAR_TYPES) and ranges. */
+static const char *scalar_type_cxx_name(fx_dtype dt) {
+    switch (dt) {
+    case FX_DTYPE_F32: return "float";
+    case FX_DTYPE_F64: return "double";
+    case FX_DTYPE_F16: return "at::Half";
+    case FX_DTYPE_BF16: return "at::BFloat16";
+    case FX_DTYPE_I64: return "int64_t";
+    case FX_DTYPE_I32: return "int";
+    case FX_DTYPE_I16: return "int16_t";
+    case FX_DTYPE_I8: return "int8_t";
+    case FX_DTYPE_U8: return "uint8_t";
+    default: return "bool";
+    }
+}
+
+static void int_range(fx_dtype dt, int64_t *lo, int64_t *hi) {
+    switch (dt) {
+    case FX_DTYPE_I32: *lo = INT32_MIN, *hi = INT32_MAX; return;
+    case FX_DTYPE_I16: *lo = INT16_MIN, *hi = INT16_MAX; return;
+    case FX_DTYPE_I8: *lo = INT8_MIN, *hi = INT8_MAX; return;
+    case FX_DTYPE_U8: *lo = 0, *hi = UINT8_MAX; return;
+    default: *lo = INT64_MIN, *hi = INT64_MAX; return;
+    }
+}
+
+static double float_max(fx_dtype dt) {
+    switch (dt) {
+    case FX_DTYPE_F16: return 65504.0;
+    case FX_DTYPE_BF16: return 3.3895313892515355e38;
+    case FX_DTYPE_F32: return FLT_MAX;
+    default: return DBL_MAX;
+    }
+}
+
+int fx_scalar_check(fx_dtype dt, const fx_ivalue *v, fx_err *err) {
+    if (dt == FX_DTYPE_BOOL || v->tag == FX_IV_BOOL) return FX_OK;
+    bool over = false;
+    if (v->tag == FX_IV_FLOAT) {
+        double f = v->u.f;
+        if (fx_dtype_is_float(dt)) {
+            over = !isinf(f) && !isnan(f) && (f < -float_max(dt) || f > float_max(dt));
+        } else {
+            int64_t lo, hi;
+            int_range(dt, &lo, &hi);
+            over = isnan(f) || f < (double)lo || f > (double)hi;
+        }
+    } else if (v->tag == FX_IV_INT) {
+        int64_t i = v->u.i;
+        if (fx_dtype_is_float(dt)) {
+            over = (double)i < -float_max(dt) || (double)i > float_max(dt);
+        } else if (dt == FX_DTYPE_U8) {
+            /* negative values may wrap (two's complement), as c10's overflows allows */
+            over = i > UINT8_MAX || (i < 0 && (uint64_t)0 - (uint64_t)i > UINT8_MAX);
+        } else {
+            int64_t lo, hi;
+            int_range(dt, &lo, &hi);
+            over = i < lo || i > hi;
+        }
+    }
+    if (over)
+        return fx_err_setf(err, FX_EARG, "value cannot be converted to type %s without overflow",
+                           scalar_type_cxx_name(dt));
+    return FX_OK;
+}
+
+fx_dtype fx_scalar_dtype(const fx_ivalue *v) {
+    if (v->tag == FX_IV_BOOL) return FX_DTYPE_BOOL;
+    if (v->tag == FX_IV_INT) return FX_DTYPE_I64;
+    return FX_DTYPE_F64;
+}
+
+fx_dtype fx_arg_dtype_or(const fx_ivalue *v, fx_dtype def) {
+    if (v && v->tag == FX_IV_DTYPE) return v->u.dtype;
+    return def;
+}
+
+fx_device fx_out_device(const fx_opctx *ctx, const fx_ivalue *d) {
+    if (ctx->device == FX_DEVICE_META) return FX_DEVICE_META;
+    if (d && d->tag == FX_IV_DEVICE) return d->u.device;
+    if (d && d->tag == FX_IV_STR && strncmp(d->u.s, "meta", 4) == 0) return FX_DEVICE_META;
+    return FX_DEVICE_CPU;
+}
+
+fx_memfmt fx_arg_memfmt(const fx_ivalue *v, fx_memfmt def) {
+    if (!v || v->tag != FX_IV_STR) return def;
+    if (strstr(v->u.s, "channels_last")) return FX_MEMFMT_CHANNELS_LAST;
+    if (strstr(v->u.s, "contiguous")) return FX_MEMFMT_CONTIGUOUS;
+    return FX_MEMFMT_PRESERVE;
+}
+
+void fx_memfmt_strides(const fx_tensor *t, fx_memfmt f, int64_t *strides) {
+    if (f == FX_MEMFMT_PRESERVE) {
+        fx_layout_like(t, strides);
+    } else if (f == FX_MEMFMT_CHANNELS_LAST && t->ndim == 4) {
+        const int64_t *s = t->sizes; /* N C H W -> strides of N H W C */
+        int64_t c = s[1] > 1 ? s[1] : 1, w = s[3] > 1 ? s[3] : 1, h = s[2] > 1 ? s[2] : 1;
+        strides[1] = 1;
+        strides[3] = c;
+        strides[2] = c * w;
+        strides[0] = c * w * h;
+    } else {
+        fx_contiguous_strides(t->ndim, t->sizes, strides);
+    }
+}
+
+int fx_arg_int_list(const fx_ivalue *v, int64_t *out, int *n, fx_err *err) {
+    if (v->tag == FX_IV_INT) {
+        out[0] = v->u.i;
+        *n = 1;
+        return FX_OK;
+    }
+    if (v->tag != FX_IV_LIST) return fx_err_setf(err, FX_EARG, "expected a list of ints");
+    if (v->u.list.n > FX_MAX_DIMS)
+        return fx_err_setf(err, FX_ESHAPE, "fxdb supports at most %d dimensions, got %d",
+                           FX_MAX_DIMS, v->u.list.n);
+    for (int i = 0; i < v->u.list.n; i++) {
+        if (v->u.list.items[i].tag != FX_IV_INT)
+            return fx_err_setf(err, FX_EARG, "expected a list of ints");
+        out[i] = v->u.list.items[i].u.i;
+    }
+    *n = v->u.list.n;
+    return FX_OK;
+}
+
+/* ==== binary op planning =================================================================== */
+
+static fx_dtype iv_dtype(const fx_ivalue *v) {
+    return v->tag == FX_IV_TENSOR ? v->u.t->dtype : fx_scalar_dtype(v);
+}
+
+int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan *p) {
+    fx_err *err = ctx->err;
+    memset(p, 0, sizeof *p);
+    p->self = &a[0];
+    p->other = &a[1];
+    switch (ctx->op->id) {
+    case FX_OP_ADD__TENSOR: p->inplace = true; /* fall through */
+    case FX_OP_ADD_TENSOR: p->op = FX_BINOP_ADD; break;
+    case FX_OP_SUB__TENSOR: p->inplace = true; /* fall through */
+    case FX_OP_SUB_TENSOR: p->op = FX_BINOP_ADD, p->is_sub = true; break;
+    case FX_OP_MUL__TENSOR: p->inplace = true; /* fall through */
+    case FX_OP_MUL_TENSOR: p->op = FX_BINOP_MUL; break;
+    case FX_OP_DIV__TENSOR: p->inplace = true; /* fall through */
+    case FX_OP_DIV_TENSOR: p->op = FX_BINOP_DIV; break;
+    case FX_OP_DIV__TENSOR_MODE: p->inplace = true; /* fall through */
+    case FX_OP_DIV_TENSOR_MODE: {
+        const fx_ivalue *m = &a[2];
+        if (m->tag != FX_IV_STR) p->op = FX_BINOP_DIV;
+        else if (!strcmp(m->u.s, "trunc")) p->op = FX_BINOP_TRUNC;
+        else if (!strcmp(m->u.s, "floor")) p->op = FX_BINOP_FLOOR;
+        else
+            return fx_err_setf(err, FX_EARG,
+                               "div expected rounding_mode to be one of None, 'trunc', or "
+                               "'floor' but found '%s'",
+                               m->u.s);
+        break;
+    }
+    default: return fx_err_setf(err, FX_EINTERNAL, "%s is not a binary op", ctx->op->qualname);
+    }
+    if (p->op == FX_BINOP_ADD) p->alpha = &a[2];
+    const fx_ivalue *s = p->self, *o = p->other;
+    if (p->inplace && s->tag != FX_IV_TENSOR)
+        return fx_err_setf(err, FX_EARG, "%s(): self must be a Tensor", ctx->op->schema.name);
+    if (s->tag != FX_IV_TENSOR && o->tag != FX_IV_TENSOR)
+        return fx_err_setf(err, FX_EARG, "%s(): expected at least one Tensor argument",
+                           ctx->op->schema.name);
+
+    if (p->is_sub) { /* sub_check */
+        fx_dtype ds = iv_dtype(s), dot = iv_dtype(o);
+        if (ds == FX_DTYPE_BOOL && dot == FX_DTYPE_BOOL)
+            return fx_err_setf(err, FX_ETYPE,
+                               "Subtraction, the `-` operator, with two bool tensors is not "
+                               "supported. Use the `^` or `logical_xor()` operator instead.");
+        if (ds == FX_DTYPE_BOOL || dot == FX_DTYPE_BOOL)
+            return fx_err_setf(err, FX_ETYPE,
+                               "Subtraction, the `-` operator, with a bool tensor is not "
+                               "supported. If you are trying to invert a mask, use the `~` or "
+                               "`logical_not()` operator instead.");
+    }
+
+    int rc;
+    if (p->inplace) { /* TensorIterator's compute_mem_overlaps */
+        if ((rc = fx_check_no_internal_overlap(s->u.t, err))) return rc;
+        if (o->tag == FX_IV_TENSOR && (rc = fx_check_no_partial_overlap(s->u.t, o->u.t, err)))
+            return rc;
+    }
+
+    /* broadcast shape over the tensors (a wrapped number is 0-dim) */
+    int ns = s->tag == FX_IV_TENSOR ? s->u.t->ndim : 0;
+    int no = o->tag == FX_IV_TENSOR ? o->u.t->ndim : 0;
+    const int64_t *ss = s->tag == FX_IV_TENSOR ? s->u.t->sizes : NULL;
+    const int64_t *os = o->tag == FX_IV_TENSOR ? o->u.t->sizes : NULL;
+    if ((rc = fx_broadcast_shape(ns, ss, no, os, &p->ndim, p->sizes, err))) return rc;
+    if (p->inplace) {
+        bool same = p->ndim == ns;
+        for (int d = 0; same && d < ns; d++) same = p->sizes[d] == ss[d];
+        if (!same) {
+            char b1[160], b2[160];
+            return fx_err_setf(err, FX_ESHAPE,
+                               "output with shape %s doesn't match the broadcast shape %s",
+                               fx_shape_str(ns, ss, b1, sizeof b1),
+                               fx_shape_str(p->ndim, p->sizes, b2, sizeof b2));
+        }
+    }
+
+    /* torch.result_type, then the float promotion of true division */
+    fx_result_type_state rt;
+    fx_result_type_init(&rt);
+    const fx_ivalue *ops[2] = {s, o};
+    for (int i = 0; i < 2; i++) {
+        if (ops[i]->tag == FX_IV_TENSOR)
+            fx_result_type_tensor(&rt, ops[i]->u.t->dtype, ops[i]->u.t->ndim);
+        else
+            fx_result_type_scalar(&rt, ops[i]->tag == FX_IV_BOOL  ? 0
+                                       : ops[i]->tag == FX_IV_INT ? 1
+                                                                  : 2);
+    }
+    p->compute = fx_result_type_get(&rt);
+    if (p->op == FX_BINOP_DIV && !fx_dtype_is_float(p->compute)) p->compute = FX_DTYPE_DEFAULT;
+    p->out_dtype = p->inplace ? s->u.t->dtype : p->compute;
+    if (p->inplace && !fx_can_cast(p->compute, p->out_dtype))
+        return fx_err_setf(err, FX_ETYPE, "result type %s can't be cast to the desired output type %s",
+                           fx_dtype_c10_name(p->compute), fx_dtype_c10_name(p->out_dtype));
+
+    if (p->alpha) { /* alpha_check */
+        if (p->alpha->tag == FX_IV_BOOL && p->compute != FX_DTYPE_BOOL)
+            return fx_err_setf(err, FX_ETYPE, "Boolean alpha only supported for Boolean results.");
+        if (!fx_dtype_is_float(p->compute) && p->alpha->tag == FX_IV_FLOAT)
+            return fx_err_setf(err, FX_ETYPE,
+                               "For integral input tensors, argument alpha must not be a floating "
+                               "point number.");
+    }
+    return FX_OK;
+}

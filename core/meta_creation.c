@@ -1,0 +1,246 @@
+/* core/meta_creation.c — meta functions of factories and copies: zeros, ones, full, empty,
+ * rand, randn, arange, *_like, clone, _to_copy, lift_fresh_copy, copy, copy_.
+ * Layer: core. Factories take their dtype from the dtype argument, else the default (float32),
+ * except full, which infers it from the fill value (bool -> bool, int -> int64, float ->
+ * float32), and arange (int64 unless an argument is a float). Fresh outputs are contiguous for
+ * factories and laid out like their input for *_like / clone / _to_copy (preserve_format). */
+#include <math.h>
+#include <stdio.h>
+
+#include "core/kernels/k_iter.h"
+#include "core/meta_common.h"
+#include "core/shape.h"
+
+/* Reads a size list and refuses negative sizes with PyTorch's message. */
+static int read_sizes(const fx_ivalue *v, int64_t *sizes, int *n, fx_err *err) {
+    int rc = fx_arg_int_list(v, sizes, n, err);
+    if (rc) return rc;
+    for (int d = 0; d < *n; d++)
+        if (sizes[d] < 0) {
+            char b[160];
+            return fx_err_setf(err, FX_ESHAPE,
+                               "Trying to create tensor with negative dimension %lld: %s",
+                               (long long)sizes[d], fx_shape_str(*n, sizes, b, sizeof b));
+        }
+    return FX_OK;
+}
+
+/* zeros / ones / full / empty.memory_format / rand / randn (size, [fill_value], *, dtype, ...). */
+int fx_meta_factory(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    int64_t sizes[FX_MAX_DIMS];
+    int n, rc;
+    if ((rc = read_sizes(&a[0], sizes, &n, ctx->err))) return rc;
+    fx_dtype def = FX_DTYPE_DEFAULT;
+    const fx_ivalue *fill = NULL;
+    if (ctx->op->id == FX_OP_FULL) {
+        fill = &a[1];
+        def = fill->tag == FX_IV_BOOL  ? FX_DTYPE_BOOL
+              : fill->tag == FX_IV_INT ? FX_DTYPE_I64
+                                       : FX_DTYPE_DEFAULT;
+    }
+    fx_dtype dt = fx_arg_dtype_or(fx_arg(ctx, a, "dtype"), def);
+    if (ctx->op->id == FX_OP_RAND && !fx_dtype_is_float(dt))
+        return fx_err_setf(ctx->err, FX_ETYPE, "\"check_uniform_bounds\" not implemented for '%s'",
+                           fx_dtype_c10_name(dt));
+    if (ctx->op->id == FX_OP_RANDN && !fx_dtype_is_float(dt))
+        return fx_err_setf(ctx->err, FX_ETYPE, "\"normal_kernel_cpu\" not implemented for '%s'",
+                           fx_dtype_c10_name(dt));
+    if (fill && (rc = fx_scalar_check(dt, fill, ctx->err))) return rc;
+    fx_tensor *t;
+    fx_device dev = fx_out_device(ctx, fx_arg(ctx, a, "device"));
+    if ((rc = fx_tensor_empty(n, sizes, dt, dev, &t, ctx->err))) return rc;
+    out[0] = fx_iv_tensor_steal(t);
+    return FX_OK;
+}
+
+/* zeros_like / ones_like / empty_like (self, *, dtype, layout, device, pin_memory,
+ * memory_format): self's shape, dtype unless given, layout by memory_format (preserve). */
+int fx_meta_like(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    if (a[0].tag != FX_IV_TENSOR)
+        return fx_err_setf(ctx->err, FX_EARG, "%s(): argument 'input' must be Tensor",
+                           ctx->op->schema.name);
+    const fx_tensor *self = a[0].u.t;
+    fx_dtype dt = fx_arg_dtype_or(fx_arg(ctx, a, "dtype"), self->dtype);
+    fx_memfmt mf = fx_arg_memfmt(fx_arg(ctx, a, "memory_format"), FX_MEMFMT_PRESERVE);
+    int64_t strides[FX_MAX_DIMS];
+    fx_memfmt_strides(self, mf, strides);
+    fx_tensor *t;
+    fx_device dev = fx_out_device(ctx, fx_arg(ctx, a, "device"));
+    int rc = fx_tensor_empty_strided(self->ndim, self->sizes, strides, dt, dev, &t, ctx->err);
+    if (rc) return rc;
+    out[0] = fx_iv_tensor_steal(t);
+    return FX_OK;
+}
+
+/* ---- arange ---------------------------------------------------------------------------------- */
+
+/* The length of arange(start, end, step) in dtype dt, with RangeFactories.cpp's checks. */
+static int arange_len(const fx_opctx *ctx, const fx_ivalue *s, const fx_ivalue *e,
+                      const fx_ivalue *st, fx_dtype dt, int64_t *len) {
+    fx_err *err = ctx->err;
+    double ds = fx_ivalue_to_f64(s), de = fx_ivalue_to_f64(e), dstep = fx_ivalue_to_f64(st);
+    int rc;
+    if (dt == FX_DTYPE_BOOL)
+        return fx_err_setf(err, FX_ETYPE, "\"arange_cpu\" not implemented for 'Bool'");
+    /* start/end/step converted to the accumulate type (int64 for integer dtypes) */
+    bool integral = !fx_dtype_is_float(dt);
+    if (integral) {
+        const fx_ivalue *v[3] = {s, e, st};
+        for (int i = 0; i < 3; i++)
+            if ((rc = fx_scalar_check(FX_DTYPE_I64, v[i], err))) return rc;
+    }
+    double xs = ds, xe = de, xstep = dstep;
+    int64_t is = 0, ie = 0, istep = 0;
+    if (integral) {
+        is = s->tag == FX_IV_INT ? s->u.i : (int64_t)ds;
+        ie = e->tag == FX_IV_INT ? e->u.i : (int64_t)de;
+        istep = st->tag == FX_IV_INT ? st->u.i : (int64_t)dstep;
+        xs = (double)is, xe = (double)ie, xstep = (double)istep;
+    } else if (dt != FX_DTYPE_F64) {
+        /* half types accumulate in float; float32 in double (CPU acc_type) */
+        if (dt != FX_DTYPE_F32) xs = (float)ds, xe = (float)de, xstep = (float)dstep;
+    }
+    if (!(xstep > 0 || xstep < 0)) return fx_err_setf(err, FX_EARG, "step must be nonzero");
+    if (!isfinite(xs) || !isfinite(xe)) {
+        char b1[40], b2[40];
+        snprintf(b1, sizeof b1, "%g", xs);
+        snprintf(b2, sizeof b2, "%g", xe);
+        return fx_err_setf(err, FX_EARG, "unsupported range: %s -> %s", b1, b2);
+    }
+    if (!((xstep > 0 && xe >= xs) || (xstep < 0 && xe <= xs)))
+        return fx_err_setf(err, FX_EARG, "upper bound and larger bound inconsistent with step sign");
+    double size_d;
+    if (dt == FX_DTYPE_I64) {
+        int64_t sgn = (istep > 0) - (istep < 0);
+        size_d = ceil((double)((ie - is + istep - sgn) / istep));
+    } else {
+        size_d = ceil((de - ds) / dstep);
+    }
+    if (!(size_d >= 0 && size_d <= 9.2233720368547758e18))
+        return fx_err_setf(err, FX_EARG, "invalid size, possible overflow?");
+    *len = (int64_t)size_d;
+    return FX_OK;
+}
+
+/* arange.start_step(start, end, step=1, *, dtype, ...): 1-d, int64 unless a bound is a float. */
+int fx_meta_arange(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    for (int i = 0; i < 3; i++)
+        if (!fx_ivalue_is_scalar(&a[i]))
+            return fx_err_setf(ctx->err, FX_EARG, "arange(): argument '%s' must be Number",
+                               ctx->op->schema.args[i].name);
+    bool any_float = a[0].tag == FX_IV_FLOAT || a[1].tag == FX_IV_FLOAT || a[2].tag == FX_IV_FLOAT;
+    fx_dtype dt = fx_arg_dtype_or(fx_arg(ctx, a, "dtype"), any_float ? FX_DTYPE_DEFAULT
+                                                                     : FX_DTYPE_I64);
+    int64_t len;
+    int rc = arange_len(ctx, &a[0], &a[1], &a[2], dt, &len);
+    if (rc) return rc;
+    fx_tensor *t;
+    fx_device dev = fx_out_device(ctx, fx_arg(ctx, a, "device"));
+    if ((rc = fx_tensor_empty(1, &len, dt, dev, &t, ctx->err))) return rc;
+    out[0] = fx_iv_tensor_steal(t);
+    return FX_OK;
+}
+
+/* ---- copies ---------------------------------------------------------------------------------- */
+
+static int fresh_like(const fx_opctx *ctx, const fx_tensor *self, fx_dtype dt, fx_memfmt mf,
+                      fx_device dev, fx_ivalue *out) {
+    int64_t strides[FX_MAX_DIMS];
+    fx_memfmt_strides(self, mf, strides);
+    fx_tensor *t;
+    int rc = fx_tensor_empty_strided(self->ndim, self->sizes, strides, dt, dev, &t, ctx->err);
+    if (rc) return rc;
+    out[0] = fx_iv_tensor_steal(t);
+    return FX_OK;
+}
+
+static int need_tensor(const fx_opctx *ctx, const fx_ivalue *v, const char *name) {
+    if (v->tag == FX_IV_TENSOR) return FX_OK;
+    return fx_err_setf(ctx->err, FX_EARG, "%s(): argument '%s' must be Tensor",
+                       ctx->op->schema.name, name);
+}
+
+/* clone(self, *, memory_format) and lift_fresh_copy(self): a fresh copy laid out like self. */
+int fx_meta_clone(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    int rc = need_tensor(ctx, &a[0], "self");
+    if (rc) return rc;
+    fx_memfmt mf = fx_arg_memfmt(fx_arg(ctx, a, "memory_format"), FX_MEMFMT_PRESERVE);
+    return fresh_like(ctx, a[0].u.t, a[0].u.t->dtype, mf, ctx->device, out);
+}
+
+/* _to_copy(self, *, dtype, layout, device, pin_memory, non_blocking, memory_format). */
+int fx_meta_to_copy(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    int rc = need_tensor(ctx, &a[0], "self");
+    if (rc) return rc;
+    const fx_tensor *self = a[0].u.t;
+    fx_dtype dt = fx_arg_dtype_or(fx_arg(ctx, a, "dtype"), self->dtype);
+    fx_memfmt mf = fx_arg_memfmt(fx_arg(ctx, a, "memory_format"), FX_MEMFMT_PRESERVE);
+    return fresh_like(ctx, self, dt, mf, fx_out_device(ctx, fx_arg(ctx, a, "device")), out);
+}
+
+/* Broadcast check of src into dst's shape, as TensorIterator with resize_outputs(false). */
+static int check_into(const fx_opctx *ctx, const fx_tensor *dst, const fx_ivalue *src) {
+    if (src->tag != FX_IV_TENSOR) return FX_OK;
+    int64_t shape[FX_MAX_DIMS];
+    int n, rc;
+    const fx_tensor *s = src->u.t;
+    if ((rc = fx_broadcast_shape(dst->ndim, dst->sizes, s->ndim, s->sizes, &n, shape, ctx->err)))
+        return rc;
+    bool same = n == dst->ndim;
+    for (int d = 0; same && d < n; d++) same = shape[d] == dst->sizes[d];
+    if (!same) {
+        char b1[160], b2[160];
+        return fx_err_setf(ctx->err, FX_ESHAPE,
+                           "output with shape %s doesn't match the broadcast shape %s",
+                           fx_shape_str(dst->ndim, dst->sizes, b1, sizeof b1),
+                           fx_shape_str(n, shape, b2, sizeof b2));
+    }
+    return FX_OK;
+}
+
+/* copy(self, src, non_blocking): functional copy_ — a fresh tensor with self's shape, dtype
+ * and strides (clone_preserve_strides; dense strides when self is expanded) holding src
+ * broadcast and cast. */
+int fx_meta_copy(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    int rc = need_tensor(ctx, &a[0], "self");
+    if (rc) return rc;
+    const fx_tensor *self = a[0].u.t;
+    if ((rc = check_into(ctx, self, &a[1]))) return rc;
+    int64_t strides[FX_MAX_DIMS];
+    if (fx_tensor_has_internal_overlap(self)) fx_layout_like(self, strides);
+    else
+        for (int d = 0; d < self->ndim; d++) strides[d] = self->strides[d];
+    fx_tensor *t;
+    rc = fx_tensor_empty_strided(self->ndim, self->sizes, strides, self->dtype, ctx->device, &t,
+                                 ctx->err);
+    if (rc) return rc;
+    out[0] = fx_iv_tensor_steal(t);
+    return FX_OK;
+}
+
+/* copy_(self, src, non_blocking): self, after PyTorch's checks (internal overlap of self,
+ * partial overlap with src, broadcast of src to self's shape). Copying a tensor onto the same
+ * data is a no-op that skips the checks, as copy_impl does. */
+int fx_meta_copy_(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    int rc = need_tensor(ctx, &a[0], "self");
+    if (rc) return rc;
+    fx_tensor *self = a[0].u.t;
+    const fx_ivalue *src = &a[1];
+    bool same_data = false;
+    if (src->tag == FX_IV_TENSOR) {
+        const fx_tensor *s = src->u.t;
+        same_data = s == self || (s->storage == self->storage && s->offset == self->offset &&
+                                  s->dtype == self->dtype && s->ndim == self->ndim);
+        for (int d = 0; same_data && d < s->ndim; d++)
+            same_data = s->sizes[d] == self->sizes[d] && s->strides[d] == self->strides[d];
+    }
+    if (!same_data) {
+        if ((rc = fx_check_no_internal_overlap(self, ctx->err))) return rc;
+        if (src->tag == FX_IV_TENSOR &&
+            (rc = fx_check_no_partial_overlap(self, src->u.t, ctx->err)))
+            return rc;
+        if ((rc = check_into(ctx, self, src))) return rc;
+    }
+    out[0] = fx_iv_tensor(self);
+    return FX_OK;
+}
