@@ -31,7 +31,7 @@ static fx_tensor *kb_tensor(fx_dtype dt, int ndim, const int64_t *sizes, const d
  * contiguous tensor of the reversed shape (a .t() / permute(reversed) of a contiguous one). */
 static fx_tensor *kb_transposed(fx_dtype dt, int ndim, const int64_t *sizes, double scale,
                                 double shift) {
-    int64_t rs[FX_MAX_DIMS], rst[FX_MAX_DIMS], st[FX_MAX_DIMS];
+    int64_t rs[FX_MAX_DIMS] = {0}, rst[FX_MAX_DIMS], st[FX_MAX_DIMS];
     for (int d = 0; d < ndim; d++) rs[d] = sizes[ndim - 1 - d];
     fx_tensor *base = NULL, *v = NULL;
     if (fx_tensor_empty(ndim, rs, dt, FX_DEVICE_CPU, &base, &kb_err)) return NULL;
