@@ -13,11 +13,14 @@
 
 #include "core/fx.h"
 
+/* Every helper is static and may go unused in a given test file. */
+#define KB_FN static __attribute__((unused))
+
 static fx_err kb_err;
 
 /* A contiguous cpu tensor of `dt` holding vals[i] (row-major), or i * scale + shift when vals
  * is NULL. */
-static fx_tensor *kb_tensor(fx_dtype dt, int ndim, const int64_t *sizes, const double *vals,
+KB_FN fx_tensor *kb_tensor(fx_dtype dt, int ndim, const int64_t *sizes, const double *vals,
                             double scale, double shift) {
     fx_tensor *t = NULL;
     if (fx_tensor_empty(ndim, sizes, dt, FX_DEVICE_CPU, &t, &kb_err)) return NULL;
@@ -29,7 +32,7 @@ static fx_tensor *kb_tensor(fx_dtype dt, int ndim, const int64_t *sizes, const d
 
 /* Same values, but stored transposed: the result has sizes `sizes` and strides of a
  * contiguous tensor of the reversed shape (a .t() / permute(reversed) of a contiguous one). */
-static fx_tensor *kb_transposed(fx_dtype dt, int ndim, const int64_t *sizes, double scale,
+KB_FN fx_tensor *kb_transposed(fx_dtype dt, int ndim, const int64_t *sizes, double scale,
                                 double shift) {
     int64_t rs[FX_MAX_DIMS] = {0}, rst[FX_MAX_DIMS], st[FX_MAX_DIMS];
     for (int d = 0; d < ndim; d++) rs[d] = sizes[ndim - 1 - d];
@@ -50,7 +53,7 @@ static fx_tensor *kb_transposed(fx_dtype dt, int ndim, const int64_t *sizes, dou
 
 /* Same values in a strided view of a larger buffer: every dim has stride (2 * contiguous
  * stride) and the view starts at offset 3 — neither contiguous nor at offset 0. */
-static fx_tensor *kb_gapped(fx_dtype dt, int ndim, const int64_t *sizes, double scale,
+KB_FN fx_tensor *kb_gapped(fx_dtype dt, int ndim, const int64_t *sizes, double scale,
                             double shift) {
     int64_t st[FX_MAX_DIMS], big = 3 + 1;
     fx_contiguous_strides(ndim, sizes, st);
@@ -72,23 +75,23 @@ static fx_tensor *kb_gapped(fx_dtype dt, int ndim, const int64_t *sizes, double 
 }
 
 /* A meta tensor (no data) of the given sizes. */
-static fx_tensor *kb_meta(fx_dtype dt, int ndim, const int64_t *sizes) {
+KB_FN fx_tensor *kb_meta(fx_dtype dt, int ndim, const int64_t *sizes) {
     fx_tensor *t = NULL;
     if (fx_tensor_empty(ndim, sizes, dt, FX_DEVICE_META, &t, &kb_err)) return NULL;
     return t;
 }
 
 /* Value at a multi-index: kb_at(t, (int64_t[]){1, 2}). */
-static double kb_at(const fx_tensor *t, const int64_t *idx) { return fx_tensor_get_f64(t, idx); }
+KB_FN double kb_at(const fx_tensor *t, const int64_t *idx) { return fx_tensor_get_f64(t, idx); }
 
-static bool kb_sizes_are(const fx_tensor *t, int ndim, const int64_t *sizes) {
+KB_FN bool kb_sizes_are(const fx_tensor *t, int ndim, const int64_t *sizes) {
     if (fx_tensor_ndim(t) != ndim) return false;
     for (int d = 0; d < ndim; d++)
         if (fx_tensor_size(t, d) != sizes[d]) return false;
     return true;
 }
 
-static bool kb_strides_are(const fx_tensor *t, int ndim, const int64_t *strides) {
+KB_FN bool kb_strides_are(const fx_tensor *t, int ndim, const int64_t *strides) {
     if (fx_tensor_ndim(t) != ndim) return false;
     for (int d = 0; d < ndim; d++)
         if (fx_tensor_stride(t, d) != strides[d]) return false;
@@ -97,7 +100,7 @@ static bool kb_strides_are(const fx_tensor *t, int ndim, const int64_t *strides)
 
 /* Calls op with nargs ivalue* arguments through the eager dispatcher; returns the (first)
  * result tensor (new reference) or NULL with kb_err set. */
-static fx_tensor *kb_call(fx_ctx *ctx, fx_op_id op, int nargs, ...) {
+KB_FN fx_tensor *kb_call(fx_ctx *ctx, fx_op_id op, int nargs, ...) {
     const fx_opdef *def = fx_op_get(op);
     fx_ivalue args[FX_SCHEMA_MAX_ARGS], outs[FX_SCHEMA_MAX_RETS];
     memset(args, 0, sizeof args);
@@ -115,10 +118,10 @@ static fx_tensor *kb_call(fx_ctx *ctx, fx_op_id op, int nargs, ...) {
 }
 
 /* A borrowed tensor ivalue (not retained: never clear it). */
-static fx_ivalue kb_iv(fx_tensor *t) { return (fx_ivalue){.tag = FX_IV_TENSOR, .u.t = t}; }
+KB_FN fx_ivalue kb_iv(fx_tensor *t) { return (fx_ivalue){.tag = FX_IV_TENSOR, .u.t = t}; }
 
 /* An int-list ivalue of n int arguments (owned: clear it). */
-static fx_ivalue kb_ints(int n, ...) {
+KB_FN fx_ivalue kb_ints(int n, ...) {
     int64_t v[16];
     va_list ap;
     va_start(ap, n);
@@ -136,7 +139,7 @@ typedef struct kb_rec {
     char ops[64][48];
 } kb_rec;
 
-static int kb_record(void *ud, const fx_opdef *op, const fx_ivalue *args, const fx_ivalue *outs,
+KB_FN int kb_record(void *ud, const fx_opdef *op, const fx_ivalue *args, const fx_ivalue *outs,
                      fx_err *err) {
     (void)args, (void)outs, (void)err;
     kb_rec *r = ud;
@@ -145,7 +148,7 @@ static int kb_record(void *ud, const fx_opdef *op, const fx_ivalue *args, const 
 }
 
 /* A trace context (real values when `real`) recording into r. */
-static void kb_trace_ctx(fx_ctx *ctx, kb_rec *r, bool real) {
+KB_FN void kb_trace_ctx(fx_ctx *ctx, kb_rec *r, bool real) {
     fx_ctx_init(ctx, FX_MODE_TRACE);
     ctx->real = real;
     ctx->record = kb_record;
@@ -154,7 +157,7 @@ static void kb_trace_ctx(fx_ctx *ctx, kb_rec *r, bool real) {
 }
 
 /* "view.default,clone.default,..." of what r recorded. */
-static const char *kb_rec_str(const kb_rec *r) {
+KB_FN const char *kb_rec_str(const kb_rec *r) {
     static char buf[2048];
     buf[0] = 0;
     for (int i = 0; i < r->n; i++) {
