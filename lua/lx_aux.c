@@ -253,21 +253,18 @@ static void set_str_field(lua_State *L, const char *name, const char *s) {
 /* Adds `module` and `module_class` from the innermost entry of nn._module_stack, if any.
  * [-0, +0, -] on the error table at the top. */
 static void add_module_fields(lua_State *L) {
-    if (lua_getglobal(L, "nn") != LUA_TTABLE) {          /* [err, nn] */
-        lua_pop(L, 1);
-        return;
-    }
-    if (lua_getfield(L, -1, "_module_stack") == LUA_TTABLE) { /* [err, nn, stack] */
+    int top = lua_gettop(L);                                 /* [err] */
+    if (lua_getglobal(L, "nn") == LUA_TTABLE &&              /* [err, nn] */
+        lua_getfield(L, -1, "_module_stack") == LUA_TTABLE) { /* [err, nn, stack] */
         lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
         if (n > 0 && lua_rawgeti(L, -1, n) == LUA_TTABLE) {   /* [err, nn, stack, entry] */
             lua_getfield(L, -1, "path");                      /* [.., entry, path] */
-            lua_setfield(L, -5, "module");
+            lua_setfield(L, top, "module");
             lua_getfield(L, -1, "cls");
-            lua_setfield(L, -5, "module_class");
+            lua_setfield(L, top, "module_class");
         }
-        lua_pop(L, 1);
     }
-    lua_pop(L, 2);
+    lua_settop(L, top);                                      /* [err] */
 }
 
 int fxlua_error(lua_State *L, const fx_err *err) {

@@ -1,0 +1,869 @@
+-- lua/nn.lua — nn.Module and the built-in modules, with PyTorch's attribute rules.
+-- Layer: lua (embedded; its frames are skipped in stack traces and error locations).
+--
+-- An instance is a proxy table whose only raw field is `__dict` (PyTorch's __dict__), so every
+-- attribute read and write goes through __index / __newindex, as every Python attribute access
+-- goes through __getattr__ / __setattr__ — that is what lets strict export watch assignments.
+-- __dict holds:
+--   _parameters, _buffers, _modules   ordered maps: an array of names in registration order plus
+--                                      name -> value entries (a nil value is PyTorch's None)
+--   _non_persistent_buffers_set       {name = true}
+--   _attr_order                       names of plain attributes in first-assignment order
+--   training                          boolean
+--   and every plain attribute.
+-- Export hooks (used by lua/export.lua): nn._on_setattr, nn._module_stack, nn._paths,
+-- m:_raw_get / m:_raw_set, m:_named_state.
+
+local nn = {}
+nn._module_stack = {}   -- {path = ..., cls = ...} per active module call, innermost last
+nn._paths = nil         -- module -> dotted path, set by export
+nn._on_setattr = nil    -- function(module, name, value) -> true to skip the assignment
+
+-- ==== parameters ===================================================================================
+
+local param_set = setmetatable({}, {__mode = "k"})
+
+-- nn.Parameter(t [, requires_grad = true]): marks t (the tensor itself, not a copy) as a
+-- parameter; assigning it to a module attribute registers it.
+function nn.Parameter(t, requires_grad)
+  if not torch.is_tensor(t) then
+    error("bad argument #1 to 'Parameter' (Tensor expected, got " .. type(t) .. ")", 2)
+  end
+  if requires_grad == nil then requires_grad = true end
+  t.requires_grad = requires_grad and true or false
+  param_set[t] = true
+  return t
+end
+
+function nn.is_parameter(v) return param_set[v] == true end
+
+-- ==== ordered maps ====================================================================================
+
+local function om_has(m, k)
+  for i = 1, #m do if m[i] == k then return true end end
+  return false
+end
+
+local function om_set(m, k, v)
+  if not om_has(m, k) then m[#m + 1] = k end
+  m[k] = v
+end
+
+local function om_del(m, k)
+  for i = 1, #m do
+    if m[i] == k then table.remove(m, i); break end
+  end
+  m[k] = nil
+end
+
+-- ==== class machinery =================================================================================
+
+local Module = {}
+nn.Module = Module
+
+local function dict(m) return rawget(m, "__dict") end
+
+local function is_module(v)
+  if type(v) ~= "table" then return false end
+  local mt = getmetatable(v)
+  return type(mt) == "table" and rawget(mt, "__class") ~= nil
+end
+nn.is_module = is_module
+
+local function class_name(m)
+  local mt = getmetatable(m)
+  return mt and rawget(mt, "__name") or "Module"
+end
+
+-- PyTorch's torch.typename for assignment error messages.
+local function typename(v)
+  if torch.is_tensor(v) then return v:type() end
+  if is_module(v) then return class_name(v) end
+  local t = type(v)
+  if t == "number" then return math.type(v) == "integer" and "int" or "float" end
+  if t == "boolean" then return "bool" end
+  if t == "string" then return "str" end
+  if t == "nil" then return "NoneType" end
+  return t
+end
+
+local function inst_index(self, k)
+  local d = dict(self)
+  if type(k) == "string" then
+    local v = d._parameters[k]
+    if v ~= nil then return v end
+    v = d._buffers[k]
+    if v ~= nil then return v end
+    v = d._modules[k]
+    if v ~= nil then return v end
+    v = d[k]
+    if v ~= nil then return v end
+  elseif math.type(k) == "integer" or (type(k) == "number" and k == math.floor(k)) then
+    -- container indexing, 0-based as in PyTorch (seq[0], layers[-1])
+    local mods = d._modules
+    local n = #mods
+    local i = math.tointeger(k)
+    if i < 0 then i = i + n end
+    local name = mods[i + 1]
+    if i >= 0 and name ~= nil then return mods[name] end
+    return nil
+  end
+  return getmetatable(self).__class[k]
+end
+
+local function remove_from(d, name, ...)
+  for _, which in ipairs({...}) do
+    if which == "dict" then
+      if d[name] ~= nil then
+        d[name] = nil
+        local order = d._attr_order
+        for i = 1, #order do if order[i] == name then table.remove(order, i); break end end
+      end
+    elseif which == "nonpersistent" then
+      d._non_persistent_buffers_set[name] = nil
+    else
+      local m = d[which]
+      if om_has(m, name) then om_del(m, name) end
+    end
+  end
+end
+
+-- PyTorch's Module.__setattr__.
+local function inst_newindex(self, k, v)
+  local hook = nn._on_setattr
+  if hook and hook(self, k, v) then return end
+  local d = dict(self)
+  if type(k) ~= "string" then
+    error("module attribute names must be strings, got " .. type(k), 2)
+  end
+  if param_set[v] then
+    remove_from(d, k, "dict", "_buffers", "_modules", "nonpersistent")
+    om_set(d._parameters, k, v)
+  elseif om_has(d._parameters, k) then
+    if v ~= nil then
+      error("cannot assign '" .. typename(v) .. "' as parameter '" .. k ..
+            "' (torch.nn.Parameter or None expected)", 2)
+    end
+    d._parameters[k] = nil
+  elseif is_module(v) then
+    remove_from(d, k, "dict", "_parameters", "_buffers", "nonpersistent")
+    om_set(d._modules, k, v)
+  elseif om_has(d._modules, k) then
+    if v ~= nil then
+      error("cannot assign '" .. typename(v) .. "' as child module '" .. k ..
+            "' (torch.nn.Module or None expected)", 2)
+    end
+    d._modules[k] = nil
+  elseif om_has(d._buffers, k) then
+    if v ~= nil and not torch.is_tensor(v) then
+      error("cannot assign '" .. typename(v) .. "' as buffer '" .. k ..
+            "' (torch.Tensor or None expected)", 2)
+    end
+    d._buffers[k] = v
+  else
+    if d[k] == nil and v ~= nil then
+      local order = d._attr_order
+      order[#order + 1] = k
+    elseif v == nil then
+      remove_from(d, k, "dict")
+      return
+    end
+    d[k] = v
+  end
+end
+
+-- Calls forward with the module pushed on nn._module_stack; the entry is popped when the call
+-- ends, also when forward raises (a to-be-closed guard, so the error object passes unchanged and
+-- the stack is still visible to the error handler).
+local function inst_call(self, ...)
+  local forward = self.forward
+  if forward == nil then
+    error('Module [' .. class_name(self) .. '] is missing the required "forward" function', 2)
+  end
+  local stack = nn._module_stack
+  local entry = {path = nn._paths and nn._paths[self] or "", cls = class_name(self)}
+  stack[#stack + 1] = entry
+  local guard <close> = setmetatable({}, {__close = function()
+    for i = #stack, 1, -1 do
+      if stack[i] == entry then table.remove(stack, i); break end
+    end
+  end})
+  return forward(self, ...)
+end
+
+local function repr(m, indent)
+  local lines = {}
+  local extra = m.extra_repr and m:extra_repr() or ""
+  local mods = dict(m)._modules
+  local children = {}
+  for _, name in ipairs(mods) do
+    local c = mods[name]
+    children[#children + 1] = "  (" .. name .. "): " ..
+      (c and repr(c, indent .. "  "):gsub("\n", "\n  ") or "None")
+  end
+  if #children == 0 then return class_name(m) .. "(" .. extra .. ")" end
+  lines[1] = class_name(m) .. "("
+  if extra ~= "" then lines[#lines + 1] = "  " .. extra end
+  for _, c in ipairs(children) do lines[#lines + 1] = c end
+  lines[#lines + 1] = ")"
+  return table.concat(lines, "\n")
+end
+
+local function inst_len(self) return #dict(self)._modules end
+
+-- Iterates submodules in order as (index or name, module): for containers.
+local function inst_pairs(self)
+  local mods = dict(self)._modules
+  local i = 0
+  return function()
+    i = i + 1
+    local name = mods[i]
+    if name == nil then return nil end
+    return math.tointeger(tonumber(name)) or name, mods[name]
+  end, self, nil
+end
+
+local function new_instance(cls, ...)
+  local self = setmetatable({__dict = {
+    _parameters = {}, _buffers = {}, _modules = {}, _non_persistent_buffers_set = {},
+    _attr_order = {}, training = true,
+  }}, rawget(cls, "__inst_mt"))
+  local init = cls.init
+  if init then init(self, ...) end
+  return self
+end
+
+local CLASS_MT = {
+  __call = function(cls, ...) return new_instance(cls, ...) end,
+  __tostring = function(cls) return "<class '" .. rawget(cls, "__name") .. "'>" end,
+}
+
+local function make_class(name, parent)
+  local cls = {}
+  cls.__name = name
+  cls.super = parent
+  cls.__inst_mt = {
+    __index = inst_index, __newindex = inst_newindex, __call = inst_call,
+    __tostring = function(m) return repr(m, "") end,
+    __len = inst_len, __pairs = inst_pairs,
+    __name = name, __class = cls,
+  }
+  return setmetatable(cls, {
+    __index = parent, __call = CLASS_MT.__call, __tostring = CLASS_MT.__tostring,
+  })
+end
+
+-- Module:extend("Name") -> a new class deriving from this one; Name(...) builds an instance and
+-- calls its init.
+function Module:extend(name)
+  if type(name) ~= "string" then
+    error("bad argument #1 to 'extend' (class name expected, got " .. type(name) .. ")", 2)
+  end
+  return make_class(name, self)
+end
+
+do -- Module itself is a class
+  local m = make_class("Module", nil)
+  for k, v in pairs(m) do Module[k] = v end
+  Module.__inst_mt.__class = Module
+  setmetatable(Module, getmetatable(m))
+end
+
+-- ==== registration ==========================================================================================
+
+local function check_name(kind, name, self, own)
+  if type(name) ~= "string" then
+    error(kind .. " name should be a string. Got " .. type(name), 3)
+  end
+  if name:find(".", 1, true) then error(kind .. ' name can\'t contain "."', 3) end
+  if name == "" then error(kind .. ' name can\'t be empty string ""', 3) end
+  local d = dict(self)
+  local exists = (d[name] ~= nil or om_has(d._parameters, name) or om_has(d._buffers, name)
+                  or om_has(d._modules, name) or getmetatable(self).__class[name] ~= nil)
+  if exists and not om_has(d[own], name) then
+    error("attribute '" .. name .. "' already exists", 3)
+  end
+end
+
+-- m:register_buffer(name, tensor_or_nil [, {persistent = true}])
+function Module:register_buffer(name, t, opts)
+  check_name("buffer", name, self, "_buffers")
+  if t ~= nil and not torch.is_tensor(t) then
+    error("cannot assign '" .. typename(t) .. "' object to buffer '" .. name ..
+          "' (torch Tensor or None required)", 2)
+  end
+  local persistent = true
+  if type(opts) == "table" and opts.persistent ~= nil then persistent = opts.persistent
+  elseif type(opts) == "boolean" then persistent = opts end
+  local d = dict(self)
+  om_set(d._buffers, name, t)
+  d._non_persistent_buffers_set[name] = (not persistent) or nil
+end
+
+-- m:register_parameter(name, param_or_nil)
+function Module:register_parameter(name, p)
+  check_name("parameter", name, self, "_parameters")
+  if p ~= nil and not param_set[p] then
+    error("cannot assign '" .. typename(p) .. "' object to parameter '" .. name ..
+          "' (torch.nn.Parameter or None required)", 2)
+  end
+  om_set(dict(self)._parameters, name, p)
+end
+
+-- m:add_module(name, module_or_nil) / m:register_module(...)
+function Module:add_module(name, m)
+  if m ~= nil and not is_module(m) then
+    error(typename(m) .. " is not a Module subclass", 2)
+  end
+  check_name("module", name, self, "_modules")
+  om_set(dict(self)._modules, name, m)
+end
+Module.register_module = Module.add_module
+
+-- ==== traversal =============================================================================================
+
+-- {{name, module}, ...} in pre-order, self first with name "" (or prefix); each module once.
+function Module:named_modules(memo, prefix)
+  memo = memo or {}
+  prefix = prefix or ""
+  local out = {}
+  local function walk(m, p)
+    if memo[m] then return end
+    memo[m] = true
+    out[#out + 1] = {p, m}
+    local mods = dict(m)._modules
+    for _, name in ipairs(mods) do
+      local c = mods[name]
+      if c ~= nil then walk(c, p == "" and name or (p .. "." .. name)) end
+    end
+  end
+  walk(self, prefix)
+  return out
+end
+
+function Module:modules()
+  local out = {}
+  for _, p in ipairs(self:named_modules()) do out[#out + 1] = p[2] end
+  return out
+end
+
+function Module:named_children()
+  local out, seen = {}, {}
+  local mods = dict(self)._modules
+  for _, name in ipairs(mods) do
+    local c = mods[name]
+    if c ~= nil and not seen[c] then
+      seen[c] = true
+      out[#out + 1] = {name, c}
+    end
+  end
+  return out
+end
+
+function Module:children()
+  local out = {}
+  for _, p in ipairs(self:named_children()) do out[#out + 1] = p[2] end
+  return out
+end
+
+-- Members of one kind ("_parameters" / "_buffers") over all modules, each tensor once.
+local function named_members(self, which, recurse)
+  local out, seen = {}, {}
+  local mods = recurse == false and {{"", self}} or self:named_modules()
+  for _, pm in ipairs(mods) do
+    local prefix, m = pm[1], pm[2]
+    local map = dict(m)[which]
+    for _, name in ipairs(map) do
+      local v = map[name]
+      if v ~= nil and not seen[v] then
+        seen[v] = true
+        out[#out + 1] = {prefix == "" and name or (prefix .. "." .. name), v}
+      end
+    end
+  end
+  return out
+end
+
+function Module:named_parameters(opts)
+  return named_members(self, "_parameters", not (type(opts) == "table" and opts.recurse == false))
+end
+function Module:named_buffers(opts)
+  return named_members(self, "_buffers", not (type(opts) == "table" and opts.recurse == false))
+end
+function Module:parameters()
+  local out = {}
+  for _, p in ipairs(self:named_parameters()) do out[#out + 1] = p[2] end
+  return out
+end
+function Module:buffers()
+  local out = {}
+  for _, p in ipairs(self:named_buffers()) do out[#out + 1] = p[2] end
+  return out
+end
+
+function Module:get_submodule(target)
+  local m = self
+  if target == "" or target == nil then return m end
+  for part in target:gmatch("[^.]+") do
+    local c = dict(m)._modules[part]
+    if c == nil then
+      error(class_name(m) .. " has no attribute `" .. part .. "`", 2)
+    end
+    m = c
+  end
+  return m
+end
+
+-- ==== state dict ============================================================================================
+
+-- An ordered string-keyed map: sd["a.b"] reads a value, pairs(sd) and sd:keys() follow
+-- insertion order, #sd counts entries.
+local SD_METHODS = {}
+local SD_MT = {
+  __index = SD_METHODS,
+  __len = function(sd) return #getmetatable(sd).keys end,
+  __pairs = function(sd)
+    local keys, i = getmetatable(sd).keys, 0
+    return function()
+      i = i + 1
+      local k = keys[i]
+      if k == nil then return nil end
+      return k, rawget(sd, k)
+    end, sd, nil
+  end,
+  __name = "OrderedDict",
+}
+function SD_METHODS.keys(sd) return table.move(getmetatable(sd).keys, 1, #getmetatable(sd).keys, 1, {}) end
+function SD_METHODS.values(sd)
+  local out = {}
+  for i, k in ipairs(getmetatable(sd).keys) do out[i] = rawget(sd, k) end
+  return out
+end
+function SD_METHODS.items(sd)
+  local out = {}
+  for i, k in ipairs(getmetatable(sd).keys) do out[i] = {k, rawget(sd, k)} end
+  return out
+end
+
+local function new_ordered()
+  local mt = {keys = {}}
+  for k, v in pairs(SD_MT) do mt[k] = v end
+  return setmetatable({}, mt)
+end
+local function ordered_put(sd, k, v)
+  local keys = getmetatable(sd).keys
+  if rawget(sd, k) == nil then keys[#keys + 1] = k end
+  rawset(sd, k, v)
+end
+nn._ordered_dict = new_ordered
+
+-- PyTorch's state_dict order: a module's parameters, then its persistent buffers, then each
+-- child recursively.
+local function save_state(m, prefix, sd)
+  local d = dict(m)
+  for _, name in ipairs(d._parameters) do
+    local v = d._parameters[name]
+    if v ~= nil then ordered_put(sd, prefix .. name, v) end
+  end
+  for _, name in ipairs(d._buffers) do
+    local v = d._buffers[name]
+    if v ~= nil and not d._non_persistent_buffers_set[name] then ordered_put(sd, prefix .. name, v) end
+  end
+  for _, name in ipairs(d._modules) do
+    local c = d._modules[name]
+    if c ~= nil then save_state(c, prefix .. name .. ".", sd) end
+  end
+end
+
+function Module:state_dict()
+  local sd = new_ordered()
+  save_state(self, "", sd)
+  return sd
+end
+
+local function shape_str(t)
+  return tostring(torch.Size(t.shape))
+end
+
+-- m:load_state_dict(sd [, {strict = true}]) -> {missing_keys = ..., unexpected_keys = ...}
+-- Copies each value into the module's tensor in place (copy_). Errors as PyTorch words them.
+function Module:load_state_dict(sd, opts)
+  local strict = true
+  if type(opts) == "table" and opts.strict ~= nil then strict = opts.strict
+  elseif type(opts) == "boolean" then strict = opts end
+  if type(sd) ~= "table" then
+    error("Expected state_dict to be dict-like, got " .. typename(sd) .. ".", 2)
+  end
+  local own = self:state_dict()
+  local missing, unexpected, msgs = {}, {}, {}
+  local to_copy = {}
+  for _, key in ipairs(own:keys()) do
+    local input = sd[key]
+    if input == nil then
+      missing[#missing + 1] = key
+    elseif not torch.is_tensor(input) then
+      msgs[#msgs + 1] = 'While copying the parameter named "' .. key .. '", expected torch.Tensor ' ..
+                        "or Tensor-like object from checkpoint but received " .. typename(input)
+    else
+      local param = own[key]
+      if not (input.shape == param.shape) then
+        msgs[#msgs + 1] = "size mismatch for " .. key .. ": copying a param with shape " ..
+                          shape_str(input) .. " from checkpoint, the shape in current model is " ..
+                          shape_str(param) .. "."
+      else
+        to_copy[#to_copy + 1] = {param, input}
+      end
+    end
+  end
+  local keys = {}
+  if getmetatable(sd) and getmetatable(sd).keys then keys = sd:keys()
+  else
+    for k in pairs(sd) do keys[#keys + 1] = k end
+    table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  end
+  for _, k in ipairs(keys) do
+    if own[k] == nil then unexpected[#unexpected + 1] = k end
+  end
+  if strict then
+    local function quoted(list)
+      local q = {}
+      for i, k in ipairs(list) do q[i] = '"' .. tostring(k) .. '"' end
+      return table.concat(q, ", ")
+    end
+    if #unexpected > 0 then
+      table.insert(msgs, 1, "Unexpected key(s) in state_dict: " .. quoted(unexpected) .. ". ")
+    end
+    if #missing > 0 then
+      table.insert(msgs, 1, "Missing key(s) in state_dict: " .. quoted(missing) .. ". ")
+    end
+  end
+  if #msgs > 0 then
+    error("Error(s) in loading state_dict for " .. class_name(self) .. ":\n\t" ..
+          table.concat(msgs, "\n\t"), 2)
+  end
+  for _, pair in ipairs(to_copy) do pair[1]:copy_(pair[2]) end
+  return {missing_keys = missing, unexpected_keys = unexpected}
+end
+
+-- ==== modes and conversions ====================================================================================
+
+function Module:train(mode)
+  if mode == nil then mode = true end
+  if type(mode) ~= "boolean" then error("training mode is expected to be boolean", 2) end
+  for _, pm in ipairs(self:named_modules()) do dict(pm[2]).training = mode end
+  return self
+end
+
+function Module:eval() return self:train(false) end
+
+function Module:requires_grad_(on)
+  if on == nil then on = true end
+  for _, p in ipairs(self:parameters()) do p.requires_grad = on end
+  return self
+end
+
+-- m:to(dtype) / m:float() / m:half() / m:double(): floating parameters and buffers converted
+-- (rebinding each to its converted tensor, which stays a parameter).
+function Module:to(dtype)
+  for _, pm in ipairs(self:named_modules()) do
+    local d = dict(pm[2])
+    for _, which in ipairs({"_parameters", "_buffers"}) do
+      local map = d[which]
+      for _, name in ipairs(map) do
+        local t = map[name]
+        if t ~= nil and t:is_floating_point() and t.dtype ~= dtype then
+          local c = t:to(dtype)
+          if which == "_parameters" then c = nn.Parameter(c, t.requires_grad) end
+          map[name] = c
+        end
+      end
+    end
+  end
+  return self
+end
+function Module:float() return self:to(torch.float32) end
+function Module:half() return self:to(torch.float16) end
+function Module:double() return self:to(torch.float64) end
+function Module:bfloat16() return self:to(torch.bfloat16) end
+
+function Module:extra_repr() return "" end
+
+-- ==== export hooks =============================================================================================
+
+local KIND_MAP = {param = "_parameters", buffer = "_buffers"}
+
+-- m:_raw_get(kind, name): the parameter / buffer / plain attribute `name`, bypassing every hook.
+function Module:_raw_get(kind, name)
+  local d = dict(self)
+  local which = KIND_MAP[kind]
+  if which then return d[which][name] end
+  if kind == "attr" then return d[name] end
+  error("bad argument #1 to '_raw_get' (param, buffer or attr expected)", 2)
+end
+
+-- m:_raw_set(kind, name, value): writes state bypassing every hook and rule.
+function Module:_raw_set(kind, name, value)
+  local d = dict(self)
+  local which = KIND_MAP[kind]
+  if which then om_set(d[which], name, value); return end
+  if kind == "attr" then
+    if d[name] == nil and value ~= nil then d._attr_order[#d._attr_order + 1] = name end
+    d[name] = value
+    return
+  end
+  error("bad argument #1 to '_raw_set' (param, buffer or attr expected)", 2)
+end
+
+-- m:_named_state() -> list of {kind, path, name, owner, tensor, persistent}: parameters, then
+-- buffers, then plain tensor attributes, each over named_modules() in registration order and
+-- each tensor once (PyTorch's named_parameters / named_buffers remove duplicates).
+function Module:_named_state()
+  local out = {}
+  local mods = self:named_modules()
+  local seen = {}
+  local function add(kind, prefix, m, name, t, persistent)
+    if t == nil or seen[t] then return end
+    seen[t] = true
+    out[#out + 1] = {kind = kind, path = prefix == "" and name or (prefix .. "." .. name),
+                     name = name, owner = m, tensor = t, persistent = persistent}
+  end
+  for _, pm in ipairs(mods) do
+    local d = dict(pm[2])
+    for _, name in ipairs(d._parameters) do
+      add("param", pm[1], pm[2], name, d._parameters[name], true)
+    end
+  end
+  for _, pm in ipairs(mods) do
+    local d = dict(pm[2])
+    for _, name in ipairs(d._buffers) do
+      add("buffer", pm[1], pm[2], name, d._buffers[name], not d._non_persistent_buffers_set[name])
+    end
+  end
+  for _, pm in ipairs(mods) do
+    local d = dict(pm[2])
+    for _, name in ipairs(d._attr_order) do
+      local v = d[name]
+      if torch.is_tensor(v) then add("attr", pm[1], pm[2], name, v, false) end
+    end
+  end
+  return out
+end
+
+-- Plain attributes of a module (not parameters, buffers or submodules): {name, value} pairs in
+-- assignment order.
+function Module:_named_attrs()
+  local d, out = dict(self), {}
+  for _, name in ipairs(d._attr_order) do out[#out + 1] = {name, d[name]} end
+  return out
+end
+
+-- ==== built-in modules ===========================================================================================
+
+local has = torch._has_op
+
+local function opt(opts, key, default)
+  if type(opts) == "table" and opts[key] ~= nil then return opts[key] end
+  return default
+end
+
+-- Linear(in_features, out_features, {bias = true}): weight (out, in) and bias (out,) drawn from
+-- U(-1/sqrt(in), 1/sqrt(in)) as PyTorch's kaiming_uniform_(a=sqrt(5)) and bias init give;
+-- forward records aten.linear.
+nn.Linear = Module:extend("Linear")
+function nn.Linear:init(in_features, out_features, opts)
+  local bias = opts
+  if type(opts) ~= "boolean" then bias = opt(opts, "bias", true) end
+  local dtype = opt(opts, "dtype", nil)
+  self.in_features, self.out_features = in_features, out_features
+  local bound = in_features > 0 and 1 / math.sqrt(in_features) or 0
+  local w = torch.rand({out_features, in_features}) * (2 * bound) - bound
+  if dtype then w = w:to(dtype) end
+  self.weight = nn.Parameter(w)
+  if bias then
+    local b = torch.rand({out_features}) * (2 * bound) - bound
+    if dtype then b = b:to(dtype) end
+    self.bias = nn.Parameter(b)
+  else
+    self:register_parameter("bias", nil)
+  end
+end
+function nn.Linear:forward(x) return torch.linear(x, self.weight, self.bias) end
+function nn.Linear:extra_repr()
+  return string.format("in_features=%d, out_features=%d, bias=%s", self.in_features,
+                       self.out_features, tostring(self.bias ~= nil and "True" or "False"))
+end
+
+nn.Identity = Module:extend("Identity")
+function nn.Identity:forward(x) return x end
+
+if has("relu.default") then
+  nn.ReLU = Module:extend("ReLU")
+  function nn.ReLU:forward(x) return torch.relu(x) end
+end
+
+if has("gelu.default") then
+  nn.GELU = Module:extend("GELU")
+  function nn.GELU:init(approximate)
+    if type(approximate) == "table" then approximate = approximate.approximate end
+    self.approximate = approximate or "none"
+  end
+  function nn.GELU:forward(x)
+    if self.approximate == "none" then return torch.gelu(x) end
+    return torch.gelu(x, {approximate = self.approximate})
+  end
+  function nn.GELU:extra_repr() return "approximate='" .. self.approximate .. "'" end
+end
+
+if has("silu.default") then
+  nn.SiLU = Module:extend("SiLU")
+  function nn.SiLU:forward(x) return torch.silu(x) end
+end
+
+if has("dropout.default") then
+  nn.Dropout = Module:extend("Dropout")
+  function nn.Dropout:init(p)
+    if type(p) == "table" then p = p.p end
+    self.p = p or 0.5
+  end
+  -- identity in eval mode, as F.dropout(training=False) is
+  function nn.Dropout:forward(x)
+    if not self.training then return x end
+    return torch.dropout(x, self.p, true)
+  end
+  function nn.Dropout:extra_repr() return "p=" .. tostring(self.p) .. ", inplace=False" end
+end
+
+if has("embedding.default") then
+  nn.Embedding = Module:extend("Embedding")
+  function nn.Embedding:init(num_embeddings, embedding_dim, opts)
+    self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+    self.weight = nn.Parameter(torch.randn({num_embeddings, embedding_dim}))
+    local pad = opt(opts, "padding_idx", nil)
+    self.padding_idx = pad
+    if pad ~= nil then self.weight[pad] = 0 end
+  end
+  function nn.Embedding:forward(idx) return torch.embedding(self.weight, idx) end
+  function nn.Embedding:extra_repr()
+    return string.format("%d, %d", self.num_embeddings, self.embedding_dim)
+  end
+end
+
+local function as_shape(s)
+  if type(s) == "number" then return {s} end
+  local out = {}
+  for i = 1, #s do out[i] = s[i] end
+  return out
+end
+
+if has("layer_norm.default") then
+  nn.LayerNorm = Module:extend("LayerNorm")
+  function nn.LayerNorm:init(shape, opts)
+    self.normalized_shape = as_shape(shape)
+    self.eps = opt(opts, "eps", 1e-5)
+    self.elementwise_affine = opt(opts, "elementwise_affine", true)
+    if self.elementwise_affine then
+      self.weight = nn.Parameter(torch.ones(self.normalized_shape))
+      if opt(opts, "bias", true) then
+        self.bias = nn.Parameter(torch.zeros(self.normalized_shape))
+      else
+        self:register_parameter("bias", nil)
+      end
+    else
+      self:register_parameter("weight", nil)
+      self:register_parameter("bias", nil)
+    end
+  end
+  function nn.LayerNorm:forward(x)
+    if self.eps == 1e-5 then
+      return torch.layer_norm(x, self.normalized_shape, self.weight, self.bias)
+    end
+    return torch.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
+  end
+  function nn.LayerNorm:extra_repr()
+    return "(" .. table.concat(self.normalized_shape, ", ") .. ",), eps=" .. tostring(self.eps) ..
+           ", elementwise_affine=" .. (self.elementwise_affine and "True" or "False")
+  end
+end
+
+if has("rms_norm.default") then
+  nn.RMSNorm = Module:extend("RMSNorm")
+  function nn.RMSNorm:init(shape, opts)
+    self.normalized_shape = as_shape(shape)
+    self.eps = opt(opts, "eps", nil)
+    self.elementwise_affine = opt(opts, "elementwise_affine", true)
+    if self.elementwise_affine then
+      self.weight = nn.Parameter(torch.ones(self.normalized_shape))
+    else
+      self:register_parameter("weight", nil)
+    end
+  end
+  function nn.RMSNorm:forward(x)
+    return torch.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+  end
+end
+
+-- Sequential(m1, m2, ...) or Sequential{m1, m2, ...}: children named "0", "1", ...
+nn.Sequential = Module:extend("Sequential")
+function nn.Sequential:init(...)
+  local mods = table.pack(...)
+  if mods.n == 1 and type(mods[1]) == "table" and not is_module(mods[1]) then
+    mods = mods[1]
+    mods.n = #mods
+  end
+  for i = 1, mods.n do self:add_module(tostring(i - 1), mods[i]) end
+end
+function nn.Sequential:forward(x)
+  local mods = dict(self)._modules
+  for _, name in ipairs(mods) do
+    local m = mods[name]
+    if m ~= nil then x = m(x) end
+  end
+  return x
+end
+function nn.Sequential:append(m)
+  self:add_module(tostring(#self), m)
+  return self
+end
+
+-- ModuleList{m1, m2, ...}: indexable from 0 (layers[0]); iterate with pairs(layers) or
+-- ipairs(layers:children()).
+nn.ModuleList = Module:extend("ModuleList")
+function nn.ModuleList:init(list)
+  for _, m in ipairs(list or {}) do self:append(m) end
+end
+function nn.ModuleList:append(m)
+  self:add_module(tostring(#self), m)
+  return self
+end
+function nn.ModuleList:extend(list)
+  for _, m in ipairs(list) do self:append(m) end
+  return self
+end
+
+-- ModuleDict{name = module, ...} (names sorted, since Lua tables have no order) or
+-- ModuleDict{{"a", m1}, {"b", m2}} (that order).
+nn.ModuleDict = Module:extend("ModuleDict")
+function nn.ModuleDict:init(tbl)
+  tbl = tbl or {}
+  if #tbl > 0 then
+    for _, pair in ipairs(tbl) do self:add_module(pair[1], pair[2]) end
+  else
+    local keys = {}
+    for k in pairs(tbl) do keys[#keys + 1] = k end
+    table.sort(keys)
+    for _, k in ipairs(keys) do self:add_module(k, tbl[k]) end
+  end
+end
+function nn.ModuleDict:keys()
+  local out = {}
+  for _, p in ipairs(self:named_children()) do out[#out + 1] = p[1] end
+  return out
+end
+function nn.ModuleDict:values() return self:children() end
+function nn.ModuleDict:items() return self:named_children() end
+
+-- nn.functional: the torch functions under PyTorch's F names.
+nn.functional = setmetatable({}, {__index = function(_, k) return torch[k] end})
+
+torch.nn = nn
+return nn

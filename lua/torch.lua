@@ -1,0 +1,110 @@
+-- lua/torch.lua — Lua-side sugar over the C `torch` table (lx_torch.c).
+-- Layer: lua (embedded; its frames are skipped in stack traces). Everything here is a thin
+-- composition of ATen ops through the dispatcher, so traces record the ops, never a computation
+-- done in Lua. Where an op fxdb does not register yet is stood in for by other ops, the comment
+-- says which graph PyTorch would record instead.
+
+local torch = torch
+local has = torch._has_op
+
+local function is_opts(v)
+  return type(v) == "table" and getmetatable(v) == nil and next(v) ~= nil and rawlen(v) == 0
+end
+
+local DTYPE_MT = getmetatable(torch.float32)
+local function is_dtype(v)
+  return type(v) == "userdata" and getmetatable(v) == DTYPE_MT
+end
+
+-- Splits trailing dtype / options off a vararg list: returns the positional values and an
+-- options table (a trailing dtype becomes opts.dtype).
+local function split_opts(...)
+  local args = table.pack(...)
+  local n, opts = args.n, nil
+  while n > 0 and args[n] == nil do n = n - 1 end
+  if n > 0 and is_opts(args[n]) then opts = args[n]; n = n - 1 end
+  if n > 0 and is_dtype(args[n]) then
+    local o = {}
+    for k, v in pairs(opts or {}) do o[k] = v end
+    o.dtype = args[n]
+    opts, n = o, n - 1
+  end
+  return args, n, opts
+end
+
+-- torch.arange(end), arange(start, end), arange(start, end, step), each with an optional dtype
+-- or options table. PyTorch records arange.default(end) for the one-argument form; without that
+-- overload in ops.def it is arange.start_step(0, end).
+local arange_op = torch.arange
+function torch.arange(...)
+  local args, n, opts = split_opts(...)
+  if n == 1 and not has("arange.default") then
+    return arange_op(0, args[1], opts)
+  end
+  if n == 3 then return arange_op(args[1], args[2], args[3], opts) end
+  if n == 2 then return arange_op(args[1], args[2], opts) end
+  return arange_op(args[1], opts)
+end
+
+-- torch.eye(n [, m] [, dtype | opts]): the eye op when registered; else zeros + ones written on
+-- the diagonal (through a diagonal view when `diagonal` exists, else element by element).
+if not has("eye.default") then
+  function torch.eye(...)
+    local args, n, opts = split_opts(...)
+    local rows = args[1]
+    local cols = n >= 2 and args[2] or rows
+    if math.type(rows) ~= "integer" then
+      error("bad argument #1 to 'eye' (integer expected, got " .. type(rows) .. ")", 2)
+    end
+    local z = torch.zeros({rows, cols}, opts)
+    if has("diagonal.default") then
+      z:diagonal():fill_(1)
+    else
+      for i = 0, math.min(rows, cols) - 1 do z[{i, i}] = 1 end
+    end
+    return z
+  end
+end
+
+-- torch.randint([low,] high, size [, dtype | opts]): the randint op when registered; else
+-- low + floor(rand(size) * (high - low)) cast to int64 (the same distribution, not PyTorch's
+-- exact random stream).
+if not has("randint.low") and not has("randint.default") then
+  function torch.randint(...)
+    local args, n, opts = split_opts(...)
+    local low, high, size
+    if n >= 3 then low, high, size = args[1], args[2], args[3]
+    else low, high, size = 0, args[1], args[2] end
+    if math.type(low) ~= "integer" or math.type(high) ~= "integer" then
+      error("bad argument to 'randint' (integer bounds expected)", 2)
+    end
+    if high <= low then
+      error(string.format("random_ expects 'from' to be less than 'to', but got from=%d >= to=%d",
+                          low, high), 2)
+    end
+    local dtype = opts and opts.dtype or torch.int64
+    local r = (torch.rand(size) * (high - low)):to(torch.int64)
+    if low ~= 0 then r = r + low end
+    return r:to(dtype)
+  end
+end
+
+-- torch.full_like(x, v [, opts]) when the op is missing: full(x.shape, v) with x's dtype.
+if not has("full_like.default") then
+  function torch.full_like(x, v, opts)
+    local o = {dtype = x.dtype}
+    for k, val in pairs(opts or {}) do o[k] = val end
+    return torch.full(x.shape, v, o)
+  end
+end
+
+function torch.is_floating_point(x) return x:is_floating_point() end
+function torch.numel(x) return x:numel() end
+function torch.get_default_dtype() return torch._default_dtype end
+
+-- Dtypes by name for torch.dtype lookups in user code ("torch.float16" strings in ported code).
+function torch.dtype_of(name)
+  return torch[(name:gsub("^torch%.", ""))]
+end
+
+return torch
