@@ -100,6 +100,7 @@ static lua_Integer list_len(lua_State *L, int idx) {
 /* How well the value at idx fits argument a: 0 no, 1 as a wrapped number, 2 exactly. */
 static int fits(lua_State *L, int idx, const fx_arg_schema *a) {
     int lt = lua_type(L, idx);
+    if (lt == LUA_TUSERDATA && luaL_testudata(L, idx, LX_TENSOR)) lx_check_tensor(L, idx); /* closed? */
     if (lt == LUA_TNIL || lt == LUA_TNONE) return (a->optional || a->has_default) ? 2 : 0;
     switch (a->type) {
     case FX_TY_TENSOR:
@@ -411,16 +412,12 @@ static int located_error(lua_State *L, const char *msg) {
 
 /* Raises the error of a failed binding: lauxlib's "bad argument #2 to 'add' (Tensor expected,
  * got nil)" for a wrongly typed positional value, else PyTorch's sentence.  [-0, +0, e] */
-static int bind_error(lua_State *L, const binding *b, const fx_opdef *op) {
+static int bind_error(lua_State *L, const binding *b, const char *fname, const callsite *cs) {
     if (b->bad_idx) {
-        int arg = b->bad_idx;
-        lua_Debug ar;
-        const char *fname = op->schema.name;
-        if (lua_getstack(L, 0, &ar)) {
-            lua_getinfo(L, "n", &ar);
-            if (ar.namewhat && !strcmp(ar.namewhat, "method")) arg--;
-            if (ar.name) fname = ar.name;
-        }
+        /* numbered as the caller sees the arguments: x:add(v) -> v is #1 (self is not counted,
+         * as lauxlib does for methods); torch.add(x, v) and torch.ops.aten.add.Tensor(x, v) ->
+         * v is #2 */
+        int arg = b->bad_idx - cs->first + (cs->method ? 0 : 1);
         const char *got = lx_to_tensor(L, b->bad_idx) ? "Tensor" : luaL_typename(L, b->bad_idx);
         lua_pushfstring(L, "bad argument #%d to '%s' (%s expected, got %s)", arg, fname,
                         b->bad_expected, got);
@@ -443,7 +440,7 @@ int lx_call_overload(lua_State *L, const fx_opdef *op, int first) {
     callsite cs;
     make_callsite(L, first, false, &cs);
     binding b;
-    if (bind(L, op, &cs, &b) < 0) return bind_error(L, &b, op);
+    if (bind(L, op, &cs, &b) < 0) return bind_error(L, &b, op->qualname, &cs);
     return call_bound(L, op, &cs, &b);
 }
 
@@ -474,7 +471,7 @@ int lx_call_opname(lua_State *L, const char *name, int first, bool method) {
         }
     }
     if (best_i >= 0) return call_bound(L, ops[best_i], &cs, &best);
-    if (ncand == 1) return bind_error(L, &first_fail, ops[0]);
+    if (ncand == 1) return bind_error(L, &first_fail, name, &cs);
     /* PyTorch: "add() received an invalid combination of arguments - got (Tensor, str), but
      * expected one of:\n * (Tensor input, Tensor other, *, Number alpha)" */
     fx_strbuf sb = FX_STRBUF_INIT;

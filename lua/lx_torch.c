@@ -63,12 +63,12 @@ static int data_check(lua_State *L, int idx, int d, int nd, const int64_t *sizes
         return luaL_error(L, "Could not infer dtype of %s", t ? "Tensor" : luaL_typename(L, idx));
     }
     if (lua_type(L, idx) != LUA_TTABLE || lx_to_tensor(L, idx))
-        return luaL_error(L, "expected sequence of length %lld at dim %d (got %s)",
-                          (long long)sizes[d], d, luaL_typename(L, idx));
+        return luaL_error(L, "expected sequence of length %I at dim %d (got %s)",
+                          (lua_Integer)sizes[d], d, luaL_typename(L, idx));
     lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
     if (n != sizes[d])
-        return luaL_error(L, "expected sequence of length %lld at dim %d (got %lld)",
-                          (long long)sizes[d], d, (long long)n);
+        return luaL_error(L, "expected sequence of length %I at dim %d (got %I)",
+                          (lua_Integer)sizes[d], d, n);
     int kind = LEAF_NONE;
     for (lua_Integer i = 1; i <= n; i++) {
         lua_rawgeti(L, idx, i);
