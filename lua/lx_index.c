@@ -136,8 +136,13 @@ static void parse_item(lua_State *L, int idx, item *it) {
 }
 
 /* Parses the key at stack index 2 into items; returns their count. May push index tensors made
- * from lists.  [-0, +k, e] */
+ * from lists. A lone integer on a 0-dim tensor is PyTorch's applySelect error, not the
+ * too-many-indices one a tuple gets.  [-0, +k, e] */
 static int parse_key(lua_State *L, item *items) {
+    if (lua_type(L, 2) == LUA_TNUMBER && fx_tensor_ndim(lx_check_tensor(L, 1)) == 0)
+        lx_errorf(L, FX_EINDEX, "index",
+                  "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                  "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
     if (lua_type(L, 2) == LUA_TTABLE && !lx_to_tensor(L, 2)) {
         lua_Integer n = (lua_Integer)lua_rawlen(L, 2);
         if (lua_getfield(L, 2, "n") == LUA_TNUMBER && lua_isinteger(L, -1)) n = lua_tointeger(L, -1);
@@ -177,12 +182,20 @@ static void apply(lua_State *L, int cur, const fx_opdef *op, fx_ivalue *a) {
     lua_pop(L, 1);                                           /* [..] */
 }
 
-static void do_select(lua_State *L, int cur, int64_t dim, int64_t index) {
+/* applySelect: the bounds check of TensorIndexing.h (its message names the position of the index
+ * in the key, real_dim), then select.int. */
+static void do_select(lua_State *L, int cur, int64_t dim, int64_t index, int real_dim) {
     fx_tensor *t = lx_check_tensor(L, cur);
     if (fx_tensor_ndim(t) == 0)
         lx_errorf(L, FX_EINDEX, "index",
                   "invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                   "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
+    if (dim < fx_tensor_ndim(t)) {
+        int64_t size = fx_tensor_size(t, (int)dim);
+        if (index < -size || index >= size)
+            lx_errorf(L, FX_EINDEX, "index", "index %lld is out of bounds for dimension %d with size %lld",
+                      (long long)index, real_dim, (long long)size);
+    }
     const fx_opdef *op = lx_op(L, "select.int");
     fx_ivalue *a = lx_ivbox_new(L, op->schema.nargs);
     a[1] = fx_iv_int(dim);
@@ -252,7 +265,7 @@ static int apply_slicing(lua_State *L, const item *items, int n, int *tdims, int
         const item *it = &items[k];
         switch (it->kind) {
         case IT_INT:
-            do_select(L, cur, dim, it->i);
+            do_select(L, cur, dim, it->i, k);
             *did_op = true;
             break;
         case IT_SLICE: {
