@@ -1,7 +1,7 @@
 /* repl/commands.c — the colon commands: one table, help generated from it, thin calls of fxdb.*.
  * Layer: repl.
  *
- * Each row of cmd_table is {name, min_abbrev, usage, help, example, fn, options, flags}
+ * Each row of cmd_table is {name, min_abbrev, usage, help, example, fn, options, flags, details}
  * (STYLE.md §2.15). A typed word selects a row when it equals the name, or when it is a prefix
  * of the name at least min_abbrev long and no other row accepts it; cmd_table_check() proves at
  * start (debug builds) that every abbreviation a row promises is unique. `:help` and `:help CMD`
@@ -63,6 +63,7 @@ struct cmd_row {
     cmd_fn fn;
     const char *options;     /* "--why= --depth=", see the top comment; NULL when none */
     unsigned flags;          /* CMD_F_* */
+    const char *details;     /* more lines for ":help CMD" ('\n'-separated), or NULL */
 };
 
 static char g_last_step[CMD_LAST_MAX];   /* last stepping command line, "" when none */
@@ -377,8 +378,12 @@ static int c_render(lua_State *L, cmd_ctx *c) {
     if (!check_max_pos(c, 1))
         return CMD_ERROR;
     lua_Integer depth = 0;
-    if (OPT(c, 1) != NULL && !pos_integer(c, OPT(c, 1), 0, &depth))
-        return CMD_ERROR;
+    if (OPT(c, 1) != NULL) {
+        char *end;
+        depth = (lua_Integer)strtoll(OPT(c, 1), &end, 10);
+        if (end == OPT(c, 1) || *end != '\0' || depth < 0)
+            return cmd_error(c, 0, NULL, "option --depth needs a non-negative integer", NULL);
+    }
     if (!push_fxdb(L, "render"))                      /* [fn] */
         return CMD_ERROR;
     if (!push_current(L, c)) {                        /* [fn, ep] */
@@ -537,73 +542,79 @@ static int c_quit(lua_State *L, cmd_ctx *c) {
 static const cmd_row cmd_table[] = {
     /* --- export and inspection --- */
     {"export", 2, ":export EXPR [--non-strict] [--real] [--args LUA]",
-     "export module EXPR with its example_inputs (or --args) and make it current",
-     ":export m --args {torch.randn(3)}", c_export, "--non-strict --real --args*", 0},
+     "export module EXPR and make it the current program", ":export m --args {torch.randn(3)}",
+     c_export, "--non-strict --real --args*", 0,
+     "calls fxdb.export(EXPR, inputs, {strict = not --non-strict, real = --real}); the inputs\n"
+     "are EXPR.example_inputs unless --args gives a Lua expression (a table of inputs)"},
     {"graph", 1, ":graph [raw|functional|exported|unlifted]",
-     "print a graph of the current program (default: exported)", ":graph functional", c_graph,
-     NULL, 0},
-    {"code", 3, ":code", "print the Python-like code of the current graph", NULL, c_code, NULL,
-     0},
-    {"sig", 2, ":sig", "print the graph signature (inputs and outputs with their kinds)", NULL,
-     c_sig, NULL, 0},
-    {"node", 2, ":node %N", "one node: target, args, users, meta, from_node, mutation",
-     ":node %add_1", c_node, NULL, 0},
-    {"users", 1, ":users %N", "the nodes that use node N", ":users %mul", c_users, NULL, 0},
-    {"inputs", 3, ":inputs %N", "the nodes node N reads", ":inputs %add", c_inputs, NULL, 0},
+     "print one stage of the current graph", ":graph functional", c_graph, NULL, 0,
+     "raw: as traced (in-place ops, views); functional: after functionalization;\n"
+     "exported: lifted and signed (the default); unlifted: state as attributes + copy_"},
+    {"code", 3, ":code", "the Python-like code of the current graph", NULL, c_code, NULL, 0,
+     NULL},
+    {"sig", 2, ":sig", "the graph signature (input and output kinds)", NULL, c_sig, NULL, 0,
+     NULL},
+    {"node", 2, ":node %N", "one node: target, args, users, meta, provenance", ":node %add_1",
+     c_node, NULL, 0, "shows from_node and the mutation record too; Tab completes %names"},
+    {"users", 1, ":users %N", "the nodes that use node N", ":users %mul", c_users, NULL, 0, NULL},
+    {"inputs", 3, ":inputs %N", "the nodes that node N reads", ":inputs %add", c_inputs, NULL, 0,
+     NULL},
     {"find", 4, ":find OP|REGEX|SHAPE", "search nodes by op, name or shape",
-     ":find aten.index_put", c_find, NULL, 0},
-    {"why", 3, ":why TARGET",
-     "every op that changed buffer or input TARGET, oldest first, with its Lua line "
-     "(alias :provenance)",
-     ":why state", c_why, NULL, 0},
+     ":find aten.index_put", c_find, NULL, 0, NULL},
+    {"why", 3, ":why TARGET", "ops that changed buffer/input TARGET, oldest first", ":why state",
+     c_why, NULL, 0,
+     "each version with its functional op, the original in-place op, the view path and the\n"
+     "Lua line; alias :provenance"},
     {"provenance", 3, ":provenance TARGET", "alias of :why", ":provenance state", c_why, NULL,
-     CMD_F_HIDDEN},
+     CMD_F_HIDDEN, NULL},
     {"render", 3, ":render [FILE] [--why T] [--depth N]",
-     "draw the current graph with Graphviz (.svg .png .pdf .dot; default graph.svg)",
-     ":render model.svg --why state --depth 2", c_render, "--why= --depth=", 0},
-    {"diff", 2, ":diff G1 G2", "node-keyed diff of two graphs (stages or Lua values)",
-     ":diff raw functional", c_diff, NULL, 0},
-    {"run", 1, ":run [--step] [ARGS]",
-     "execute the current program on CPU kernels (ARGS: a Lua table of inputs)",
-     ":run {torch.ones(3)}", c_run, "--step", 0},
-    {"check", 2, ":check", "compare eager and exported outputs and buffer updates of the last "
-     ":export", NULL, c_check, NULL, 0},
-    {"print", 1, ":print EXPR", "a node's value (run), its metadata (trace), or any Lua value",
-     ":print %add", c_print, NULL, 0},
+     "draw the current graph with Graphviz", ":render model.svg --why state --depth 2",
+     c_render, "--why= --depth=", 0,
+     "the extension picks the format: .svg .png .pdf .dot (default graph.svg); --why T\n"
+     "highlights the provenance of T; --depth N collapses module clusters deeper than N"},
+    {"diff", 2, ":diff G1 G2", "node-keyed diff of two stages or graph values",
+     ":diff raw functional", c_diff, NULL, 0, NULL},
+    {"run", 1, ":run [--step] [ARGS]", "execute the current program on CPU kernels",
+     ":run {torch.ones(3)}", c_run, "--step", 0,
+     "ARGS is a Lua table of inputs; every value is kept for :print"},
+    {"check", 2, ":check", "eager vs exported outputs and buffer updates", NULL, c_check, NULL, 0,
+     "uses the module and inputs of the last :export; reports the max abs error"},
+    {"print", 1, ":print EXPR", "a node's value or metadata, or any Lua value", ":print x:sum()",
+     c_print, NULL, 0, NULL},
     {"report", 3, ":report [EXPR] [--non-strict] [--args LUA]",
-     "every export problem of a module in one list", ":report m", c_report,
-     "--non-strict --args*", 0},
+     "every export problem of a module, in one list", ":report m", c_report,
+     "--non-strict --args*", 0, NULL},
     /* --- the debugger --- */
     {"trace", 2, ":trace EXPR [--non-strict] [--real] [--args LUA]",
      "start a trace session paused before the first op", ":trace m --real", c_trace,
-     "--non-strict --real --args*", 0},
+     "--non-strict --real --args*", 0, NULL},
     {"step", 1, ":step [N]", "advance the session by N ops (default 1)", ":step 3", c_step, NULL,
-     CMD_F_REPEAT},
-    {"next", 1, ":next", "advance to the next Lua line of the model, over submodule calls", NULL,
-     c_next, NULL, CMD_F_REPEAT},
+     CMD_F_REPEAT, NULL},
+    {"next", 1, ":next", "advance to the next Lua line of the model", NULL, c_next, NULL,
+     CMD_F_REPEAT, "steps over submodule calls"},
     {"finish", 3, ":finish", "run to the end of the current module's forward", NULL, c_finish,
-     NULL, CMD_F_REPEAT},
+     NULL, CMD_F_REPEAT, NULL},
     {"continue", 1, ":continue", "run to the next breakpoint or the end", NULL, c_continue, NULL,
-     CMD_F_REPEAT},
-    {"break", 1, ":break WHERE [if LUA]",
-     "stop at: op aten.add_ | line FILE:N | module PATH | node %n | mutation | view | item",
-     ":break op aten.add_", c_break, NULL, 0},
-    {"tbreak", 2, ":tbreak WHERE [if LUA]", "a breakpoint that is deleted when first hit",
-     ":tbreak mutation", c_tbreak, NULL, 0},
-    {"delete", 1, ":delete [N]", "delete breakpoint N (all when no N)", ":delete 2", c_delete,
-     NULL, 0},
-    {"info", 1, ":info breaks", "list breakpoints", NULL, c_info, NULL, 0},
-    {"watch", 2, ":watch TARGET", "stop whenever buffer or input TARGET is mutated",
-     ":watch state", c_watch, NULL, 0},
-    {"where", 3, ":where", "Lua stack and module stack at the pause (alias :bt)", NULL, c_where,
-     NULL, 0},
-    {"bt", 2, ":bt", "alias of :where", NULL, c_where, NULL, CMD_F_HIDDEN},
+     CMD_F_REPEAT, NULL},
+    {"break", 1, ":break WHERE [if LUA]", "set a breakpoint", ":break op aten.add_", c_break,
+     NULL, 0,
+     "WHERE: op aten.add_ | line FILE:N | module PATH | node %n | mutation | view | item"},
+    {"tbreak", 2, ":tbreak WHERE [if LUA]", "a breakpoint deleted when first hit",
+     ":tbreak mutation", c_tbreak, NULL, 0, NULL},
+    {"delete", 1, ":delete [N]", "delete breakpoint N (all without N)", ":delete 2", c_delete,
+     NULL, 0, NULL},
+    {"info", 1, ":info breaks", "list the breakpoints", NULL, c_info, NULL, 0, NULL},
+    {"watch", 2, ":watch TARGET", "stop whenever buffer/input TARGET is mutated", ":watch state",
+     c_watch, NULL, 0, "also when it is written through a view"},
+    {"where", 3, ":where", "Lua and module stacks at the pause (alias :bt)", NULL, c_where, NULL,
+     0, NULL},
+    {"bt", 2, ":bt", "alias of :where", NULL, c_where, NULL, CMD_F_HIDDEN, NULL},
     /* --- the REPL --- */
     {"load", 1, ":load FILE", "run a Lua file in the REPL's globals", ":load model.lua", c_load,
-     NULL, 0},
+     NULL, 0, NULL},
     {"help", 1, ":help [CMD]", "list the commands, or show one in detail", ":help render",
-     c_help, NULL, 0},
-    {"quit", 1, ":quit", "leave fxdb (Ctrl-D also does)", NULL, c_quit, NULL, 0},
+     c_help, NULL, 0, NULL},
+    {"quit", 1, ":quit", "leave fxdb (Ctrl-D too)", NULL, c_quit, NULL, 0, NULL},
 };
 
 #define CMD_COUNT ((int)(sizeof cmd_table / sizeof cmd_table[0]))
@@ -684,6 +695,12 @@ static int c_help(lua_State *L, cmd_ctx *c) {
             return cmd_error(c, 1, c->pos[0], nm > 1 ? "ambiguous command" : "unknown command",
                              ":help lists the commands");
         printf("%s\n  %s\n", r->usage, r->help);
+        for (const char *d = r->details; d != NULL && *d;) {
+            const char *nl = strchr(d, '\n');
+            int len = nl ? (int)(nl - d) : (int)strlen(d);
+            printf("  %.*s\n", len, d);
+            d += len + (nl ? 1 : 0);
+        }
         if (r->min_abbrev < (int)strlen(r->name))
             printf("  abbreviation: :%.*s\n", r->min_abbrev, r->name);
         if (r->example != NULL)

@@ -34,8 +34,19 @@ static bool g_interactive;          /* stdin is a terminal */
 /* calling Lua                                                                                */
 /* ======================================================================================== */
 
-/* Message handler of every call: appends a traceback to a string error (lua.c's msghandler);
- * an error object (table or userdata) is returned unchanged so its fields can be printed.
+/* True when some frame of L's stack from `level` up runs Lua code (not only C functions). */
+static bool has_lua_frame(lua_State *L, int level) {
+    lua_Debug ar;
+    for (; lua_getstack(L, level, &ar); level++) {
+        if (lua_getinfo(L, "S", &ar) && ar.what[0] != 'C')
+            return true;
+    }
+    return false;
+}
+
+/* Message handler of every call: appends a traceback to a string error (lua.c's msghandler),
+ * unless the stack holds only C functions (a traceback of "[C]: in ?" lines tells nothing); an
+ * error object (table or userdata) is returned unchanged so its fields can be printed.
  * [-0, +1, m] */
 static int msghandler(lua_State *L) {
     const char *msg = lua_tostring(L, 1);
@@ -45,6 +56,8 @@ static int msghandler(lua_State *L) {
             return 1;
         msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
     }
+    if (!has_lua_frame(L, 1))
+        return 1;
     luaL_traceback(L, L, msg, 1);
     return 1;
 }
