@@ -66,6 +66,12 @@ static inline double floordiv_d(double a, double b) {
 #define FLOORDIV_F64 floordiv_d
 #define FLOORDIV_F16 floordiv_f
 #define FLOORDIV_BF16 floordiv_f
+/* add with an alpha other than +-1: floats fuse (vec::fmadd), half types round alpha * y to the
+ * half type first (c10::Half arithmetic) */
+#define ADDA_F32(x, a, y) fmaf(a, y, x)
+#define ADDA_F64(x, a, y) fma(a, y, x)
+#define ADDA_F16(x, a, y) ((x) + RND_F16((a) * (y)))
+#define ADDA_BF16(x, a, y) ((x) + RND_BF16((a) * (y)))
 #define TRUNC_F32 truncf
 #define TRUNC_F64 trunc
 #define TRUNC_F16 truncf
@@ -86,7 +92,7 @@ static inline int64_t idiv_floor(int64_t a, int64_t b) {
 
 /* NAME_tt_ID: out = EXPR(x, y) with x from operand 1, y from operand 2 (both tensors).
  * NAME_ts_ID: the same with y the scalar held in the ud. Both have a dense fast path. */
-#define BIN_LOOPS(NAME, ID, ST, VT, EXPR)                                                      \
+#define BIN_LOOPS2(NAME, ID, ST, VT, EXPR, EXPR_S)                                                    \
     static void NAME##_tt_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {       \
         const bin_ud *u = ud;                                                                  \
         const VT alpha = UDV(VT, u->alpha_d, u->alpha_i);                                      \
@@ -117,22 +123,28 @@ static inline int64_t idiv_floor(int64_t a, int64_t b) {
             const ST *restrict pa = (const ST *)p[1];                                          \
             for (int64_t i = 0; i < n; i++) {                                                  \
                 const VT x = K_LOAD_##ID(pa + i);                                              \
-                K_STORE(ID, ST, o + i, (EXPR));                                                \
+                K_STORE(ID, ST, o + i, (EXPR_S));                                                \
             }                                                                                  \
         } else {                                                                               \
             for (int64_t i = 0; i < n; i++) {                                                  \
                 const VT x = K_LOAD_##ID(p[1] + i * st[1]);                                    \
-                K_STORE(ID, ST, p[0] + i * st[0], (EXPR));                                     \
+                K_STORE(ID, ST, p[0] + i * st[0], (EXPR_S));                                     \
             }                                                                                  \
         }                                                                                      \
     }
 
-/* Floating types (value type float/double; half types round alpha*y as c10::Half does). */
+#define BIN_LOOPS(NAME, ID, ST, VT, EXPR) BIN_LOOPS2(NAME, ID, ST, VT, EXPR, EXPR)
+
+/* Floating types. add with |alpha| == 1 is a plain add (ADDA otherwise). Half types: tensor /
+ * tensor trunc rounds the quotient to the half type before truncating (c10::Half division);
+ * against a single-element divisor it stays in float (the opmath path of
+ * BinaryOpsKernel.cpp). */
 #define FLOAT_OPS(ID, ST, VT)                                                                  \
-    BIN_LOOPS(add, ID, ST, VT, x + RND_##ID(alpha * y))                                        \
+    BIN_LOOPS(add, ID, ST, VT, x + alpha * y)                                                  \
+    BIN_LOOPS(addf, ID, ST, VT, ADDA_##ID(x, alpha, y))                                        \
     BIN_LOOPS(mul, ID, ST, VT, x * y)                                                          \
     BIN_LOOPS(div, ID, ST, VT, x / y)                                                          \
-    BIN_LOOPS(trunc, ID, ST, VT, TRUNC_##ID(x / y))                                            \
+    BIN_LOOPS2(trunc, ID, ST, VT, TRUNC_##ID(RND_##ID(x / y)), TRUNC_##ID(x / y))              \
     BIN_LOOPS(floor, ID, ST, VT, FLOORDIV_##ID(x, y))
 FLOAT_OPS(F32, float, float)
 FLOAT_OPS(F64, double, double)
@@ -163,8 +175,10 @@ BIN_LOOPS(mul, BOOL, uint8_t, uint8_t, x && y)
     {NAME##_tt_I64, NAME##_ts_I64}, {NAME##_tt_I32, NAME##_ts_I32},                            \
         {NAME##_tt_I16, NAME##_ts_I16}, {NAME##_tt_I8, NAME##_ts_I8},                          \
         {NAME##_tt_U8, NAME##_ts_U8}
-static const fx_iter_loop k_bin_loops[5][FX_DTYPE_COUNT][2] = {
+enum { OP_ADD_FMA = 5 }; /* add with |alpha| != 1 on floating types */
+static const fx_iter_loop k_bin_loops[6][FX_DTYPE_COUNT][2] = {
     [FX_BINOP_ADD] = ROW_F(add), ROW_I(add), {add_tt_BOOL, add_ts_BOOL}},
+    [OP_ADD_FMA] = ROW_F(addf), ROW_I(add), {add_tt_BOOL, add_ts_BOOL}},
     [FX_BINOP_MUL] = ROW_F(mul), ROW_I(mul), {mul_tt_BOOL, mul_ts_BOOL}},
     [FX_BINOP_DIV] = ROW_F(div)},
     [FX_BINOP_TRUNC] = ROW_F(trunc), ROW_I(trunc), {NULL, NULL}},
@@ -285,16 +299,22 @@ int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     } else {
         fx_k_scalar_store(C, p.self, &a_scalar);
     }
-    bool b_is_scalar = p.other->tag != FX_IV_TENSOR;
+    /* A single-element divisor / factor of a half-type op is read in float from its original
+     * dtype (TensorIterator's is_scalar(2) + original_scalar_value<opmath_t>). */
+    bool opmath = is_half(C) && p.op != FX_BINOP_ADD;
+    bool b_is_scalar = p.other->tag != FX_IV_TENSOR ||
+                       (opmath && fx_tensor_numel(p.other->u.t) == 1);
     if (!b_is_scalar) {
         tb = p.other->u.t;
         if (tb->dtype != C) {
             if ((rc = fx_k_to_dtype(tb, C, &tmp_b, ctx->err))) goto done;
             tb = tmp_b;
         }
+    } else if (p.other->tag == FX_IV_TENSOR) {
+        const fx_tensor *o = p.other->u.t;
+        u.b_d = (float)fx_dtype_load_f64(o->dtype, fx_tensor_data(o), 0);
     } else {
         double bd = fx_ivalue_to_f64(p.other);
-        bool opmath = is_half(C) && p.op != FX_BINOP_ADD; /* mul/div keep the float scalar */
         u.b_d = opmath ? (double)(float)bd : round_to(C, bd);
         if (!fx_dtype_is_float(C)) u.b_i = scalar_as_int(C, p.other);
     }
@@ -321,7 +341,10 @@ int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     else fx_iter_add_scalar(&it, &a_scalar, fx_dtype_size(C));
     if (tb) fx_iter_add(&it, tb);
     fx_iter_coalesce(&it);
-    fx_iter_run_all(&it, k_bin_loops[p.op][C][b_is_scalar ? 1 : 0], &u);
+    int opi = p.op;
+    if (p.op == FX_BINOP_ADD && fx_dtype_is_float(C) && u.alpha_d != 1 && u.alpha_d != -1)
+        opi = OP_ADD_FMA;
+    fx_iter_run_all(&it, k_bin_loops[opi][C][b_is_scalar ? 1 : 0], &u);
     if (tmp_out) fx_k_copy_tensor(res, tmp_out);
 done:
     fx_tensor_release(tmp_a);
