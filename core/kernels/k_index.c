@@ -172,6 +172,10 @@ int fx_index_plan_build(const fx_tensor *self, const fx_ivalue *indices, fx_inde
                     fx_strbuf_append(&sb, fx_shape_str(p->idx[q]->ndim, p->idx[q]->sizes, b1,
                                                        sizeof b1));
                 }
+                if (fx_strbuf_status(&sb, err)) {
+                    fx_strbuf_free(&sb);
+                    return FX_ENOMEM;
+                }
                 rc = fx_err_setf(err, FX_EINDEX,
                                  "shape mismatch: indexing tensors could not be broadcast "
                                  "together with shapes %s",

@@ -167,4 +167,33 @@ KB_FN const char *kb_rec_str(const kb_rec *r) {
     return buf;
 }
 
+/* ---- allocation-failure sweep ------------------------------------------------------------- */
+
+/* Runs fn with the N-th allocation failing (and every later one), for N = 1, 2, ... until a run
+ * succeeds. Each failed run must report FX_ENOMEM and leave no block behind; returns how many
+ * runs failed (at least one, or the sweep exercised nothing). fn returns FX_OK or the error. */
+KB_FN int kb_oom_sweep(int (*fn)(void)) {
+    int failures = 0;
+    for (int64_t n = 1; n < 10000; n++) {
+        fx_alloc_stats before = fx_alloc_get_stats();
+        fx_alloc_fail_at(n, 1);
+        int rc = fn();
+        fx_alloc_fail_at(0, 0);
+        fx_alloc_stats after = fx_alloc_get_stats();
+        if (after.live_blocks != before.live_blocks) {
+            fprintf(stderr, "oom sweep: %lld blocks leaked when allocation %lld failed\n",
+                    (long long)(after.live_blocks - before.live_blocks), (long long)n);
+            return -1;
+        }
+        if (rc == FX_OK) return failures;
+        if (rc != FX_ENOMEM) {
+            fprintf(stderr, "oom sweep: allocation %lld failed with %s: %s\n", (long long)n,
+                    fx_status_name(rc), kb_err.msg);
+            return -1;
+        }
+        failures++;
+    }
+    return -1;
+}
+
 #endif

@@ -637,6 +637,53 @@ static void test_scatter_views(void **state) {
     fx_tensor_release(m);
 }
 
+/* ---- allocation failures ------------------------------------------------------------------- */
+
+static fx_tensor *g_self, *g_vals;
+static fx_ivalue g_list;
+
+static int run_index(void) {
+    fx_ivalue sv = kb_iv(g_self);
+    fx_tensor *r = kb_call(&g_eager, FX_OP_INDEX_TENSOR, 2, &sv, &g_list);
+    if (!r) return kb_err.code;
+    fx_tensor_release(r);
+    return FX_OK;
+}
+static int run_index_put(void) {
+    fx_ivalue sv = kb_iv(g_self), vv = kb_iv(g_vals), t = fx_iv_bool(true);
+    fx_tensor *r = kb_call(&g_eager, FX_OP_INDEX_PUT, 4, &sv, &g_list, &vv, &t);
+    if (!r) return kb_err.code;
+    fx_tensor_release(r);
+    return FX_OK;
+}
+static int run_slice_scatter(void) {
+    fx_ivalue sv = kb_iv(g_self), vv = kb_iv(g_vals), d = fx_iv_int(1), st = fx_iv_int(2);
+    fx_ivalue none = fx_iv_none();
+    fx_tensor *r = kb_call(&g_eager, FX_OP_SLICE_SCATTER, 6, &sv, &vv, &d, &none, &none, &st);
+    if (!r) return kb_err.code;
+    fx_tensor_release(r);
+    return FX_OK;
+}
+
+static void test_allocation_failures(void **state) {
+    (void)state;
+    g_self = kb_transposed(FX_DTYPE_F32, 2, (int64_t[]){4, 6}, 1, 0);
+    fx_tensor *m = kb_tensor(FX_DTYPE_BOOL, 1, (int64_t[]){4}, (double[]){1, 0, 0, 1}, 0, 0);
+    fx_tensor *i = idx_tensor(FX_DTYPE_I32, 1, (int64_t[]){2}, (int64_t[]){5, 0});
+    g_list = idx_list(2, (fx_tensor *[]){m, i});
+    assert_true(kb_oom_sweep(run_index) >= 3);
+    g_vals = kb_tensor(FX_DTYPE_F32, 1, (int64_t[]){1}, NULL, 0, 2);
+    assert_true(kb_oom_sweep(run_index_put) >= 3);
+    fx_tensor_release(g_vals);
+    g_vals = kb_tensor(FX_DTYPE_F32, 2, (int64_t[]){4, 3}, NULL, 1, 0);
+    assert_true(kb_oom_sweep(run_slice_scatter) >= 2);
+    fx_tensor_release(g_vals);
+    fx_ivalue_clear(&g_list);
+    fx_tensor_release(m);
+    fx_tensor_release(i);
+    fx_tensor_release(g_self);
+}
+
 static int setup(void **state) {
     (void)state;
     fx_ctx_init(&g_eager, FX_MODE_EAGER);
@@ -662,6 +709,7 @@ int main(void) {
         cmocka_unit_test(test_index_put_against_reference),
         cmocka_unit_test(test_index_put_specifics),
         cmocka_unit_test(test_scatter_views),
+        cmocka_unit_test(test_allocation_failures),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     fx_alloc_stats after = fx_alloc_get_stats();

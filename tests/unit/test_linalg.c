@@ -489,6 +489,47 @@ static void test_meta_shapes(void **state) {
     fx_tensor_release(x);
 }
 
+/* ---- allocation failures ------------------------------------------------------------------- */
+
+static fx_tensor *g_x, *g_y, *g_z;
+
+static int run_op3(fx_op_id op, int nargs) {
+    fx_ivalue xv = kb_iv(g_x), yv = kb_iv(g_y), zv = g_z ? kb_iv(g_z) : fx_iv_none();
+    fx_tensor *r = kb_call(&g_eager, op, nargs, &xv, &yv, &zv);
+    if (!r) return kb_err.code;
+    fx_tensor_release(r);
+    return FX_OK;
+}
+static int run_matmul(void) { return run_op3(FX_OP_MATMUL, 2); }
+static int run_linear(void) { return run_op3(FX_OP_LINEAR, 3); }
+static int run_mm(void) { return run_op3(FX_OP_MM, 2); }
+
+static void test_allocation_failures(void **state) {
+    (void)state;
+    /* batched matmul through clone + _unsafe_view */
+    g_x = operand(FX_DTYPE_F32, 4, (int64_t[]){2, 1, 3, 4}, L_CONTIG, 1);
+    g_y = operand(FX_DTYPE_F32, 3, (int64_t[]){5, 4, 2}, L_GAPPED, 2);
+    g_z = NULL;
+    assert_true(kb_oom_sweep(run_matmul) >= 4);
+    fx_tensor_release(g_x);
+    fx_tensor_release(g_y);
+    /* linear on an input that must be copied, with a bias */
+    g_x = operand(FX_DTYPE_F16, 3, (int64_t[]){2, 3, 4}, L_TRANS, 1);
+    g_y = operand(FX_DTYPE_F16, 2, (int64_t[]){5, 4}, L_GAPPED, 2);
+    g_z = operand(FX_DTYPE_F16, 1, (int64_t[]){5}, L_CONTIG, 3);
+    assert_true(kb_oom_sweep(run_linear) >= 3);
+    fx_tensor_release(g_x);
+    fx_tensor_release(g_y);
+    fx_tensor_release(g_z);
+    g_z = NULL;
+    /* mm with packed operands */
+    g_x = operand(FX_DTYPE_F64, 2, (int64_t[]){3, 4}, L_GAPPED, 1);
+    g_y = operand(FX_DTYPE_F64, 2, (int64_t[]){4, 2}, L_EXPANDED, 2);
+    assert_true(kb_oom_sweep(run_mm) >= 3);
+    fx_tensor_release(g_x);
+    fx_tensor_release(g_y);
+}
+
 static int setup(void **state) {
     (void)state;
     fx_ctx_init(&g_eager, FX_MODE_EAGER);
@@ -506,6 +547,7 @@ int main(void) {
         cmocka_unit_test(test_linear),
         cmocka_unit_test(test_matmul_cases),
         cmocka_unit_test(test_meta_shapes),
+        cmocka_unit_test(test_allocation_failures),
     };
     int rc = cmocka_run_group_tests(tests, setup, NULL);
     fx_alloc_stats after = fx_alloc_get_stats();

@@ -594,6 +594,37 @@ static void test_meta_trace_records_views(void **state) {
     fx_tensor_release(x);
 }
 
+/* ---- allocation failures ------------------------------------------------------------------- */
+
+static fx_tensor *g_t;
+
+static int run_reshape_copy(void) {
+    fx_ivalue tv = kb_iv(g_t), flat = kb_ints(1, -1);
+    if (flat.tag != FX_IV_LIST) return FX_ENOMEM;
+    fx_tensor *r = kb_call(&g_eager, FX_OP_RESHAPE, 2, &tv, &flat);
+    fx_ivalue_clear(&flat);
+    if (!r) return kb_err.code;
+    fx_tensor_release(r);
+    return FX_OK;
+}
+static int run_permute(void) {
+    fx_ivalue tv = kb_iv(g_t), p = kb_ints(2, 1, 0);
+    if (p.tag != FX_IV_LIST) return FX_ENOMEM;
+    fx_tensor *r = kb_call(&g_eager, FX_OP_PERMUTE, 2, &tv, &p);
+    fx_ivalue_clear(&p);
+    if (!r) return kb_err.code;
+    fx_tensor_release(r);
+    return FX_OK;
+}
+
+static void test_allocation_failures(void **state) {
+    (void)state;
+    g_t = kb_transposed(FX_DTYPE_F32, 2, (int64_t[]){6, 4}, 1, 0);
+    assert_true(kb_oom_sweep(run_reshape_copy) >= 4);
+    assert_true(kb_oom_sweep(run_permute) >= 1);
+    fx_tensor_release(g_t);
+}
+
 static int setup(void **state) {
     (void)state;
     fx_ctx_init(&g_eager, FX_MODE_EAGER);
@@ -620,6 +651,7 @@ int main(void) {
         cmocka_unit_test(test_contiguous),
         cmocka_unit_test(test_reshape),
         cmocka_unit_test(test_meta_trace_records_views),
+        cmocka_unit_test(test_allocation_failures),
     };
     int rc = cmocka_run_group_tests(tests, setup, check_leaks);
     fx_alloc_stats after = fx_alloc_get_stats();
