@@ -343,11 +343,28 @@ static int call_rest(lua_State *L, cmd_ctx *c, const char *name, bool required,
 static int c_find(lua_State *L, cmd_ctx *c) {
     return call_rest(L, c, "find", true, "missing query (an op, a name pattern or a shape)");
 }
+/* :break WHERE [if LUA] -> fxdb.break_on("WHERE [if LUA]"); :tbreak adds {temporary = true}.
+ * (`break` is a Lua keyword, hence API.md's break_on.) */
+static int break_cmd(lua_State *L, cmd_ctx *c, bool temporary) {
+    if (c->rest[0] == '\0')
+        return cmd_error(c, 1, NULL, "missing WHERE",
+                         "WHERE: op aten.add_ | line FILE:N | module PATH | node %n | mutation | "
+                         "view | item");
+    if (!push_fxdb(L, "break_on"))
+        return CMD_ERROR;
+    lua_pushstring(L, c->rest);
+    if (!temporary)
+        return invoke(L, 1);
+    lua_createtable(L, 0, 1);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "temporary");
+    return invoke(L, 2);
+}
 static int c_break(lua_State *L, cmd_ctx *c) {
-    return call_rest(L, c, "break", true, "missing WHERE");
+    return break_cmd(L, c, false);
 }
 static int c_tbreak(lua_State *L, cmd_ctx *c) {
-    return call_rest(L, c, "tbreak", true, "missing WHERE");
+    return break_cmd(L, c, true);
 }
 static int c_watch(lua_State *L, cmd_ctx *c) {
     return call_rest(L, c, "watch", true, "missing TARGET (a buffer or input name)");
@@ -541,7 +558,7 @@ static int c_quit(lua_State *L, cmd_ctx *c) {
 
 static const cmd_row cmd_table[] = {
     /* --- export and inspection --- */
-    {"export", 2, ":export EXPR [--non-strict] [--real] [--args LUA]",
+    {"export", 1, ":export EXPR [--non-strict] [--real] [--args LUA]",
      "export module EXPR and make it the current program", ":export m --args {torch.randn(3)}",
      c_export, "--non-strict --real --args*", 0,
      "calls fxdb.export(EXPR, inputs, {strict = not --non-strict, real = --real}); the inputs\n"

@@ -27,6 +27,7 @@
 #define PROMPT_FIRST "fxdb> "
 #define PROMPT_MORE "...> "
 #define EOF_MARK "<eof>"            /* how Lua's parser ends the message of an incomplete chunk */
+#define EMBEDDED_PREFIX "=[fxdb "   /* chunk names of the Lua library lua/ embeds */
 
 static bool g_interactive;          /* stdin is a terminal */
 
@@ -34,19 +35,22 @@ static bool g_interactive;          /* stdin is a terminal */
 /* calling Lua                                                                                */
 /* ======================================================================================== */
 
-/* True when some frame of L's stack from `level` up runs Lua code (not only C functions). */
-static bool has_lua_frame(lua_State *L, int level) {
+/* True when some frame of L's stack from `level` up runs the user's Lua code: not a C function
+ * and not fxdb's embedded Lua library (chunks named EMBEDDED_PREFIX "name]" by lua/). */
+static bool has_user_frame(lua_State *L, int level) {
     lua_Debug ar;
     for (; lua_getstack(L, level, &ar); level++) {
-        if (lua_getinfo(L, "S", &ar) && ar.what[0] != 'C')
+        if (lua_getinfo(L, "S", &ar) && ar.what[0] != 'C'
+            && strncmp(ar.source, EMBEDDED_PREFIX, sizeof(EMBEDDED_PREFIX) - 1) != 0)
             return true;
     }
     return false;
 }
 
 /* Message handler of every call: appends a traceback to a string error (lua.c's msghandler),
- * unless the stack holds only C functions (a traceback of "[C]: in ?" lines tells nothing); an
- * error object (table or userdata) is returned unchanged so its fields can be printed.
+ * unless no frame runs the user's code (a colon command calling fxdb.* directly: a traceback of
+ * "[C]: in ?" and library lines tells nothing); an error object (table or userdata) is returned
+ * unchanged so its fields can be printed.
  * [-0, +1, m] */
 static int msghandler(lua_State *L) {
     const char *msg = lua_tostring(L, 1);
@@ -56,7 +60,7 @@ static int msghandler(lua_State *L) {
             return 1;
         msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
     }
-    if (!has_lua_frame(L, 1))
+    if (!has_user_frame(L, 1))
         return 1;
     luaL_traceback(L, L, msg, 1);
     return 1;

@@ -18,8 +18,8 @@ end
 
 local recorder = {}
 local verbs = {"export", "trace", "graph", "code", "sig", "node", "users", "inputs", "find",
-  "provenance", "render", "run", "check", "print", "step", "next", "finish", "continue", "break",
-  "tbreak", "delete", "watch", "where", "diff", "report", "info"}
+  "provenance", "render", "run", "check", "print", "step", "next", "finish", "continue", "break_on",
+  "delete", "watch", "where", "diff", "report", "info"}
 for _, verb in ipairs(verbs) do
   recorder[verb] = function(...)
     local parts = {}
