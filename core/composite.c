@@ -31,14 +31,12 @@ static int op_ti(fx_opctx *c, fx_op_id id, fx_tensor *t, int64_t i, fx_tensor **
     fx_ivalue v = borrow(t), iv = fx_iv_int(i);
     return fx_call_t(c->ctx, id, out, c->err, 2, &v, &iv);
 }
-static int op_tii(fx_opctx *c, fx_op_id id, fx_tensor *t, int64_t i, int64_t j,
-                  fx_tensor **out) {
+static int op_tii(fx_opctx *c, fx_op_id id, fx_tensor *t, int64_t i, int64_t j, fx_tensor **out) {
     fx_ivalue v = borrow(t), iv = fx_iv_int(i), jv = fx_iv_int(j);
     return fx_call_t(c->ctx, id, out, c->err, 3, &v, &iv, &jv);
 }
 /* op(t, [sizes...]) */
-static int op_tl(fx_opctx *c, fx_op_id id, fx_tensor *t, int n, const int64_t *l,
-                 fx_tensor **out) {
+static int op_tl(fx_opctx *c, fx_op_id id, fx_tensor *t, int n, const int64_t *l, fx_tensor **out) {
     fx_ivalue v = borrow(t), lv;
     int rc = fx_iv_int_list(n, l, &lv, c->err);
     if (rc) return rc;
@@ -99,8 +97,7 @@ int fx_c_reshape(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (fx_tensor_is_contiguous(self)) {
         rc = op_tl(ctx, FX_OP_VIEW, self, n, shape, &r);
     } else {
-        if ((rc = fx_infer_view_shape(n, shape, fx_tensor_numel(self), sizes, ctx->err)))
-            return rc;
+        if ((rc = fx_infer_view_shape(n, shape, fx_tensor_numel(self), sizes, ctx->err))) return rc;
         if (fx_view_strides(self->ndim, self->sizes, self->strides, n, sizes, strides)) {
             rc = op_tl(ctx, FX_OP_VIEW, self, n, sizes, &r);
         } else {
@@ -155,8 +152,10 @@ static int matmul_fold(fx_opctx *ctx, fx_tensor *t1, fx_tensor *t2, fx_tensor **
     if (transpose) {
         rc = op_tii(ctx, FX_OP_TRANSPOSE_INT, t2, -2, -1, &a);
         if (!rc) {
-            if (t1->ndim == 2) rc = op_t(ctx, FX_OP_T, t1, &b);
-            else b = fx_tensor_retain(t1);
+            if (t1->ndim == 2)
+                rc = op_t(ctx, FX_OP_T, t1, &b);
+            else
+                b = fx_tensor_retain(t1);
         }
     } else {
         a = fx_tensor_retain(t1);
@@ -281,7 +280,8 @@ static int matmul_impl(fx_opctx *ctx, fx_tensor *t1, fx_tensor *t2, fx_tensor **
 int fx_c_matmul(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *t1, *t2, *r;
     int rc;
-    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &t1)) || (rc = fx_kb_tensor_arg(ctx, a, 1, &t2))) return rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &t1)) || (rc = fx_kb_tensor_arg(ctx, a, 1, &t2)))
+        return rc;
     if ((rc = matmul_impl(ctx, t1, t2, &r))) return rc;
     out[0] = fx_iv_tensor_steal(r);
     return FX_OK;

@@ -15,8 +15,8 @@ static int fresh_like(fx_opctx *ctx, const fx_tensor *self, fx_ivalue *out) {
     int64_t strides[FX_MAX_DIMS];
     fx_kb_dense_strides(self, strides);
     fx_tensor *t;
-    int rc = fx_tensor_empty_strided(self->ndim, self->sizes, strides, self->dtype, ctx->device,
-                                     &t, ctx->err);
+    int rc = fx_tensor_empty_strided(self->ndim, self->sizes, strides, self->dtype, ctx->device, &t,
+                                     ctx->err);
     if (rc) return rc;
     out[0] = fx_iv_tensor_steal(t);
     return FX_OK;
@@ -107,8 +107,8 @@ int fx_meta_index_put_(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
 
 /* src must have exactly the view's sizes (TensorShape.cpp's *_scatter check). */
 static int check_src(fx_opctx *ctx, const fx_tensor *src, const fx_view_geom *g) {
-    bool same = src->ndim == g->ndim &&
-                !memcmp(src->sizes, g->sizes, sizeof(int64_t) * (size_t)g->ndim);
+    bool same =
+        src->ndim == g->ndim && !memcmp(src->sizes, g->sizes, sizeof(int64_t) * (size_t)g->ndim);
     if (same) return FX_OK;
     char b1[160], b2[160];
     return fx_err_setf(ctx->err, FX_ESHAPE,

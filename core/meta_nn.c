@@ -73,11 +73,10 @@ int fx_meta_bmm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         return fx_err_setf(ctx->err, FX_ESHAPE,
                            "Expected size for first two dimensions of batch2 tensor to be: "
                            "[%lld, %lld] but got: [%lld, %lld].",
-                           (long long)s->sizes[0], (long long)s->sizes[2],
-                           (long long)m->sizes[0], (long long)m->sizes[1]);
+                           (long long)s->sizes[0], (long long)s->sizes[2], (long long)m->sizes[0],
+                           (long long)m->sizes[1]);
     if (s->dtype != m->dtype)
-        return fx_err_setf(ctx->err, FX_ETYPE,
-                           "expected scalar type %s but found %s",
+        return fx_err_setf(ctx->err, FX_ETYPE, "expected scalar type %s but found %s",
                            fx_kb_scalar_name(s->dtype), fx_kb_scalar_name(m->dtype));
     int64_t sizes[3] = {s->sizes[0], s->sizes[1], m->sizes[2]};
     return fresh(ctx, 3, sizes, s->dtype, out);
@@ -100,8 +99,8 @@ int fx_meta_dot(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
                            "inconsistent tensor size, expected tensor [%lld] and src [%lld] to "
                            "have the same number of elements, but got %lld and %lld elements "
                            "respectively",
-                           (long long)s->sizes[0], (long long)o->sizes[0],
-                           (long long)s->sizes[0], (long long)o->sizes[0]);
+                           (long long)s->sizes[0], (long long)o->sizes[0], (long long)s->sizes[0],
+                           (long long)o->sizes[0]);
     return fresh(ctx, 0, NULL, s->dtype, out);
 }
 
@@ -117,8 +116,8 @@ int fx_meta_mv(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (s->sizes[1] != v->sizes[0])
         return fx_err_setf(ctx->err, FX_ESHAPE,
                            "size mismatch, got input (%lld), mat (%lldx%lld), vec (%lld)",
-                           (long long)s->sizes[0], (long long)s->sizes[0],
-                           (long long)s->sizes[1], (long long)v->sizes[0]);
+                           (long long)s->sizes[0], (long long)s->sizes[0], (long long)s->sizes[1],
+                           (long long)v->sizes[0]);
     if (s->dtype != v->dtype)
         return fx_err_setf(ctx->err, FX_ETYPE, "expected scalar type %s but found %s",
                            fx_kb_scalar_name(s->dtype), fx_kb_scalar_name(v->dtype));
@@ -144,7 +143,8 @@ int fx_meta_linear(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     int64_t m = 1, k = x->sizes[x->ndim - 1], n = w->sizes[0];
     for (int d = 0; d + 1 < x->ndim; d++) m *= x->sizes[d];
     if (b && b->dtype != w->dtype)
-        return fx_err_setf(ctx->err, FX_ETYPE, "self and mat2 must have the same dtype, but got %s and %s",
+        return fx_err_setf(ctx->err, FX_ETYPE,
+                           "self and mat2 must have the same dtype, but got %s and %s",
                            fx_kb_scalar_name(b->dtype), fx_kb_scalar_name(w->dtype));
     if ((rc = mm_shapes(ctx, m, k, w->sizes[1], n))) return rc;
     if (x->dtype != w->dtype) {

@@ -22,7 +22,8 @@ static const char *iv_type_name(const fx_ivalue *v) {
     case FX_IV_INT: return "int";
     case FX_IV_FLOAT: return "float";
     case FX_IV_BOOL: return "bool";
-    case FX_IV_NONE: case FX_IV_UNSET: return "NoneType";
+    case FX_IV_NONE:
+    case FX_IV_UNSET: return "NoneType";
     case FX_IV_LIST: return "list";
     case FX_IV_STR: return "str";
     default: return "object";
@@ -36,8 +37,9 @@ int fx_kb_tensor_arg(fx_opctx *ctx, const fx_ivalue *a, int i, fx_tensor **out) 
         return FX_OK;
     }
     const fx_schema *s = &ctx->op->schema;
-    return fx_err_setf(ctx->err, FX_EARG, "%s(): argument '%s' (position %d) must be Tensor, not %s",
-                       s->name, i < s->nargs ? s->args[i].name : "?", i + 1, iv_type_name(&a[i]));
+    return fx_err_setf(ctx->err, FX_EARG,
+                       "%s(): argument '%s' (position %d) must be Tensor, not %s", s->name,
+                       i < s->nargs ? s->args[i].name : "?", i + 1, iv_type_name(&a[i]));
 }
 
 int fx_kb_ints_arg(fx_opctx *ctx, const fx_ivalue *a, int i, int64_t *v, int *n) {
@@ -48,8 +50,7 @@ int fx_kb_ints_arg(fx_opctx *ctx, const fx_ivalue *a, int i, int64_t *v, int *n)
     }
     if (a[i].tag != FX_IV_LIST)
         return fx_err_setf(ctx->err, FX_EARG, "%s(): argument '%s' must be tuple of ints, not %s",
-                           ctx->op->schema.name, ctx->op->schema.args[i].name,
-                           iv_type_name(&a[i]));
+                           ctx->op->schema.name, ctx->op->schema.args[i].name, iv_type_name(&a[i]));
     if (a[i].u.list.n > FX_MAX_DIMS)
         return fx_err_setf(ctx->err, FX_ESHAPE, "fxdb supports at most %d dimensions, got %d",
                            FX_MAX_DIMS, a[i].u.list.n);
@@ -67,7 +68,7 @@ int fx_kb_ints_arg(fx_opctx *ctx, const fx_ivalue *a, int i, int64_t *v, int *n)
 }
 
 int fx_kb_view(fx_opctx *ctx, fx_tensor *self, int ndim, const int64_t *sizes,
-                 const int64_t *strides, int64_t offset, fx_ivalue *out) {
+               const int64_t *strides, int64_t offset, fx_ivalue *out) {
     fx_tensor *v;
     int rc = fx_tensor_as_strided(self, ndim, sizes, strides, offset, &v, ctx->err);
     if (rc) return rc;
@@ -130,8 +131,7 @@ static void geom_drop_dim(fx_view_geom *g, int d) {
     g->ndim--;
 }
 
-int fx_select_geom(const fx_tensor *t, int64_t dim, int64_t index, fx_view_geom *g,
-                   fx_err *err) {
+int fx_select_geom(const fx_tensor *t, int64_t dim, int64_t index, fx_view_geom *g, fx_err *err) {
     if (t->ndim == 0)
         return fx_err_setf(err, FX_EINDEX, "select() cannot be applied to a 0-dim tensor.");
     int d;
@@ -165,10 +165,14 @@ int fx_slice_geom(const fx_tensor *t, int64_t dim, const fx_ivalue *start, const
     int64_t e = end && end->tag == FX_IV_INT ? end->u.i : INT64_MAX;
     if (s < 0) s += size;
     if (e < 0) e += size;
-    if (s < 0) s = 0;
-    else if (s >= size) s = size;
-    if (e < s) e = s;
-    else if (e >= size) e = size;
+    if (s < 0)
+        s = 0;
+    else if (s >= size)
+        s = size;
+    if (e < s)
+        e = s;
+    else if (e >= size)
+        e = size;
     geom_of(t, g);
     g->offset += s * t->strides[d];
     g->sizes[d] = (e - s + step - 1) / step;
@@ -298,8 +302,7 @@ int fx_meta_squeeze(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     return fx_kb_view(ctx, self, nd, sizes, strides, self->offset, out);
 }
 
-static int transpose_view(fx_opctx *ctx, fx_tensor *self, int64_t d0, int64_t d1,
-                          fx_ivalue *out) {
+static int transpose_view(fx_opctx *ctx, fx_tensor *self, int64_t d0, int64_t d1, fx_ivalue *out) {
     int a0, a1, rc;
     if ((rc = fx_wrap_dim(d0, self->ndim, &a0, ctx->err)) ||
         (rc = fx_wrap_dim(d1, self->ndim, &a1, ctx->err)))
@@ -334,8 +337,7 @@ int fx_meta_t(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
                            "t() expects a tensor with <= 2 dimensions, but self is %dD",
                            self->ndim);
     if (self->ndim < 2)
-        return fx_kb_view(ctx, self, self->ndim, self->sizes, self->strides, self->offset,
-                            out);
+        return fx_kb_view(ctx, self, self->ndim, self->sizes, self->strides, self->offset, out);
     return transpose_view(ctx, self, 0, 1, out);
 }
 

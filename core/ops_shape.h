@@ -26,7 +26,7 @@ int fx_kb_tensor_arg(fx_opctx *ctx, const fx_ivalue *a, int i, fx_tensor **out);
 int fx_kb_ints_arg(fx_opctx *ctx, const fx_ivalue *a, int i, int64_t *v, int *n);
 /* Appends a view of `self` with the given geometry to out[0] (new reference). */
 int fx_kb_view(fx_opctx *ctx, fx_tensor *self, int ndim, const int64_t *sizes,
-                 const int64_t *strides, int64_t offset, fx_ivalue *out);
+               const int64_t *strides, int64_t offset, fx_ivalue *out);
 /* Strides for a fresh tensor "like" t (torch.empty_like with preserve_format): t's own strides
  * when t is non-overlapping and dense, else contiguous strides. */
 void fx_kb_dense_strides(const fx_tensor *t, int64_t *strides);
@@ -52,19 +52,19 @@ int fx_slice_geom(const fx_tensor *t, int64_t dim, const fx_ivalue *start, const
 /* ---- advanced indexing (k_index.c) --------------------------------------------------------- */
 
 typedef struct fx_index_plan {
-    int nidx;                      /* indexed dims of self, after masks became index tensors */
-    int dim[FX_MAX_DIMS];          /* (nidx,) the self dim each index tensor indexes, ascending */
-    fx_tensor *idx[FX_MAX_DIMS];   /* (nidx,) int64 / int32 index tensors, one reference each */
+    int nidx;                    /* indexed dims of self, after masks became index tensors */
+    int dim[FX_MAX_DIMS];        /* (nidx,) the self dim each index tensor indexes, ascending */
+    fx_tensor *idx[FX_MAX_DIMS]; /* (nidx,) int64 / int32 index tensors, one reference each */
     int64_t idx_strides[FX_MAX_DIMS][FX_MAX_DIMS]; /* (nidx, bnd) idx[k] expanded to bshape */
-    int bnd;                       /* rank of the broadcast index shape */
-    int64_t bshape[FX_MAX_DIMS];   /* (bnd,) */
-    int nrest;                     /* self dims that are not indexed */
-    int rest[FX_MAX_DIMS];         /* (nrest,) those dims, ascending */
-    int front;                     /* rest dims placed before the index block in the result:
-                                      the first indexed dim when indexed dims are adjacent, else 0 */
-    int out_ndim;                  /* rank of self[indices] = nrest + bnd */
-    int64_t out_sizes[FX_MAX_DIMS];/* (out_ndim,) */
-    bool data_dependent;           /* a bool mask on a meta tensor: bshape/out_sizes unknown */
+    int bnd;                                       /* rank of the broadcast index shape */
+    int64_t bshape[FX_MAX_DIMS];                   /* (bnd,) */
+    int nrest;                                     /* self dims that are not indexed */
+    int rest[FX_MAX_DIMS];                         /* (nrest,) those dims, ascending */
+    int front;                      /* rest dims placed before the index block in the result:
+                                       the first indexed dim when indexed dims are adjacent, else 0 */
+    int out_ndim;                   /* rank of self[indices] = nrest + bnd */
+    int64_t out_sizes[FX_MAX_DIMS]; /* (out_ndim,) */
+    bool data_dependent;            /* a bool mask on a meta tensor: bshape/out_sizes unknown */
 } fx_index_plan;
 
 /* Resolves `indices` (a Tensor?[] ivalue) against self's sizes as aten::index does: None

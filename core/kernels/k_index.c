@@ -138,8 +138,7 @@ int fx_index_plan_build(const fx_tensor *self, const fx_ivalue *indices, fx_inde
                                        "The shape of the mask %s at index %d does not match the "
                                        "shape of the indexed tensor %s at index %d",
                                        fx_shape_str(t->ndim, t->sizes, b1, sizeof b1), m,
-                                       fx_shape_str(self->ndim, self->sizes, b2, sizeof b2),
-                                       j + m);
+                                       fx_shape_str(self->ndim, self->sizes, b2, sizeof b2), j + m);
             for (int m = 0; m < t->ndim; m++) indexed[j + m] = true;
             if (fx_tensor_is_meta(t)) {
                 p->data_dependent = true;
@@ -164,13 +163,13 @@ int fx_index_plan_build(const fx_tensor *self, const fx_ivalue *indices, fx_inde
             int nd;
             int64_t tmp[FX_MAX_DIMS];
             if (p->idx[k]->ndim > FX_MAX_DIMS ||
-                fx_broadcast_shape(p->bnd, p->bshape, p->idx[k]->ndim, p->idx[k]->sizes, &nd,
-                                   tmp, NULL)) {
+                fx_broadcast_shape(p->bnd, p->bshape, p->idx[k]->ndim, p->idx[k]->sizes, &nd, tmp,
+                                   NULL)) {
                 fx_strbuf sb = FX_STRBUF_INIT;
                 for (int q = 0; q < p->nidx; q++) {
                     if (q) fx_strbuf_append(&sb, ", ");
-                    fx_strbuf_append(&sb, fx_shape_str(p->idx[q]->ndim, p->idx[q]->sizes, b1,
-                                                       sizeof b1));
+                    fx_strbuf_append(
+                        &sb, fx_shape_str(p->idx[q]->ndim, p->idx[q]->sizes, b1, sizeof b1));
                 }
                 if (fx_strbuf_status(&sb, err)) {
                     fx_strbuf_free(&sb);
@@ -289,8 +288,8 @@ int fx_k_index(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     char *dst = fx_tensor_data(res);
     int64_t n = numel_of(p.out_ndim, p.out_sizes);
     for (int64_t i = 0; i < n; i++, walk_next(&w))
-        move_elem(dst + w.off[2] * (int64_t)item,
-                  src + (w.off[0] + ioff[w.off[1]]) * (int64_t)item, item);
+        move_elem(dst + w.off[2] * (int64_t)item, src + (w.off[0] + ioff[w.off[1]]) * (int64_t)item,
+                  item);
     fx_free(ioff);
     fx_index_plan_free(&p);
     return FX_OK;
@@ -306,18 +305,18 @@ static inline void acc_elem(fx_dtype dt, char *d, const char *s) {
     case FX_DTYPE_F32: *(float *)d += *(const float *)s; break;
     case FX_DTYPE_F64: *(double *)d += *(const double *)s; break;
     case FX_DTYPE_F16:
-        *(uint16_t *)d = fx_f32_to_f16(fx_f16_to_f32(*(uint16_t *)d) +
-                                       fx_f16_to_f32(*(const uint16_t *)s));
+        *(uint16_t *)d =
+            fx_f32_to_f16(fx_f16_to_f32(*(uint16_t *)d) + fx_f16_to_f32(*(const uint16_t *)s));
         break;
     case FX_DTYPE_BF16:
-        *(uint16_t *)d = fx_f32_to_bf16(fx_bf16_to_f32(*(uint16_t *)d) +
-                                        fx_bf16_to_f32(*(const uint16_t *)s));
+        *(uint16_t *)d =
+            fx_f32_to_bf16(fx_bf16_to_f32(*(uint16_t *)d) + fx_bf16_to_f32(*(const uint16_t *)s));
         break;
-    case FX_DTYPE_I64: *(int64_t *)d = (int64_t)((uint64_t) * (int64_t *)d +
-                                                 (uint64_t) * (const int64_t *)s);
+    case FX_DTYPE_I64:
+        *(int64_t *)d = (int64_t)((uint64_t) * (int64_t *)d + (uint64_t) * (const int64_t *)s);
         break;
-    case FX_DTYPE_I32: *(int32_t *)d = (int32_t)((uint32_t) * (int32_t *)d +
-                                                 (uint32_t) * (const int32_t *)s);
+    case FX_DTYPE_I32:
+        *(int32_t *)d = (int32_t)((uint32_t) * (int32_t *)d + (uint32_t) * (const int32_t *)s);
         break;
     case FX_DTYPE_I16: *(int16_t *)d = (int16_t)(*(int16_t *)d + *(const int16_t *)s); break;
     case FX_DTYPE_I8: *(int8_t *)d = (int8_t)(*(int8_t *)d + *(const int8_t *)s); break;

@@ -20,9 +20,9 @@
 
 /* A strided matrix: element (r, c) lives at p + (r * s0 + c * s1) * itemsize. */
 typedef struct kb_mat {
-    const void *p;       /* element (0, 0) */
-    int64_t rows, cols;  /* sizes */
-    int64_t s0, s1;      /* strides in elements */
+    const void *p;      /* element (0, 0) */
+    int64_t rows, cols; /* sizes */
+    int64_t s0, s1;     /* strides in elements */
 } kb_mat;
 
 /* Can BLAS read m in place? Sets the transpose flag and leading dimension if so. The stride of
@@ -76,8 +76,8 @@ static int oom(fx_err *err) {
 }
 
 /* C (+)= A @ B in float32 (C float32, row-major, ldc). Half operands are always packed. */
-static int gemm_f32(fx_dtype dt, const kb_mat *A, const kb_mat *B, float *C, int64_t ldc,
-                    bool acc, fx_err *err) {
+static int gemm_f32(fx_dtype dt, const kb_mat *A, const kb_mat *B, float *C, int64_t ldc, bool acc,
+                    fx_err *err) {
     int64_t M = A->rows, N = B->cols, K = A->cols, lda = K, ldb = N;
     enum CBLAS_TRANSPOSE ta = CblasNoTrans, tb = CblasNoTrans;
     float *abuf = NULL, *bbuf = NULL;
@@ -93,8 +93,8 @@ static int gemm_f32(fx_dtype dt, const kb_mat *A, const kb_mat *B, float *C, int
         }
         bp = bbuf, tb = CblasNoTrans, ldb = N > 1 ? N : 1;
     }
-    cblas_sgemm(CblasRowMajor, ta, tb, (blasint)M, (blasint)N, (blasint)K, 1.0f, ap,
-                (blasint)lda, bp, (blasint)ldb, acc ? 1.0f : 0.0f, C, (blasint)ldc);
+    cblas_sgemm(CblasRowMajor, ta, tb, (blasint)M, (blasint)N, (blasint)K, 1.0f, ap, (blasint)lda,
+                bp, (blasint)ldb, acc ? 1.0f : 0.0f, C, (blasint)ldc);
     fx_free(abuf);
     fx_free(bbuf);
     return FX_OK;
@@ -117,26 +117,26 @@ static int gemm_f64(const kb_mat *A, const kb_mat *B, double *C, int64_t ldc, bo
         }
         bp = bbuf, tb = CblasNoTrans, ldb = N > 1 ? N : 1;
     }
-    cblas_dgemm(CblasRowMajor, ta, tb, (blasint)M, (blasint)N, (blasint)K, 1.0, ap,
-                (blasint)lda, bp, (blasint)ldb, acc ? 1.0 : 0.0, C, (blasint)ldc);
+    cblas_dgemm(CblasRowMajor, ta, tb, (blasint)M, (blasint)N, (blasint)K, 1.0, ap, (blasint)lda,
+                bp, (blasint)ldb, acc ? 1.0 : 0.0, C, (blasint)ldc);
     fx_free(abuf);
     fx_free(bbuf);
     return FX_OK;
 }
 
 /* Integer / bool product: 64-bit wrap-around sums, stored back modulo the type's width. */
-#define GEMM_INT_LOOP(T)                                                                       \
-    do {                                                                                       \
-        const T *a = A->p, *b = B->p;                                                          \
-        T *c = C;                                                                              \
-        for (int64_t i = 0; i < M; i++)                                                        \
-            for (int64_t j = 0; j < N; j++) {                                                  \
-                uint64_t s = acc ? (uint64_t)(int64_t)c[i * ldc + j] : 0;                      \
-                for (int64_t k = 0; k < K; k++)                                                \
-                    s += (uint64_t)(int64_t)a[i * A->s0 + k * A->s1] *                         \
-                         (uint64_t)(int64_t)b[k * B->s0 + j * B->s1];                          \
-                c[i * ldc + j] = (T)(int64_t)s;                                                \
-            }                                                                                  \
+#define GEMM_INT_LOOP(T)                                                                           \
+    do {                                                                                           \
+        const T *a = A->p, *b = B->p;                                                              \
+        T *c = C;                                                                                  \
+        for (int64_t i = 0; i < M; i++)                                                            \
+            for (int64_t j = 0; j < N; j++) {                                                      \
+                uint64_t s = acc ? (uint64_t)(int64_t)c[i * ldc + j] : 0;                          \
+                for (int64_t k = 0; k < K; k++)                                                    \
+                    s += (uint64_t)(int64_t)a[i * A->s0 + k * A->s1] *                             \
+                         (uint64_t)(int64_t)b[k * B->s0 + j * B->s1];                              \
+                c[i * ldc + j] = (T)(int64_t)s;                                                    \
+            }                                                                                      \
     } while (0)
 
 static void gemm_int(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int64_t ldc,
@@ -173,7 +173,8 @@ static int gemm(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int64_t 
     if (M == 0 || N == 0) return FX_OK;
     if (K == 0) {
         if (!acc)
-            for (int64_t i = 0; i < M; i++) memset((char *)C + i * ldc * (int64_t)item, 0, N * item);
+            for (int64_t i = 0; i < M; i++)
+                memset((char *)C + i * ldc * (int64_t)item, 0, N * item);
         return FX_OK;
     }
     if (M > INT_MAX || N > INT_MAX || K > INT_MAX || ldc > INT_MAX)
@@ -190,12 +191,14 @@ static int gemm(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int64_t 
         if (acc)
             for (int64_t i = 0; i < M; i++)
                 for (int64_t j = 0; j < N; j++)
-                    c32[i * N + j] = h ? fx_f16_to_f32(c[i * ldc + j]) : fx_bf16_to_f32(c[i * ldc + j]);
+                    c32[i * N + j] =
+                        h ? fx_f16_to_f32(c[i * ldc + j]) : fx_bf16_to_f32(c[i * ldc + j]);
         int rc = gemm_f32(dt, A, B, c32, N, acc, err);
         if (!rc)
             for (int64_t i = 0; i < M; i++)
                 for (int64_t j = 0; j < N; j++)
-                    c[i * ldc + j] = h ? fx_f32_to_f16(c32[i * N + j]) : fx_f32_to_bf16(c32[i * N + j]);
+                    c[i * ldc + j] =
+                        h ? fx_f32_to_f16(c32[i * N + j]) : fx_f32_to_bf16(c32[i * N + j]);
         fx_free(c32);
         return rc;
     }
@@ -242,8 +245,7 @@ int fx_k_bmm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     for (int64_t b = 0; b < s->sizes[0] && !rc; b++) {
         A.p = sp + b * s->strides[0] * (int64_t)item;
         B.p = mp + b * m->strides[0] * (int64_t)item;
-        rc = gemm(s->dtype, &A, &B, rp + b * r->sizes[1] * N * (int64_t)item, ldc, false,
-                  ctx->err);
+        rc = gemm(s->dtype, &A, &B, rp + b * r->sizes[1] * N * (int64_t)item, ldc, false, ctx->err);
     }
     return rc;
 }
