@@ -21,6 +21,18 @@ static bool is_default(const fx_arg_schema *a, const fx_ivalue *v) {
     return fx_ivalue_equal(&a->def, v);
 }
 
+/* One ATen argument. A MemoryFormat / Layout travels as a string ivalue ("contiguous_format" or
+ * "torch.contiguous_format") but prints as the torch attribute it names, unquoted, as PyTorch
+ * prints `memory_format = torch.contiguous_format`. */
+static void fmt_aten_arg(fx_strbuf *sb, const fx_arg_schema *a, const fx_ivalue *v, bool listing) {
+    if (v->tag == FX_IV_STR && (a->type == FX_TY_MEMFORMAT || a->type == FX_TY_LAYOUT)) {
+        if (strncmp(v->u.s, "torch.", 6)) fx_strbuf_append(sb, "torch.");
+        fx_strbuf_append(sb, v->u.s);
+        return;
+    }
+    fx_ivalue_format(sb, v, listing);
+}
+
 static int positional_end(const fx_node *n) {
     const fx_schema *s = &n->aten->schema;
     int end = 0;
@@ -40,7 +52,7 @@ static void fmt_args(fx_strbuf *sb, const fx_node *n, bool listing) {
         int end = positional_end(n);
         for (int i = 0; i < end; i++) {
             if (!first) fx_strbuf_append(sb, ", ");
-            fx_ivalue_format(sb, &n->args[i], listing);
+            fmt_aten_arg(sb, &s->args[i], &n->args[i], listing);
             first = false;
         }
         if (listing) {
@@ -52,7 +64,7 @@ static void fmt_args(fx_strbuf *sb, const fx_node *n, bool listing) {
             if (!s->args[i].kwarg_only || is_default(&s->args[i], &n->args[i])) continue;
             if (!first) fx_strbuf_append(sb, ", ");
             fx_strbuf_appendf(sb, "%s%s", s->args[i].name, kwsep);
-            fx_ivalue_format(sb, &n->args[i], listing);
+            fmt_aten_arg(sb, &s->args[i], &n->args[i], listing);
             first = false;
         }
         if (listing) fx_strbuf_putc(sb, '}');
