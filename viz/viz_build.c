@@ -510,6 +510,7 @@ int vz_build(const fx_graph *g, const fxviz_opts *opts, Agraph_t **out, fx_err *
     int rc = vz_draw_graph(&b, g, b.root, "", 1);
     if (rc == FX_OK) rc = vz_label_boxes(&b);
     if (rc == FX_OK && opts->highlight) rc = vz_highlight(&b, opts->highlight);
+    if (rc == FX_OK) vz_style_size(b.root, agnnodes(b.root));
     agclean(b.root, AGNODE, (char *)VZ_BOXREC);
     fx_free(b.boxes);
     fx_strbuf_free(&b.id);

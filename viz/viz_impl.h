@@ -58,6 +58,12 @@ vz_kind vz_kind_of_input(fx_input_kind k);
 /* Declares the graph, node and edge attribute defaults once on the root graph g (agattr), and
  * the graph label when title != NULL. */
 void vz_style_defaults(Agraph_t *g, const char *title);
+/* Layout limits by graph size: above VZ_BIG_GRAPH drawn nodes, dot's x-coordinate network
+ * simplex is capped (nslimit) and edge labels become xlabels (a label makes dot double every
+ * rank), which turns a minute into seconds on a 5,000-node graph at the price of slightly less
+ * straight edges and freely placed edge labels. Call once, after every node and edge exists. */
+#define VZ_BIG_GRAPH 1000
+void vz_style_size(Agraph_t *g, int nnodes);
 /* Sets shape, style, fillcolor and fontcolor of n from row k; `bold` adds the mutation pen. */
 void vz_style_node(Agnode_t *n, vz_kind k, int bold);
 /* The look of a module cluster `level` levels deep (1 = outermost). */

@@ -1,0 +1,34 @@
+#!/bin/sh
+# bench/run.sh — builds and runs the benchmarks under bench/ (tables, not tests).
+# Layer: bench. Usage: bench/run.sh [BUILD_DIR]   (`make bench` passes $(BUILD)).
+# Each benchmark is one `bench NAME LIBS...` line at the bottom: bench/NAME.c is compiled with the
+# flags tests/viz uses (Makefile ALLCFLAGS + pkg-config cflags), linked with LIBS (libraries of
+# BUILD_DIR, in link order) and run; its table goes to stdout.
+set -eu
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+CC=${CC:-cc}
+PKGS="lua5.4 libgvc libcgraph openblas libedit libcjson cmocka"
+WARN="-Wall -Wextra -Wshadow -Wundef -Wwrite-strings -Wmissing-prototypes -Wstrict-prototypes \
+-Wold-style-definition -Wno-unused-parameter"
+CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g $WARN -I. -fopenmp $(pkg-config --cflags $PKGS)"
+LIBS="$(pkg-config --libs $PKGS) -lm -fopenmp"
+
+# bench NAME LIB...: build the libraries if needed, compile bench/NAME.c, run it.
+bench() {
+    name=$1
+    shift
+    libs=""
+    for lib in "$@"; do
+        make --no-print-directory -s BUILD="$BUILD" "$BUILD/$lib"
+        libs="$libs $BUILD/$lib"
+    done
+    mkdir -p "$BUILD/bench"
+    # shellcheck disable=SC2086
+    $CC $CFLAGS -o "$BUILD/bench/$name" "bench/$name.c" $libs $LIBS
+    echo "== $name"
+    "$BUILD/bench/$name"
+    echo
+}
+
+bench bench_viz libfxviz.a libfxdb.a
