@@ -192,35 +192,88 @@ static const char *source_text(lua_State *L, const char *file, size_t *len) {
     return text;
 }
 
-int lx_where(lua_State *L, fx_frame *frames, int max) {
-    size_t used = 0;
-    int n = 0;
-    lua_Debug ar;
-    for (int level = 0; n < max && lua_getstack(L, level, &ar); level++) {
-        if (!lua_getinfo(L, "Sln", &ar)) continue;
-        if (!strcmp(ar.what, "C") || ar.currentline < 1 || !ar.source) continue;
-        if (is_embedded_source(ar.source)) continue;
-        fx_frame *fr = &frames[n++];
-        const char *file = ar.short_src;
-        if (ar.source[0] == '@' || ar.source[0] == '=') file = ar.source + 1;
-        fr->file = pool_dup(&used, file, strlen(file));
-        fr->line = ar.currentline;
-        const char *fn = ar.name ? ar.name : !strcmp(ar.what, "main") ? "<module>" : "?";
-        fr->func = pool_dup(&used, fn, strlen(fn));
-        const char *text = NULL;
-        size_t tlen = 0;
-        if (ar.source[0] == '@') text = source_text(L, ar.source + 1, &tlen);
-        else if (ar.source[0] != '=') text = ar.source, tlen = ar.srclen;
-        size_t llen = 0;
-        const char *lp = text ? find_line(text, tlen, ar.currentline, &llen) : NULL;
-        if (lp) {
-            while (llen && isspace((unsigned char)*lp)) lp++, llen--;
-            while (llen && isspace((unsigned char)lp[llen - 1])) llen--;
-            fr->code = pool_dup(&used, lp, llen);
-        } else {
-            fr->code = pool_dup(&used, "", 0);
+/* Fills fr from a Lua source position: file name, line, function name, trimmed source line. */
+static void make_frame(lua_State *L, size_t *used, fx_frame *fr, const char *source,
+                       size_t srclen, const char *file, int line, const char *fn) {
+    fr->file = pool_dup(used, file, strlen(file));
+    fr->line = line;
+    fr->func = pool_dup(used, fn, strlen(fn));
+    const char *text = NULL;
+    size_t tlen = 0;
+    if (source[0] == '@') text = source_text(L, source + 1, &tlen);
+    else if (source[0] != '=') text = source, tlen = srclen;
+    size_t llen = 0;
+    const char *lp = text ? find_line(text, tlen, line, &llen) : NULL;
+    if (lp) {
+        while (llen && isspace((unsigned char)*lp)) lp++, llen--;
+        while (llen && isspace((unsigned char)lp[llen - 1])) llen--;
+        fr->code = pool_dup(used, lp, llen);
+    } else {
+        fr->code = pool_dup(used, "", 0);
+    }
+}
+
+/* The call site nn.lua saved for the k-th module call from the top of nn._module_stack (the
+ * caller's frame was removed by a tail call: `return self.lin(x)`). Adds it as a frame. */
+static bool add_site_frame(lua_State *L, size_t *used, fx_frame *fr, int k) {
+    bool ok = false;
+    int top = lua_gettop(L);
+    lua_pushglobaltable(L);                                   /* [G] */
+    lua_pushliteral(L, "nn");
+    if (lua_rawget(L, -2) == LUA_TTABLE) {                    /* [G, nn] */
+        lua_pushliteral(L, "_module_stack");
+        if (lua_rawget(L, -2) == LUA_TTABLE) {                /* [G, nn, stack] */
+            lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+            if (n - k + 1 >= 1 && lua_rawgeti(L, -1, n - k + 1) == LUA_TTABLE) { /* [.., entry] */
+                lua_pushliteral(L, "site");
+                if (lua_rawget(L, -2) == LUA_TTABLE) {        /* [.., entry, site] */
+                    lua_pushliteral(L, "file");
+                    lua_rawget(L, -2);
+                    lua_pushliteral(L, "line");
+                    lua_rawget(L, -3);
+                    lua_pushliteral(L, "func");
+                    lua_rawget(L, -4);                        /* [.., site, file, line, func] */
+                    const char *file = lua_tostring(L, -3);
+                    int line = (int)lua_tointeger(L, -2);
+                    const char *fn = lua_isstring(L, -1) ? lua_tostring(L, -1) : "?";
+                    if (file && line > 0) {
+                        char src[FX_ERR_SHORT + 1];
+                        snprintf(src, sizeof src, "@%s", file);
+                        make_frame(L, used, fr, src, 0, file, line, fn);
+                        ok = true;
+                    }
+                }
+            }
         }
     }
+    lua_settop(L, top);
+    return ok;
+}
+
+int lx_where(lua_State *L, fx_frame *frames, int max) {
+    size_t used = 0;
+    int n = 0, ncalls = 0;
+    if (!lua_checkstack(L, 8)) return 0;
+    lua_getfield(L, LUA_REGISTRYINDEX, "fxdb.module_call");  /* [callfn] */
+    int callfn = lua_gettop(L);
+    lua_Debug ar;
+    for (int level = 0; n < max && lua_getstack(L, level, &ar); level++) {
+        if (!lua_getinfo(L, "Slntf", &ar)) continue;          /* [callfn, f] */
+        bool is_call = lua_rawequal(L, -1, callfn);
+        lua_pop(L, 1);
+        if (is_call) {
+            ncalls++;
+            if (ar.istailcall && add_site_frame(L, &used, &frames[n], ncalls)) n++;
+            continue;
+        }
+        if (!strcmp(ar.what, "C") || ar.currentline < 1 || !ar.source) continue;
+        if (is_embedded_source(ar.source)) continue;
+        const char *file = ar.short_src;
+        if (ar.source[0] == '@' || ar.source[0] == '=') file = ar.source + 1;
+        const char *fn = ar.name ? ar.name : !strcmp(ar.what, "main") ? "<module>" : "?";
+        make_frame(L, &used, &frames[n++], ar.source, ar.srclen, file, ar.currentline, fn);
+    }
+    lua_pop(L, 1);                                            /* [] */
     return n;
 }
 

@@ -123,7 +123,7 @@ static void parse_item(lua_State *L, int idx, item *it) {
         break;
     case LUA_TTABLE:
         /* x[{{0, 2}}]: a Python list index, made into an int64 tensor as PyTorch does */
-        lx_tensor_from_lua(L, idx, FX_DTYPE_UNDEFINED);      /* [.., t] */
+        lx_tensor_from_lua(L, idx, lua_rawlen(L, idx) ? FX_DTYPE_UNDEFINED : FX_DTYPE_I64); /* [.., t] */
         it->kind = IT_TENSOR;
         it->tidx = lua_gettop(L);
         return;

@@ -87,6 +87,11 @@ local function typename(v)
   return t
 end
 
+-- Where user code last read each submodule (self.lin): the call site of `return self.lin(x)`,
+-- whose frame a Lua tail call removes before the submodule runs. inst_call keeps it in its
+-- nn._module_stack entry and lx_where puts it back into stack traces.
+local call_sites = setmetatable({}, {__mode = "k"})
+
 local function inst_index(self, k)
   local d = dict(self)
   if type(k) == "string" then
@@ -95,7 +100,11 @@ local function inst_index(self, k)
     v = d._buffers[k]
     if v ~= nil then return v end
     v = d._modules[k]
-    if v ~= nil then return v end
+    if v ~= nil then
+      local info = debug.getinfo(2, "Sln")
+      if info and info.source:sub(1, 7) ~= "=[fxdb " then call_sites[v] = info end
+      return v
+    end
     v = d[k]
     if v ~= nil then return v end
   elseif math.type(k) == "integer" or (type(k) == "number" and k == math.floor(k)) then
@@ -182,6 +191,13 @@ local function inst_call(self, ...)
   end
   local stack = nn._module_stack
   local entry = {path = nn._paths and nn._paths[self] or "", cls = class_name(self)}
+  if debug.getinfo(1, "t").istailcall then
+    local s = call_sites[self]
+    if s then
+      local file = s.source:sub(1, 1) == "@" and s.source:sub(2) or s.short_src
+      entry.site = {file = file, line = s.currentline, func = s.name}
+    end
+  end
   stack[#stack + 1] = entry
   local guard <close> = setmetatable({}, {__close = function()
     for i = #stack, 1, -1 do
@@ -208,6 +224,8 @@ local function repr(m, indent)
   lines[#lines + 1] = ")"
   return table.concat(lines, "\n")
 end
+
+debug.getregistry()["fxdb.module_call"] = inst_call
 
 local function inst_len(self) return #dict(self)._modules end
 
