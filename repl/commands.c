@@ -543,6 +543,27 @@ static int c_report(lua_State *L, cmd_ctx *c) {
     return invoke(L, 3);
 }
 
+/* :complete TEXT -> the Tab candidates for the end of TEXT, one per line (what the line editor
+ * would offer; for transcripts and for editors driving fxdb). */
+static int c_complete(lua_State *L, cmd_ctx *c) {
+    const char *text = c->rest;
+    /* a quoted TEXT keeps its blanks: ":complete ':graph r'" */
+    if (c->npos == 1 && c->expr != NULL && (c->rest[0] == '\'' || c->rest[0] == '"'))
+        text = c->pos[0];
+    int end = (int)strlen(text);
+    int start = end;
+    while (start > 0 && strchr(complete_word_breaks, text[start - 1]) == NULL)
+        start--;
+    char **cands = complete_candidates(L, text, start, end);
+    for (char **p = cands; p != NULL && *p != NULL; p++)
+        printf("%s\n", *p);
+    if (cands == NULL)
+        printf(complete_wants_files(text) ? "(file names)\n" : "(no completions)\n");
+    fflush(stdout);
+    complete_free(cands);
+    return CMD_OK;
+}
+
 static int c_help(lua_State *L, cmd_ctx *c);
 
 static int c_quit(lua_State *L, cmd_ctx *c) {
@@ -629,6 +650,8 @@ static const cmd_row cmd_table[] = {
     /* --- the REPL --- */
     {"load", 1, ":load FILE", "run a Lua file in the REPL's globals", ":load model.lua", c_load,
      NULL, 0, NULL},
+    {"complete", 4, ":complete TEXT", "the Tab completions of the end of TEXT",
+     ":complete torch.zer", c_complete, NULL, CMD_F_HIDDEN, NULL},
     {"help", 1, ":help [CMD]", "list the commands, or show one in detail", ":help render",
      c_help, NULL, 0, NULL},
     {"quit", 1, ":quit", "leave fxdb (Ctrl-D too)", NULL, c_quit, NULL, 0, NULL},

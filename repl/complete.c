@@ -109,61 +109,124 @@ static bool is_identifier(const char *s, size_t len) {
 /* Lua values: safe lookups                                                                  */
 /* ======================================================================================== */
 
-/* Replaces the value at the top with its field `key`, looked up raw and through metatable
- * __index tables only (never calling a metamethod); nil when not found.  [-1, +1, m] */
-static void safe_field(lua_State *L, const char *key) {
-    for (int depth = 0; depth < COMPLETE_MAX_DEPTH; depth++) {
-        if (lua_type(L, -1) == LUA_TTABLE) {
-            lua_pushstring(L, key);                   /* [v, key] */
-            if (lua_rawget(L, -2) != LUA_TNIL) {      /* [v, field] */
-                lua_remove(L, -2);                    /* [field] */
-                return;
+/* The tables that hold a value's fields, in lookup order, found without calling Lua code:
+ *   1. the value itself, when a table (raw keys);
+ *   2. its `__dict` raw field, when a table, and that table's `_parameters`, `_buffers` and
+ *      `_modules` (nn.lua's modules keep every attribute there, PyTorch's __dict__);
+ *   3. in its metatable: `__methods` (a methods table that userdata with a function __index
+ *      publish for completion), `__class` (the class table, walked like a value), and `__index`
+ *      when it is a table (walked like a value).
+ * walk_sources calls visit(L, ud) with each table at the top of the stack; visit returns true to
+ * stop. The value is at the top on entry and stays there.  [-0, +0, m] */
+typedef bool (*source_visit)(lua_State *L, void *ud);
+
+static bool walk_sources(lua_State *L, int depth, source_visit visit, void *ud) {
+    static const char *const dict_parts[] = {"_parameters", "_buffers", "_modules", NULL};
+    if (depth > COMPLETE_MAX_DEPTH || !lua_checkstack(L, 6))
+        return false;
+    int v = lua_gettop(L);
+    if (lua_type(L, v) == LUA_TTABLE) {
+        if (visit(L, ud))
+            return true;
+        lua_pushliteral(L, "__dict");
+        if (lua_rawget(L, v) == LUA_TTABLE) {                 /* [v, dict] */
+            for (int i = 0; dict_parts[i] != NULL; i++) {
+                lua_pushstring(L, dict_parts[i]);
+                if (lua_rawget(L, -2) == LUA_TTABLE && visit(L, ud)) {
+                    lua_settop(L, v);
+                    return true;
+                }
+                lua_pop(L, 1);                                /* [v, dict] */
             }
-            lua_pop(L, 1);                            /* [v] */
+            if (visit(L, ud)) {
+                lua_settop(L, v);
+                return true;
+            }
         }
-        if (!lua_getmetatable(L, -1))                 /* [v, mt] or [v] */
-            break;
-        lua_pushliteral(L, "__index");                /* [v, mt, "__index"] */
-        lua_rawget(L, -2);                            /* [v, mt, index] */
-        lua_remove(L, -2);                            /* [v, index] */
-        lua_remove(L, -2);                            /* [index] */
-        if (lua_type(L, -1) != LUA_TTABLE)
-            break;
+        lua_settop(L, v);                                     /* [v] */
     }
-    lua_pop(L, 1);
-    lua_pushnil(L);                                   /* [nil] */
+    if (!lua_getmetatable(L, v))                              /* [v, mt] */
+        return false;
+    static const char *const mt_parts[] = {"__methods", "__class", "__index", NULL};
+    for (int i = 0; mt_parts[i] != NULL; i++) {
+        lua_pushstring(L, mt_parts[i]);
+        if (lua_rawget(L, v + 1) == LUA_TTABLE) {             /* [v, mt, t] */
+            bool stop = (i == 0) ? visit(L, ud) : walk_sources(L, depth + 1, visit, ud);
+            if (stop) {
+                lua_settop(L, v);
+                return true;
+            }
+        }
+        lua_settop(L, v + 1);                                 /* [v, mt] */
+    }
+    lua_settop(L, v);
+    return false;
 }
 
-/* Adds prefix..key for every identifier key of the value at the top (raw keys of a table, then
- * of each metatable __index table) that starts with `partial`; methods_only keeps function
- * values. Pops the value.  [-1, +0, m] */
+/* Lookup of one key in the sources: the value found is copied to stack slot `result`. */
+typedef struct lookup_job {
+    const char *key;
+    int result;          /* stack index where the found value is copied */
+    bool found;
+} lookup_job;
+
+static bool visit_lookup(lua_State *L, void *ud) {
+    lookup_job *j = ud;
+    lua_pushstring(L, j->key);                                /* [t, key] */
+    if (lua_rawget(L, -2) == LUA_TNIL) {                      /* [t, v] */
+        lua_pop(L, 1);
+        return false;
+    }
+    lua_replace(L, j->result);
+    j->found = true;
+    return true;
+}
+
+/* Replaces the value at the top with its field `key`, looked up raw through walk_sources (no
+ * metamethod runs); nil when not found.  [-1, +1, m] */
+static void safe_field(lua_State *L, const char *key) {
+    lua_pushnil(L);                                           /* [v, slot] */
+    lua_insert(L, -2);                                        /* [slot, v] */
+    lookup_job j = {key, lua_gettop(L) - 1, false};
+    walk_sources(L, 0, visit_lookup, &j);
+    lua_pop(L, 1);                                            /* [slot] */
+}
+
+/* Key collection: every identifier key of a source that starts with `partial` (and that does
+ * not start with "__" unless the partial does). */
+typedef struct collect_job {
+    cand_list *out;
+    const char *prefix;
+    const char *partial;
+    bool methods_only;   /* keep function values only (after ':') */
+} collect_job;
+
+static bool visit_collect(lua_State *L, void *ud) {
+    collect_job *j = ud;
+    bool hidden_ok = strncmp(j->partial, "__", 2) == 0;
+    lua_pushnil(L);                                           /* [t, nil] */
+    while (lua_next(L, -2) != 0) {                            /* [t, k, val] */
+        if (lua_type(L, -2) == LUA_TSTRING) {
+            size_t len;
+            const char *k = lua_tolstring(L, -2, &len);
+            bool ok = is_identifier(k, len) && starts_with(k, j->partial)
+                      && (hidden_ok || strncmp(k, "__", 2) != 0);
+            if (ok && j->methods_only)
+                ok = lua_type(L, -1) == LUA_TFUNCTION;
+            if (ok)
+                cand_add(j->out, j->prefix, k);
+        }
+        lua_pop(L, 1);                                        /* [t, k] */
+    }                                                         /* [t] */
+    return false;
+}
+
+/* Adds prefix..key for every field of the value at the top (see walk_sources); pops the value.
+ * [-1, +0, m] */
 static void collect_keys(lua_State *L, cand_list *c, const char *prefix, const char *partial,
                          bool methods_only) {
-    for (int depth = 0; depth < COMPLETE_MAX_DEPTH; depth++) {
-        if (lua_type(L, -1) == LUA_TTABLE) {
-            lua_pushnil(L);                           /* [v, nil] */
-            while (lua_next(L, -2) != 0) {            /* [v, k, val] */
-                if (lua_type(L, -2) == LUA_TSTRING) {
-                    size_t len;
-                    const char *k = lua_tolstring(L, -2, &len);
-                    bool ok = is_identifier(k, len) && starts_with(k, partial);
-                    if (ok && methods_only)
-                        ok = lua_type(L, -1) == LUA_TFUNCTION;
-                    if (ok)
-                        cand_add(c, prefix, k);
-                }
-                lua_pop(L, 1);                        /* [v, k] */
-            }                                         /* [v] */
-        }
-        if (!lua_getmetatable(L, -1))
-            break;
-        lua_pushliteral(L, "__index");
-        lua_rawget(L, -2);                            /* [v, mt, index] */
-        lua_remove(L, -2);
-        lua_remove(L, -2);                            /* [index] */
-        if (lua_type(L, -1) != LUA_TTABLE)
-            break;
-    }
+    collect_job j = {c, prefix, partial, methods_only};
+    walk_sources(L, 0, visit_collect, &j);
     lua_pop(L, 1);
 }
 
