@@ -24,22 +24,22 @@
 #include "core/fx.h"
 
 typedef struct fxviz_opts {
-    const fx_program *program;       /* when set, placeholders/outputs are coloured by signature
-                                        kind (parameter, buffer, constant, user input; buffer
-                                        mutation, user output); may be NULL for a bare graph.
-                                        Output values are matched to sig.outputs by position and
-                                        name, so pass it with its own graph */
-    const fx_provenance *highlight;  /* nodes of this provenance walk (steps[i].node) drawn in a
-                                        thick orange pen, with the edges between consecutive
-                                        steps (a dashed non-ranking link when they are not
-                                        adjacent) and the last step's mutation-output edge */
-    int depth;                       /* 0 = full nesting, every module a cluster. N > 0: modules
-                                        1..N levels deep stay clusters, and each module N+1
-                                        levels deep collapses with everything inside it into
-                                        one box "module.<path>" labelled "<path>: <Class>\n
-                                        <k> ops[, <m> mutations]"; edges attach to the box.
-                                        Negative: FX_EARG */
-    const char *title;               /* graph label, or NULL */
+    const fx_program *program;      /* when set, placeholders/outputs are coloured by signature
+                                       kind (parameter, buffer, constant, user input; buffer
+                                       mutation, user output); may be NULL for a bare graph.
+                                       Output values are matched to sig.outputs by position and
+                                       name, so pass it with its own graph */
+    const fx_provenance *highlight; /* nodes of this provenance walk (steps[i].node) drawn in a
+                                       thick orange pen, with the edges between consecutive
+                                       steps (a dashed non-ranking link when they are not
+                                       adjacent) and the last step's mutation-output edge */
+    int depth;                      /* 0 = full nesting, every module a cluster. N > 0: modules
+                                       1..N levels deep stay clusters, and each module N+1
+                                       levels deep collapses with everything inside it into
+                                       one box "module.<path>" labelled "<path>: <Class>\n
+                                       <k> ops[, <m> mutations]"; edges attach to the box.
+                                       Negative: FX_EARG */
+    const char *title;              /* graph label, or NULL */
 } fxviz_opts;
 
 /* Lays out g with dot and writes it to `path`; the format comes from the extension,
