@@ -212,7 +212,7 @@ local function do_export(m, args, opts, strict, tr)
             "attributes must be registered as buffers using the `register_buffer` API " ..
             "(https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.register_buffer).",
             'register it with self:register_buffer("' .. s.name .. '", ...) to export this as ' ..
-            "a buffer mutation", {location = opts._call_location})
+            "a buffer mutation", opts._call_frame)
         end
       end
     end
@@ -230,7 +230,7 @@ local function do_export(m, args, opts, strict, tr)
               "The tensor attribute self." .. p .. " was assigned during export. Such attributes " ..
               "must be registered as buffers using the `register_buffer` API " ..
               "(https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.register_buffer).",
-              'register it with self:register_buffer("' .. k .. '", ...)', {location = opts._call_location})
+              'register it with self:register_buffer("' .. k .. '", ...)', opts._call_frame)
           end
         end
       end
@@ -254,7 +254,7 @@ function torch.export.export(m, args, opts)
   end
   args = args or {}
   local strict = opts.strict ~= false
-  opts._call_location = user_frame().location
+  opts._call_frame = user_frame()
   local tr = E.tracer{real = opts.real}
   local snap = snapshot(m)
   local ok, result = pcall(do_export, m, args, opts, strict, tr)

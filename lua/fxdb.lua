@@ -159,6 +159,10 @@ function fxdb.check(m, ep, args)
   for i, s in ipairs(state) do saved[i] = s.tensor:clone() end
   local snap = E.snapshot(m)
   local eager = table.pack(m(table.unpack(args, 1, args.n or #args)))
+  -- outputs may alias module state (return self.cache): copy them before the state is restored
+  for i = 1, eager.n do
+    if torch.is_tensor(eager[i]) then eager[i] = eager[i]:clone() end
+  end
   local eager_state = {}
   for _, s in ipairs(m:_named_state()) do eager_state[s.path] = s.tensor:clone() end
   E.restore(snap)
