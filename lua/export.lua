@@ -260,6 +260,8 @@ function torch.export.export(m, args, opts)
   local ok, result = pcall(do_export, m, args, opts, strict, tr)
   restore(snap)
   if not ok then error(result, 0) end
+  -- the most recent export is the one the REPL's commands (:graph, :why, :run ...) work on
+  if fxdb then fxdb.current, fxdb.current_module, fxdb.current_args = result, m, args end
   return result
 end
 

@@ -11,9 +11,7 @@ local E = torch._export
 -- fxdb.export(m, args, opts): export and make the result current (for :graph, :why, :run ...).
 function fxdb.export(m, args, opts)
   if args == nil and type(m) == "table" then args = m.example_inputs end
-  local ep = torch.export.export(m, args or {}, opts)
-  fxdb.current, fxdb.current_module, fxdb.current_args = ep, m, args or {}
-  return ep
+  return torch.export.export(m, args or {}, opts) -- which makes it current
 end
 
 local function current(ep)
