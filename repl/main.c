@@ -4,7 +4,8 @@
  *   fxdb                       REPL (prompts and editing only when stdin is a terminal)
  *   fxdb FILE.lua [ARGS...]    run the script with ARGS in `arg` (and as `...`); exit 0, or 1 on
  *                              an uncaught error
- *   fxdb -i FILE.lua           run the script, then the REPL in the same globals
+ *   fxdb -i FILE.lua           run the script, then the REPL in the same globals (also when the
+ *                              script fails, so its state can be inspected)
  *   fxdb -e 'CHUNK'            run a Lua chunk, or a ':' command; repeatable; stops at the first
  *                              failure (exit 1)
  *   fxdb -                     run stdin as a script
@@ -215,14 +216,17 @@ static int pmain(lua_State *L) {
     lua_gc(L, LUA_GCGEN, 0, 0);
     sig_init(L);
 
+    /* With -i a failing chunk or script still opens the REPL (as python -i does), so the state
+     * it left can be inspected; without -i the first failure ends the program with status 1. */
     int rc = runargs(L, argv, optlim);
-    if (rc == CMD_ERROR)
+    if (rc == CMD_ERROR && !(args & HAS_I))
         return 0;
     if (rc == CMD_QUIT) {
         lua_pushboolean(L, 1);
         return 1;
     }
-    if (script < argc && handle_script(L, argv, script) != LUA_OK)
+    if (rc == CMD_OK && script < argc && handle_script(L, argv, script) != LUA_OK
+        && !(args & HAS_I))
         return 0;
     if (args & HAS_I) {
         repl_loop(L, term_is_tty(STDIN_FILENO));

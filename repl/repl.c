@@ -17,6 +17,7 @@
  * reads plain lines and prints only results and errors, so transcripts compare byte for byte. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -80,6 +81,9 @@ int repl_docall(lua_State *L, int narg, int nres) {
 
 /* See repl.h. */
 int repl_report(lua_State *L, int status) {
+    /* the terminal echoed "^C" mid-line: start the error on a line of its own */
+    if (sig_take_run_interrupt() && status != LUA_OK && term_is_tty(STDERR_FILENO))
+        fputc('\n', stderr);
     if (status != LUA_OK) {
         term_print_error(L, -1);
         lua_pop(L, 1);

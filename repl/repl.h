@@ -138,6 +138,8 @@ void sig_init(lua_State *L);
 void sig_running(bool running);
 /* Returns and clears the "Ctrl-C arrived while idle" flag. */
 bool sig_take_idle_interrupt(void);
+/* Returns and clears the "Ctrl-C arrived while Lua ran" flag. */
+bool sig_take_run_interrupt(void);
 
 /* ---- render_bind.c --------------------------------------------------------------------------- */
 

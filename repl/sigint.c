@@ -23,6 +23,7 @@ static lua_State *volatile g_L;              /* the state Ctrl-C interrupts */
 static volatile sig_atomic_t g_running;      /* 1 while Lua code runs under repl_docall */
 static volatile sig_atomic_t g_idle_intr;    /* Ctrl-C arrived while idle; read by edit.c */
 static int g_depth;                          /* nesting of sig_running(true) calls */
+static volatile sig_atomic_t g_run_intr;     /* Ctrl-C arrived while Lua ran; read by repl.c */
 
 static void on_sigint(int sig);
 
@@ -45,6 +46,7 @@ static void on_sigint(int sig) {
         sa.sa_handler = SIG_DFL;
         sigemptyset(&sa.sa_mask);
         sigaction(sig, &sa, NULL);
+        g_run_intr = 1;
         fxlua_interrupt(g_L);
     } else {
         g_idle_intr = 1;
@@ -64,7 +66,8 @@ void sig_init(lua_State *L) {
  * Ctrl-C of a run replaced by SIG_DFL. */
 void sig_running(bool running) {
     if (running) {
-        g_depth++;
+        if (g_depth++ == 0)
+            g_run_intr = 0;
         g_idle_intr = 0;
     } else if (g_depth > 0) {
         g_depth--;
@@ -77,5 +80,12 @@ void sig_running(bool running) {
 bool sig_take_idle_interrupt(void) {
     bool was = g_idle_intr != 0;
     g_idle_intr = 0;
+    return was;
+}
+
+/* Returns and clears the "Ctrl-C arrived while Lua ran" flag. */
+bool sig_take_run_interrupt(void) {
+    bool was = g_run_intr != 0;
+    g_run_intr = 0;
     return was;
 }

@@ -93,6 +93,12 @@ LUA
 expect "-e runs before the script, in the same globals" 0 "from -e" -- "$fxdb" -e 'greeting = "from -e"' "$tmp/greet.lua"
 expect "-i runs the script then the REPL" 0 "hello from lib
 14" -- bash -c "printf '=greeting\n=2*7\n' | '$fxdb' -i '$tmp/lib.lua'"
+expect "-i opens the REPL even after the script failed" 0 "before
+error: $tmp/fail.lua:3: attempt to index a nil value (local 't')
+stack traceback:
+	$tmp/fail.lua:3: in main chunk
+	[C]: in ?
+ok" -- bash -c "printf 'print(\"ok\")\n' | '$fxdb' -i '$tmp/fail.lua'"
 expect "- runs stdin as a script" 0 "from stdin	x" -- bash -c "printf 'print(\"from stdin\", ...)\n' | '$fxdb' - x"
 expect "REPL on a pipe: no prompt, no banner" 0 "3" -- bash -c "printf '=1+2\n' | '$fxdb'"
 expect "script after -- may start with a dash" 1 "error: cannot open -x: No such file or directory" -- "$fxdb" -- -x
