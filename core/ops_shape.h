@@ -113,6 +113,19 @@ static inline void walk_next(kb_walk *w) {
     }
 }
 
+/* Turns w into a walk over its rows (every dim but the innermost) and returns the innermost
+ * length, with each stream's innermost stride in inner[]. A 0-dim walk is one row of one
+ * element. Loop: for (r = 0; r < rows; r++, walk_next(w)) { run n elements from w->off[] }. */
+static inline int64_t walk_rows(kb_walk *w, int64_t *inner) {
+    if (w->nd == 0) {
+        for (int s = 0; s < w->ns; s++) inner[s] = 0;
+        return 1;
+    }
+    w->nd--;
+    for (int s = 0; s < w->ns; s++) inner[s] = w->st[s][w->nd];
+    return w->size[w->nd];
+}
+
 /* ---- strided copy (k_index.c) -------------------------------------------------------------- */
 
 /* dst[...] = src[...] for two cpu tensors of the same sizes and any strides / offsets,

@@ -24,18 +24,33 @@ static int64_t numel_of(int nd, const int64_t *sizes) {
 /* Strided copy with dtype conversion                                                      */
 /* ====================================================================================== */
 
-static inline void move_elem(char *dst, const char *src, size_t item) {
+/* d[j * sd] = s[j * ss] for j < n, elements of `item` bytes (fixed-size memcpy compiles to
+ * plain moves). */
+static void copy_run(char *d, int64_t sd, const char *s, int64_t ss, int64_t n, size_t item) {
+    if (sd == 1 && ss == 1) {
+        memcpy(d, s, (size_t)n * item);
+        return;
+    }
+    int64_t bd = sd * (int64_t)item, bs = ss * (int64_t)item;
     switch (item) {
-    case 1: *(uint8_t *)dst = *(const uint8_t *)src; break;
-    case 2: memcpy(dst, src, 2); break;
-    case 4: memcpy(dst, src, 4); break;
-    default: memcpy(dst, src, 8); break;
+    case 1:
+        for (int64_t j = 0; j < n; j++) d[j * bd] = s[j * bs];
+        break;
+    case 2:
+        for (int64_t j = 0; j < n; j++) memcpy(d + j * bd, s + j * bs, 2);
+        break;
+    case 4:
+        for (int64_t j = 0; j < n; j++) memcpy(d + j * bd, s + j * bs, 4);
+        break;
+    default:
+        for (int64_t j = 0; j < n; j++) memcpy(d + j * bd, s + j * bs, 8);
+        break;
     }
 }
 
 void fx_kb_copy(fx_tensor *dst, const fx_tensor *src) {
-    int64_t n = fx_tensor_numel(dst);
-    if (n == 0) return;
+    int64_t numel = fx_tensor_numel(dst);
+    if (numel == 0) return;
     char *d = fx_tensor_data(dst);
     const char *s = fx_tensor_data(src);
     kb_walk w;
@@ -45,18 +60,20 @@ void fx_kb_copy(fx_tensor *dst, const fx_tensor *src) {
     if (dst->dtype == src->dtype) {
         size_t item = fx_dtype_size(dst->dtype);
         if (fx_tensor_is_contiguous(dst) && fx_tensor_is_contiguous(src)) {
-            memcpy(d, s, (size_t)n * item);
+            memcpy(d, s, (size_t)numel * item);
             return;
         }
-        for (int64_t i = 0; i < n; i++, walk_next(&w))
-            move_elem(d + w.off[0] * (int64_t)item, s + w.off[1] * (int64_t)item, item);
+        int64_t in[KB_MAX_STREAMS], n = walk_rows(&w, in), rows = numel / n;
+        for (int64_t r = 0; r < rows; r++, walk_next(&w))
+            copy_run(d + w.off[0] * (int64_t)item, in[0], s + w.off[1] * (int64_t)item, in[1], n,
+                     item);
         return;
     }
     /* Integer-to-integer keeps all 64 bits; anything involving a float goes through double
      * (exact for every dtype fxdb has except int64 beyond 2^53, as PyTorch's own casts). */
     bool ints = fx_dtype_category(dst->dtype) != FX_CAT_FLOAT &&
                 fx_dtype_category(src->dtype) != FX_CAT_FLOAT;
-    for (int64_t i = 0; i < n; i++, walk_next(&w)) {
+    for (int64_t i = 0; i < numel; i++, walk_next(&w)) {
         if (ints)
             fx_dtype_store_i64(dst->dtype, d, w.off[0], fx_dtype_load_i64(src->dtype, s, w.off[1]));
         else
@@ -283,13 +300,22 @@ int fx_k_index(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     result_walk(&p, self, &w);
     w.ns = 3;
     memcpy(w.st[2], res->strides, sizeof(int64_t) * (size_t)res->ndim);
-    size_t item = fx_dtype_size(self->dtype);
+    int64_t item = (int64_t)fx_dtype_size(self->dtype);
     const char *src = fx_tensor_data(self);
     char *dst = fx_tensor_data(res);
-    int64_t n = numel_of(p.out_ndim, p.out_sizes);
-    for (int64_t i = 0; i < n; i++, walk_next(&w))
-        move_elem(dst + w.off[2] * (int64_t)item, src + (w.off[0] + ioff[w.off[1]]) * (int64_t)item,
-                  item);
+    int64_t numel = numel_of(p.out_ndim, p.out_sizes);
+    int64_t in[KB_MAX_STREAMS], n = numel ? walk_rows(&w, in) : 0, rows = n ? numel / n : 0;
+    for (int64_t r = 0; r < rows; r++, walk_next(&w)) {
+        char *d = dst + w.off[2] * item;
+        if (in[1] == 0) { /* the innermost dim is not indexed: one strided run */
+            copy_run(d, in[2], src + (w.off[0] + ioff[w.off[1]]) * item, in[0], n, (size_t)item);
+            continue;
+        }
+        for (int64_t j = 0; j < n; j++)
+            copy_run(d + j * in[2] * item, 1,
+                     src + (w.off[0] + j * in[0] + ioff[w.off[1] + j * in[1]]) * item, 1, 1,
+                     (size_t)item);
+    }
     fx_free(ioff);
     fx_index_plan_free(&p);
     return FX_OK;
@@ -357,18 +383,26 @@ static int index_put_into(fx_opctx *ctx, fx_tensor *dst, const fx_ivalue *indice
         result_walk(&p, dst, &w);
         w.ns = 3;
         memcpy(w.st[2], vstr, sizeof(int64_t) * (size_t)p.out_ndim);
-        size_t item = fx_dtype_size(dst->dtype);
+        int64_t item = (int64_t)fx_dtype_size(dst->dtype);
         char *d = fx_tensor_data(dst);
         const char *s = fx_tensor_data(v);
-        int64_t n = numel_of(p.out_ndim, p.out_sizes);
-        if (accumulate)
-            for (int64_t i = 0; i < n; i++, walk_next(&w))
-                acc_elem(dst->dtype, d + (w.off[0] + ioff[w.off[1]]) * (int64_t)item,
-                         s + w.off[2] * (int64_t)item);
-        else
-            for (int64_t i = 0; i < n; i++, walk_next(&w))
-                move_elem(d + (w.off[0] + ioff[w.off[1]]) * (int64_t)item,
-                          s + w.off[2] * (int64_t)item, item);
+        int64_t numel = numel_of(p.out_ndim, p.out_sizes);
+        int64_t in[KB_MAX_STREAMS], n = numel ? walk_rows(&w, in) : 0, rows = n ? numel / n : 0;
+        for (int64_t r = 0; r < rows; r++, walk_next(&w)) {
+            if (!accumulate && in[1] == 0) { /* innermost dim not indexed: one strided run */
+                copy_run(d + (w.off[0] + ioff[w.off[1]]) * item, in[0], s + w.off[2] * item, in[2],
+                         n, (size_t)item);
+                continue;
+            }
+            for (int64_t j = 0; j < n; j++) {
+                char *de = d + (w.off[0] + j * in[0] + ioff[w.off[1] + j * in[1]]) * item;
+                const char *se = s + (w.off[2] + j * in[2]) * item;
+                if (accumulate)
+                    acc_elem(dst->dtype, de, se);
+                else
+                    copy_run(de, 1, se, 1, 1, (size_t)item);
+            }
+        }
     }
     fx_tensor_release(v);
     fx_free(ioff);
