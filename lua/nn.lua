@@ -181,8 +181,9 @@ local function inst_newindex(self, k, v)
   end
 end
 
--- Calls forward with the module pushed on nn._module_stack; the entry is popped when the call
--- ends, also when forward raises (a to-be-closed guard, so the error object passes unchanged and
+-- Calls forward with the module pushed on nn._module_stack as {path, cls, module [, site]}: path
+-- is nn._paths[self] during export, else derived from the calling module (its child's name), as
+-- the module hierarchy gives it. The entry is popped when the call ends, also when forward raises (a to-be-closed guard, so the error object passes unchanged and
 -- the stack is still visible to the error handler).
 local function inst_call(self, ...)
   local forward = self.forward
@@ -190,7 +191,22 @@ local function inst_call(self, ...)
     error('Module [' .. class_name(self) .. '] is missing the required "forward" function', 2)
   end
   local stack = nn._module_stack
-  local entry = {path = nn._paths and nn._paths[self] or "", cls = class_name(self)}
+  local path = nn._paths and nn._paths[self]
+  if path == nil then
+    -- eager call: the path follows from the caller's entry and the name self has in it
+    path = ""
+    local parent = stack[#stack]
+    if parent and parent.module then
+      local mods = dict(parent.module)._modules
+      for _, name in ipairs(mods) do
+        if rawequal(mods[name], self) then
+          path = parent.path == "" and name or (parent.path .. "." .. name)
+          break
+        end
+      end
+    end
+  end
+  local entry = {path = path, cls = class_name(self), module = self}
   if debug.getinfo(1, "t").istailcall then
     local s = call_sites[self]
     if s then

@@ -220,15 +220,20 @@ T.test("_module_stack: pushed during forward, popped after, also on error", func
   function Wrap:init() self.inner = Probe() end
   function Wrap:forward(x) return self.inner(x) end
   local w = Wrap()
-  w(1)
-  T.eq(table.concat(seen, " "), ":Wrap :Probe")
-  T.eq(#nn._module_stack, 0)
-  nn._paths = {}
-  for _, p in ipairs(w:named_modules()) do nn._paths[p[2]] = p[1] end
-  w(1)
+  w(1)                                             -- eager: paths follow the calling modules
   T.eq(table.concat(seen, " "), ":Wrap inner:Probe")
-  local ok, err = pcall(w, "fail")
+  T.eq(#nn._module_stack, 0)
+  nn._paths = {[w] = "root", [w.inner] = "custom.path"} -- export sets nn._paths
+  w(1)
+  T.eq(table.concat(seen, " "), "root:Wrap custom.path:Probe")
   nn._paths = nil
+  local lone = Probe()
+  lone(1)
+  T.eq(table.concat(seen, " "), ":Probe")
+  local seq = nn.Sequential(nn.Identity(), Probe())
+  seq(1)
+  T.eq(table.concat(seen, " "), ":Sequential 1:Probe")
+  local ok, err = pcall(w, "fail")
   T.falsy(ok)
   T.eq(type(err), "table")
   T.truthy(err.custom, "the error object passes through unchanged")
