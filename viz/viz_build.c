@@ -222,6 +222,10 @@ static Agnode_t *vz_draw(vz_builder *b, Agraph_t *in, const char *id, vz_kind k,
             vz_label_escape(&b->lab, vz_short_target(m->from_op));
             fx_strbuf_append(&b->lab, ")");
         }
+        if (m->view_path && m->view_path[0]) {
+            fx_strbuf_append(&b->lab, "\\nthrough ");
+            vz_label_escape(&b->lab, m->view_path);
+        }
     }
     if (b->lab.oom) {
         vz_oom(b);

@@ -571,6 +571,96 @@ static void test_big_graph_limits(void **state) {
     free_fixture(&f);
 }
 
+/* ---- an exported program, end to end --------------------------------------------------------- */
+/* Traces  b.mul_(x); b[0].add_(2); return b + x  on a buffer, exports it, walks the provenance
+ * of the buffer and draws it. What to expect is read from the program's own signature and walk,
+ * so the test does not depend on how core names nodes. */
+static void check(int rc, const fx_err *err, const char *what) {
+    if (rc != FX_OK) fail_msg("core %s failed: %s", what, err->msg);
+}
+
+static void test_exported_program(void **state) {
+    fx_err err;
+    fx_err_clear(&err);
+    int64_t n = 3;
+    fx_tensor *y;
+    check(fx_tensor_zeros(1, &n, FX_DTYPE_F32, FX_DEVICE_CPU, &y, &err), &err, "zeros");
+    fx_trace_opts to = {0};
+    fx_tracer *tr = fx_tracer_new(&to, &err);
+    assert_non_null(tr);
+    fx_tensor *b, *x;
+    check(fx_tracer_input(tr, FX_INPUT_BUFFER, "b_state", "state", true, y, &b, &err), &err,
+          "input b");
+    check(fx_tracer_input(tr, FX_INPUT_USER_INPUT, "x", NULL, false, y, &x, &err), &err, "input x");
+    fx_ivalue bv = fx_iv_tensor_steal(b), xv = fx_iv_tensor_steal(x);
+    fx_ivalue two = fx_iv_int(2), zero = fx_iv_int(0), r1, sel, r2, r3;
+    fx_ctx *ctx = fx_tracer_ctx(tr);
+    check(fx_call(ctx, FX_OP_MUL__TENSOR, &r1, &err, 2, &bv, &xv), &err, "mul_");
+    check(fx_call(ctx, FX_OP_SELECT_INT, &sel, &err, 3, &bv, &zero, &zero), &err, "select");
+    check(fx_call(ctx, FX_OP_ADD__TENSOR, &r2, &err, 2, &sel, &two), &err, "add_");
+    check(fx_call(ctx, FX_OP_ADD_TENSOR, &r3, &err, 2, &bv, &xv), &err, "add");
+    check(fx_tracer_finish(tr, &r3, 1, &err), &err, "finish");
+    fx_graph *raw;
+    fx_input_info *infos;
+    int ninfos;
+    check(fx_tracer_take(tr, &raw, &infos, &ninfos, &err), &err, "take");
+    fx_named_tensor st = {(char *)"state", y};
+    fx_program *ep;
+    fx_export_opts eo = {0};
+    check(fx_export_build(raw, infos, ninfos, &st, 1, &eo, &ep, &err), &err, "export");
+    fx_provenance *pv;
+    check(fx_provenance_walk(ep, "state", &pv, &err), &err, "provenance");
+    assert_true(pv->nsteps >= 3); /* v0 placeholder, v1 mul, v2 the select_scatter */
+
+    fxviz_opts o = {.program = ep, .highlight = pv};
+    Agraph_t *ag = dot_graph(ep->graph, &o);
+    for (int i = 0; i < ep->sig.ninputs; i++) {
+        const fx_input_spec *in = &ep->sig.inputs[i];
+        const char *fill = in->kind == FX_INPUT_BUFFER ? FILL_BUFFER : FILL_USER_INPUT;
+        assert_string_equal(nattr(ag, in->arg, "fillcolor"), fill);
+        assert_contains(nattr(ag, in->arg, "label"), fx_input_kind_name(in->kind));
+    }
+    int nmut = 0;
+    for (int i = 0; i < ep->sig.noutputs; i++) {
+        const fx_output_spec *out = &ep->sig.outputs[i];
+        int mut = out->kind == FX_OUTPUT_BUFFER_MUTATION;
+        const char *onode = mut ? "output.buffer_mutation" : "output.user_output";
+        assert_string_equal(eattr(ag, out->arg, onode, "style"), mut ? "dashed" : "solid");
+        if (mut) {
+            assert_string_equal(eattr(ag, out->arg, onode, "label"), out->target);
+            assert_string_equal(eattr(ag, out->arg, onode, "color"), PEN_HIGHLIGHT);
+            nmut++;
+        }
+    }
+    assert_int_equal(nmut, 1);
+    for (int i = 0; i < pv->nsteps; i++) {
+        const char *name = pv->steps[i].node->name;
+        assert_string_equal(nattr(ag, name, "color"), PEN_HIGHLIGHT);
+        if (i > 0) {
+            char line[64];
+            snprintf(line, sizeof line, "v%d of state", pv->steps[i].version);
+            assert_contains(nattr(ag, name, "label"), line);
+        }
+    }
+    /* the last version was written through select(0, 0): the label says so, and the node is
+       drawn as a scatter op */
+    const fx_node *last = pv->steps[pv->nsteps - 1].node;
+    assert_contains(nattr(ag, last->name, "label"), "through select");
+    assert_string_equal(nattr(ag, last->name, "fillcolor"), FILL_SCATTER);
+    agclose(ag);
+
+    fx_provenance_free(pv);
+    fx_program_free(ep);
+    fx_tracer_free(tr);
+    fx_ivalue_clear(&r1);
+    fx_ivalue_clear(&r2);
+    fx_ivalue_clear(&r3);
+    fx_ivalue_clear(&sel);
+    fx_ivalue_clear(&bv);
+    fx_ivalue_clear(&xv);
+    fx_tensor_release(y);
+}
+
 /* ---- tests: files ---------------------------------------------------------------------------- */
 static char tmpdir[64];
 
@@ -800,6 +890,7 @@ int main(void) {
         cmocka_unit_test(test_bare_graph),
         cmocka_unit_test(test_subgraph_cluster),
         cmocka_unit_test(test_big_graph_limits),
+        cmocka_unit_test(test_exported_program),
         cmocka_unit_test(test_render_files),
         cmocka_unit_test(test_render_errors),
         cmocka_unit_test(test_no_leaks_and_oom),
