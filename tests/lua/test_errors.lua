@@ -52,6 +52,9 @@ T.test("errors inside a module's forward carry the module and the user's line", 
   T.eq(e.module, "bad.lin")
   T.eq(e.module_class, "Linear")
   T.eq(#nn._module_stack, 0)
+  local e2 = catch(m, torch.ones(3, 5))             -- eager, no export paths: the same path
+  T.eq(e2.module, "bad.lin")
+  T.eq(e2.location, FILE .. ":39")
 end)
 
 T.test("argument mistakes read like every Lua library", function()
@@ -89,7 +92,7 @@ end)
 T.test("item() on a traced meta tensor is a data-dependent error naming the line", function()
   local D = nn.Module:extend("D")
   function D:forward(x)
-    if x:sum():item() > 0 then return x end         -- line 92
+    if x:sum():item() > 0 then return x end         -- line 95
     return -x
   end
   local e = catch(torch.export.export, D(), {torch.ones(2)})
@@ -98,7 +101,7 @@ T.test("item() on a traced meta tensor is a data-dependent error naming the line
            tostring(e))
   T.truthy(tostring(e):find("item()", 1, true))
   T.truthy(e.hint:find("torch.cond", 1, true), e.hint)
-  T.eq(e.location, FILE .. ":92")
+  T.eq(e.location, FILE .. ":95")
   T.checkerr("data-dependent", function()
     local M2 = nn.Module:extend("M2")
     function M2:forward(x) return x:tolist() end

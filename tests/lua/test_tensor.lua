@@ -325,6 +325,21 @@ T.test("matmul, mm, linear", function()
   end)
 end)
 
+T.test("narrow, flatten, expand_as, view_as (composites of ATen ops)", function()
+  local x = torch.arange(24):view(2, 3, 4)
+  T.eq(shape(x:narrow(1, 1, 2)), "{2, 2, 4}")
+  eqlist(x:narrow(2, -2, 2)[{0, 0}], {2, 3})
+  eqlist(torch.narrow(x, 0, 1, 1)[{0, 0}], {12, 13, 14, 15})
+  T.checkerr("start (2) + length (2) exceeds dimension size (3).", function() return x:narrow(1, 2, 2) end)
+  T.eq(shape(x:flatten()), "{24}")
+  T.eq(shape(x:flatten(1)), "{2, 12}")
+  T.eq(shape(x:flatten(0, 1)), "{6, 4}")
+  T.eq(shape(torch.tensor(5):flatten()), "{1}")
+  T.eq(shape(torch.ones(3):expand_as(torch.ones(2, 3))), "{2, 3}")
+  T.eq(shape(torch.arange(6):view_as(torch.ones(2, 3))), "{2, 3}")
+  T.eq(shape(torch.arange(6):reshape_as(torch.ones(3, 2))), "{3, 2}")
+end)
+
 -- ---- in-place ops, identity, lifetime --------------------------------------------------------------
 
 T.test("in-place ops return the same Lua value and bump _version", function()
