@@ -41,8 +41,8 @@ extern const struct {
 /* A userdata holding n ivalues that __gc clears: lets C code own ivalues across calls that may
  * raise (STYLE.md §2.9). Entries start as FX_IV_UNSET. */
 typedef struct lx_ivbox {
-    int n;             /* number of slots */
-    fx_ivalue v[];     /* (n,) owned */
+    int n;         /* number of slots */
+    fx_ivalue v[]; /* (n,) owned */
 } lx_ivbox;
 
 static int ivbox_gc(lua_State *L) {
@@ -57,11 +57,11 @@ fx_ivalue *lx_ivbox_new(lua_State *L, int n) {
     lx_ivbox *b = lua_newuserdatauv(L, sizeof *b + (size_t)n * sizeof(fx_ivalue), 0);
     b->n = n;
     memset(b->v, 0, (size_t)n * sizeof(fx_ivalue)); /* FX_IV_UNSET == 0 */
-    luaL_setmetatable(L, LX_IVBOX);                   /* [box] */
+    luaL_setmetatable(L, LX_IVBOX);                 /* [box] */
     return b->v;
 }
 
-/* ==== per-thread dispatch state ================================================================ */
+/* ==== per-thread dispatch state ============================================================== */
 
 /* Box of the eager state: the context lives inside, st.ctx points at it. */
 typedef struct lx_eager_box {
@@ -90,8 +90,8 @@ lx_state *lx_current(lua_State *L) {
     /* A thread created before fxlua_openlibs ran, or with a cleared slot: look it up. */
     lua_getfield(L, LUA_REGISTRYINDEX, LX_THREADS); /* [threads] */
     if (lua_istable(L, -1)) {
-        lua_pushthread(L);                          /* [threads, co] */
-        lua_rawget(L, -2);                          /* [threads, box|nil] */
+        lua_pushthread(L); /* [threads, co] */
+        lua_rawget(L, -2); /* [threads, box|nil] */
         st = lua_touserdata(L, -1);
         lua_pop(L, 1);
     }
@@ -102,12 +102,12 @@ lx_state *lx_current(lua_State *L) {
 }
 
 void lx_bind_thread(lua_State *L, lua_State *co, const lx_state *st) {
-    lua_getfield(L, LUA_REGISTRYINDEX, LX_THREADS);  /* [threads] */
-    lua_pushthread(co);                              /* co: [co] */
-    lua_xmove(co, L, 1);                             /* [threads, co] */
+    lua_getfield(L, LUA_REGISTRYINDEX, LX_THREADS);       /* [threads] */
+    lua_pushthread(co);                                   /* co: [co] */
+    lua_xmove(co, L, 1);                                  /* [threads, co] */
     lx_state *box = lua_newuserdatauv(L, sizeof *box, 0); /* [threads, co, box] */
     *box = *st;
-    lua_rawset(L, -3);                               /* [threads] */
+    lua_rawset(L, -3); /* [threads] */
     lua_pop(L, 1);
     *extra_slot(co) = box;
     for (int i = 0; i < LX_MAX_BOUND; i++)
@@ -121,15 +121,15 @@ void lx_unbind_thread(lua_State *L, lua_State *co) {
     for (int i = 0; i < LX_MAX_BOUND; i++)
         if (g_bound[i] == co) g_bound[i] = NULL;
     *extra_slot(co) = eager_state(L);
-    lua_getfield(L, LUA_REGISTRYINDEX, LX_THREADS);  /* [threads] */
+    lua_getfield(L, LUA_REGISTRYINDEX, LX_THREADS); /* [threads] */
     lua_pushthread(co);
-    lua_xmove(co, L, 1);                             /* [threads, co] */
-    lua_pushnil(L);                                  /* [threads, co, nil] */
-    lua_rawset(L, -3);                               /* [threads] */
+    lua_xmove(co, L, 1); /* [threads, co] */
+    lua_pushnil(L);      /* [threads, co, nil] */
+    lua_rawset(L, -3);   /* [threads] */
     lua_pop(L, 1);
 }
 
-/* ==== Lua locations ============================================================================== */
+/* ==== Lua locations ========================================================================== */
 
 /* Where lx_where copies its strings; valid until the next call (documented in lx_impl.h). */
 static char g_where_pool[8192];
@@ -163,29 +163,29 @@ static const char *find_line(const char *text, size_t tlen, int line, size_t *le
  * The returned text stays valid while the cache entry lives (the registry keeps it).  */
 static const char *source_text(lua_State *L, const char *file, size_t *len) {
     const char *text = NULL;
-    lua_getfield(L, LUA_REGISTRYINDEX, LX_SRCCACHE);       /* [cache] */
+    lua_getfield(L, LUA_REGISTRYINDEX, LX_SRCCACHE); /* [cache] */
     if (!lua_istable(L, -1)) {
         lua_pop(L, 1);
         return NULL;
     }
-    if (lua_getfield(L, -1, file) == LUA_TSTRING) {         /* [cache, text] */
+    if (lua_getfield(L, -1, file) == LUA_TSTRING) { /* [cache, text] */
         text = lua_tolstring(L, -1, len);
         lua_pop(L, 2);
         return text;
     }
-    lua_pop(L, 1);                                          /* [cache] */
+    lua_pop(L, 1); /* [cache] */
     FILE *f = fopen(file, "rb");
     if (f) {
         luaL_Buffer b;
-        luaL_buffinit(L, &b);                               /* [cache, buf...] */
+        luaL_buffinit(L, &b); /* [cache, buf...] */
         size_t n;
         char chunk[4096];
         while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) luaL_addlstring(&b, chunk, n);
         fclose(f);
-        luaL_pushresult(&b);                                /* [cache, text] */
-        lua_pushvalue(L, -1);                               /* [cache, text, text] */
-        lua_setfield(L, -3, file);                          /* [cache, text] */
-        text = lua_tolstring(L, -1, len);                   /* anchored by the cache */
+        luaL_pushresult(&b);              /* [cache, text] */
+        lua_pushvalue(L, -1);             /* [cache, text, text] */
+        lua_setfield(L, -3, file);        /* [cache, text] */
+        text = lua_tolstring(L, -1, len); /* anchored by the cache */
         lua_pop(L, 1);
     }
     lua_pop(L, 1);
@@ -193,15 +193,17 @@ static const char *source_text(lua_State *L, const char *file, size_t *len) {
 }
 
 /* Fills fr from a Lua source position: file name, line, function name, trimmed source line. */
-static void make_frame(lua_State *L, size_t *used, fx_frame *fr, const char *source,
-                       size_t srclen, const char *file, int line, const char *fn) {
+static void make_frame(lua_State *L, size_t *used, fx_frame *fr, const char *source, size_t srclen,
+                       const char *file, int line, const char *fn) {
     fr->file = pool_dup(used, file, strlen(file));
     fr->line = line;
     fr->func = pool_dup(used, fn, strlen(fn));
     const char *text = NULL;
     size_t tlen = 0;
-    if (source[0] == '@') text = source_text(L, source + 1, &tlen);
-    else if (source[0] != '=') text = source, tlen = srclen;
+    if (source[0] == '@')
+        text = source_text(L, source + 1, &tlen);
+    else if (source[0] != '=')
+        text = source, tlen = srclen;
     size_t llen = 0;
     const char *lp = text ? find_line(text, tlen, line, &llen) : NULL;
     if (lp) {
@@ -218,21 +220,21 @@ static void make_frame(lua_State *L, size_t *used, fx_frame *fr, const char *sou
 static bool add_site_frame(lua_State *L, size_t *used, fx_frame *fr, int k) {
     bool ok = false;
     int top = lua_gettop(L);
-    lua_pushglobaltable(L);                                   /* [G] */
+    lua_pushglobaltable(L); /* [G] */
     lua_pushliteral(L, "nn");
-    if (lua_rawget(L, -2) == LUA_TTABLE) {                    /* [G, nn] */
+    if (lua_rawget(L, -2) == LUA_TTABLE) { /* [G, nn] */
         lua_pushliteral(L, "_module_stack");
-        if (lua_rawget(L, -2) == LUA_TTABLE) {                /* [G, nn, stack] */
+        if (lua_rawget(L, -2) == LUA_TTABLE) { /* [G, nn, stack] */
             lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
             if (n - k + 1 >= 1 && lua_rawgeti(L, -1, n - k + 1) == LUA_TTABLE) { /* [.., entry] */
                 lua_pushliteral(L, "site");
-                if (lua_rawget(L, -2) == LUA_TTABLE) {        /* [.., entry, site] */
+                if (lua_rawget(L, -2) == LUA_TTABLE) { /* [.., entry, site] */
                     lua_pushliteral(L, "file");
                     lua_rawget(L, -2);
                     lua_pushliteral(L, "line");
                     lua_rawget(L, -3);
                     lua_pushliteral(L, "func");
-                    lua_rawget(L, -4);                        /* [.., site, file, line, func] */
+                    lua_rawget(L, -4); /* [.., site, file, line, func] */
                     const char *file = lua_tostring(L, -3);
                     int line = (int)lua_tointeger(L, -2);
                     const char *fn = lua_isstring(L, -1) ? lua_tostring(L, -1) : "?";
@@ -254,11 +256,11 @@ int lx_where(lua_State *L, fx_frame *frames, int max) {
     size_t used = 0;
     int n = 0, ncalls = 0;
     if (!lua_checkstack(L, 8)) return 0;
-    lua_getfield(L, LUA_REGISTRYINDEX, "fxdb.module_call");  /* [callfn] */
+    lua_getfield(L, LUA_REGISTRYINDEX, "fxdb.module_call"); /* [callfn] */
     int callfn = lua_gettop(L);
     lua_Debug ar;
     for (int level = 0; n < max && lua_getstack(L, level, &ar); level++) {
-        if (!lua_getinfo(L, "Slntf", &ar)) continue;          /* [callfn, f] */
+        if (!lua_getinfo(L, "Slntf", &ar)) continue; /* [callfn, f] */
         bool is_call = lua_rawequal(L, -1, callfn);
         lua_pop(L, 1);
         if (is_call) {
@@ -273,11 +275,11 @@ int lx_where(lua_State *L, fx_frame *frames, int max) {
         const char *fn = ar.name ? ar.name : !strcmp(ar.what, "main") ? "<module>" : "?";
         make_frame(L, &used, &frames[n++], ar.source, ar.srclen, file, ar.currentline, fn);
     }
-    lua_pop(L, 1);                                            /* [] */
+    lua_pop(L, 1); /* [] */
     return n;
 }
 
-/* ==== errors ===================================================================================== */
+/* ==== errors ================================================================================= */
 
 /* The machine-readable kind of an error without an explicit one. */
 static const char *kind_of_status(int code) {
@@ -306,18 +308,18 @@ static void set_str_field(lua_State *L, const char *name, const char *s) {
 /* Adds `module` and `module_class` from the innermost entry of nn._module_stack, if any.
  * [-0, +0, -] on the error table at the top. */
 static void add_module_fields(lua_State *L) {
-    int top = lua_gettop(L);                                 /* [err] */
-    if (lua_getglobal(L, "nn") == LUA_TTABLE &&              /* [err, nn] */
+    int top = lua_gettop(L);                                  /* [err] */
+    if (lua_getglobal(L, "nn") == LUA_TTABLE &&               /* [err, nn] */
         lua_getfield(L, -1, "_module_stack") == LUA_TTABLE) { /* [err, nn, stack] */
         lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
-        if (n > 0 && lua_rawgeti(L, -1, n) == LUA_TTABLE) {   /* [err, nn, stack, entry] */
-            lua_getfield(L, -1, "path");                      /* [.., entry, path] */
+        if (n > 0 && lua_rawgeti(L, -1, n) == LUA_TTABLE) { /* [err, nn, stack, entry] */
+            lua_getfield(L, -1, "path");                    /* [.., entry, path] */
             lua_setfield(L, top, "module");
             lua_getfield(L, -1, "cls");
             lua_setfield(L, top, "module_class");
         }
     }
-    lua_settop(L, top);                                      /* [err] */
+    lua_settop(L, top); /* [err] */
 }
 
 int fxlua_error(lua_State *L, const fx_err *err) {
@@ -329,7 +331,7 @@ int fxlua_error(lua_State *L, const fx_err *err) {
             snprintf(e.source, sizeof e.source, "%s", fr[0].code);
         }
     }
-    lua_createtable(L, 0, 9);                                 /* [err] */
+    lua_createtable(L, 0, 9); /* [err] */
     lua_pushstring(L, e.msg[0] ? e.msg : fx_status_name(e.code));
     lua_setfield(L, -2, "message");
     lua_pushstring(L, e.kind[0] ? e.kind : kind_of_status(e.code));
@@ -341,7 +343,7 @@ int fxlua_error(lua_State *L, const fx_err *err) {
     set_str_field(L, "node", e.node);
     set_str_field(L, "hint", e.hint);
     add_module_fields(L);
-    luaL_setmetatable(L, LX_ERROR);                           /* [err] */
+    luaL_setmetatable(L, LX_ERROR); /* [err] */
     return lua_error(L);
 }
 
@@ -376,7 +378,7 @@ static int error_tostring(lua_State *L) {
     return 1;
 }
 
-/* ==== dtypes ====================================================================================== */
+/* ==== dtypes ================================================================================= */
 
 typedef struct lx_dtype_ud {
     fx_dtype dt;
@@ -407,16 +409,20 @@ static int dtype_tostring(lua_State *L) {
 static int dtype_index(lua_State *L) {
     lx_dtype_ud *d = luaL_checkudata(L, 1, LX_DTYPE);
     const char *k = luaL_checkstring(L, 2);
-    if (!strcmp(k, "is_floating_point")) lua_pushboolean(L, fx_dtype_is_float(d->dt));
+    if (!strcmp(k, "is_floating_point"))
+        lua_pushboolean(L, fx_dtype_is_float(d->dt));
     else if (!strcmp(k, "is_signed"))
         lua_pushboolean(L, d->dt != FX_DTYPE_U8 && d->dt != FX_DTYPE_BOOL);
-    else if (!strcmp(k, "itemsize")) lua_pushinteger(L, (lua_Integer)fx_dtype_size(d->dt));
-    else if (!strcmp(k, "name")) lua_pushstring(L, fx_dtype_name(d->dt));
-    else lua_pushnil(L);
+    else if (!strcmp(k, "itemsize"))
+        lua_pushinteger(L, (lua_Integer)fx_dtype_size(d->dt));
+    else if (!strcmp(k, "name"))
+        lua_pushstring(L, fx_dtype_name(d->dt));
+    else
+        lua_pushnil(L);
     return 1;
 }
 
-/* ==== ivalue <-> Lua =============================================================================== */
+/* ==== ivalue <-> Lua ========================================================================= */
 
 /* Converts the Lua value at idx as described in lx_impl.h. Tables become lists; on an error the
  * partly built value already sits in *out (valid, owned by the caller), so a caller that keeps
@@ -429,8 +435,10 @@ void lx_to_ivalue(lua_State *L, int idx, fx_ivalue *out) {
     case LUA_TNONE: *out = fx_iv_none(); return;
     case LUA_TBOOLEAN: *out = fx_iv_bool(lua_toboolean(L, idx)); return;
     case LUA_TNUMBER:
-        if (lua_isinteger(L, idx)) *out = fx_iv_int(lua_tointeger(L, idx));
-        else *out = fx_iv_float(lua_tonumber(L, idx));
+        if (lua_isinteger(L, idx))
+            *out = fx_iv_int(lua_tointeger(L, idx));
+        else
+            *out = fx_iv_float(lua_tonumber(L, idx));
         return;
     case LUA_TSTRING:
         *out = fx_iv_str(lua_tostring(L, idx));
@@ -484,10 +492,10 @@ void lx_push_ivalue(lua_State *L, const fx_ivalue *v) {
     case FX_IV_STR: lua_pushstring(L, v->u.s); return;
     case FX_IV_NODE: lua_pushstring(L, v->u.node ? v->u.node->name : "?"); return;
     case FX_IV_LIST:
-        lua_createtable(L, v->u.list.n, 0);                   /* [list] */
+        lua_createtable(L, v->u.list.n, 0); /* [list] */
         for (int i = 0; i < v->u.list.n; i++) {
-            lx_push_ivalue(L, &v->u.list.items[i]);           /* [list, item] */
-            lua_rawseti(L, -2, i + 1);                        /* [list] */
+            lx_push_ivalue(L, &v->u.list.items[i]); /* [list, item] */
+            lua_rawseti(L, -2, i + 1);              /* [list] */
         }
         return;
     }
@@ -497,7 +505,7 @@ void lx_push_ivalue(lua_State *L, const fx_ivalue *v) {
 int lx_dispatch(lua_State *L, const fx_opdef *op, fx_ivalue *args) {
     lx_state *st = lx_current(L);
     int nrets = op->schema.nrets;
-    fx_ivalue *outs = lx_ivbox_new(L, nrets);                 /* [box] */
+    fx_ivalue *outs = lx_ivbox_new(L, nrets); /* [box] */
     int box = lua_gettop(L);
     fx_err err;
     fx_err_clear(&err);
@@ -508,21 +516,21 @@ int lx_dispatch(lua_State *L, const fx_opdef *op, fx_ivalue *args) {
     luaL_checkstack(L, nrets + 2, "too many results");
     for (int i = 0; i < nrets; i++) lx_push_ivalue(L, &outs[i]); /* [box, r1..rn] */
     for (int i = 0; i < nrets; i++) fx_ivalue_clear(&outs[i]);
-    lua_remove(L, box);                                       /* [r1..rn] */
+    lua_remove(L, box); /* [r1..rn] */
     return nrets;
 }
 
-/* ==== fxdb.* registration and interrupts =========================================================== */
+/* ==== fxdb.* registration and interrupts ===================================================== */
 
 void fxlua_register(lua_State *L, const char *name, lua_CFunction fn) {
-    if (lua_getglobal(L, "fxdb") != LUA_TTABLE) {             /* [fxdb|x] */
+    if (lua_getglobal(L, "fxdb") != LUA_TTABLE) { /* [fxdb|x] */
         lua_pop(L, 1);
-        lua_newtable(L);                                      /* [fxdb] */
+        lua_newtable(L); /* [fxdb] */
         lua_pushvalue(L, -1);
         lua_setglobal(L, "fxdb");
     }
-    lua_pushcfunction(L, fn);                                 /* [fxdb, fn] */
-    lua_setfield(L, -2, name);                                /* [fxdb] */
+    lua_pushcfunction(L, fn);  /* [fxdb, fn] */
+    lua_setfield(L, -2, name); /* [fxdb] */
     lua_pop(L, 1);
 }
 
@@ -544,11 +552,11 @@ void fxlua_interrupt(lua_State *L) {
     }
 }
 
-/* ==== opening ======================================================================================== */
+/* ==== opening ================================================================================ */
 
 static void build_meta(lua_State *L) {
     /* error objects */
-    luaL_newmetatable(L, LX_ERROR);                           /* [mt] */
+    luaL_newmetatable(L, LX_ERROR); /* [mt] */
     lua_pushcfunction(L, error_tostring);
     lua_setfield(L, -2, "__tostring");
     lua_pop(L, 1);
@@ -558,7 +566,7 @@ static void build_meta(lua_State *L) {
     lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
     /* dtypes: one userdata per dtype, so torch.float16 == torch.half */
-    luaL_newmetatable(L, LX_DTYPE);                           /* [mt] */
+    luaL_newmetatable(L, LX_DTYPE); /* [mt] */
     lua_pushstring(L, "torch.dtype");
     lua_setfield(L, -2, "__name");
     lua_pushcfunction(L, dtype_tostring);
@@ -566,26 +574,26 @@ static void build_meta(lua_State *L) {
     lua_pushcfunction(L, dtype_index);
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
-    lua_createtable(L, FX_DTYPE_COUNT, 0);                    /* [dtypes] */
+    lua_createtable(L, FX_DTYPE_COUNT, 0); /* [dtypes] */
     for (int i = 0; i < FX_DTYPE_COUNT; i++) {
-        lx_dtype_ud *d = lua_newuserdatauv(L, sizeof *d, 0);  /* [dtypes, ud] */
+        lx_dtype_ud *d = lua_newuserdatauv(L, sizeof *d, 0); /* [dtypes, ud] */
         d->dt = (fx_dtype)i;
         luaL_setmetatable(L, LX_DTYPE);
-        lua_rawseti(L, -2, i + 1);                            /* [dtypes] */
+        lua_rawseti(L, -2, i + 1); /* [dtypes] */
     }
-    lua_setfield(L, LUA_REGISTRYINDEX, LX_DTYPES);            /* [] */
+    lua_setfield(L, LUA_REGISTRYINDEX, LX_DTYPES); /* [] */
     /* thread states */
-    lua_newtable(L);                                          /* [threads] */
-    lua_createtable(L, 0, 1);                                 /* [threads, mt] */
+    lua_newtable(L);          /* [threads] */
+    lua_createtable(L, 0, 1); /* [threads, mt] */
     lua_pushstring(L, "k");
     lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);                                  /* [threads] */
-    lua_setfield(L, LUA_REGISTRYINDEX, LX_THREADS);           /* [] */
-    lx_eager_box *eb = lua_newuserdatauv(L, sizeof *eb, 0);   /* [eager] */
+    lua_setmetatable(L, -2);                                /* [threads] */
+    lua_setfield(L, LUA_REGISTRYINDEX, LX_THREADS);         /* [] */
+    lx_eager_box *eb = lua_newuserdatauv(L, sizeof *eb, 0); /* [eager] */
     memset(eb, 0, sizeof *eb);
     fx_ctx_init(&eb->ctx, FX_MODE_EAGER);
     eb->st.ctx = &eb->ctx;
-    lua_setfield(L, LUA_REGISTRYINDEX, LX_EAGER);             /* [] */
+    lua_setfield(L, LUA_REGISTRYINDEX, LX_EAGER); /* [] */
     *extra_slot(L) = &eb->st;
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, LX_SRCCACHE);
@@ -598,24 +606,24 @@ static void run_embedded(lua_State *L, const char *name, const char *src) {
     char chunk[64];
     snprintf(chunk, sizeof chunk, "=[fxdb %s]", name);
     if (luaL_loadbufferx(L, src, strlen(src), chunk, "t") != LUA_OK) lua_error(L); /* [f] */
-    lua_pushstring(L, name);                                  /* [f, name] */
-    lua_call(L, 1, 1);                                        /* [ret] */
+    lua_pushstring(L, name);                                                       /* [f, name] */
+    lua_call(L, 1, 1);                                                             /* [ret] */
     if (lua_isnil(L, -1)) {
         lua_pop(L, 1);
         return;
     }
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE); /* [ret, loaded] */
     lua_pushvalue(L, -2);
-    lua_setfield(L, -2, name);                                /* [ret, loaded] */
-    lua_pop(L, 1);                                            /* [ret] */
+    lua_setfield(L, -2, name); /* [ret, loaded] */
+    lua_pop(L, 1);             /* [ret] */
     if (!strcmp(name, "nn") || !strcmp(name, "torch")) {
-        if (lua_getglobal(L, name) == LUA_TNIL) {             /* [ret, g] */
+        if (lua_getglobal(L, name) == LUA_TNIL) { /* [ret, g] */
             lua_pushvalue(L, -2);
             lua_setglobal(L, name);
         }
         lua_pop(L, 1);
     }
-    lua_pop(L, 1);                                            /* [] */
+    lua_pop(L, 1); /* [] */
 }
 
 static void load_embedded(lua_State *L) {
@@ -640,7 +648,7 @@ int fxlua_openlibs(lua_State *L) {
     lx_open_torch(L);
     lx_open_export(L);
     lx_open_debug(L);
-    if (lua_getglobal(L, "fxdb") != LUA_TTABLE) {             /* fxdb exists for registration */
+    if (lua_getglobal(L, "fxdb") != LUA_TTABLE) { /* fxdb exists for registration */
         lua_newtable(L);
         lua_setglobal(L, "fxdb");
     }

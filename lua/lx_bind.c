@@ -27,8 +27,8 @@
 /* Overloads hidden from resolution: PyTorch's Python binding has only the Tensor form of these,
  * so `x + 2` records add.Tensor with a wrapped number. Still callable via torch.ops.aten. */
 static const char *const k_hidden[] = {
-    "add.Scalar",  "add_.Scalar",  "sub.Scalar",        "sub_.Scalar",
-    "mul.Scalar",  "mul_.Scalar",  "div.Scalar",        "div_.Scalar",
+    "add.Scalar",      "add_.Scalar",      "sub.Scalar",  "sub_.Scalar",
+    "mul.Scalar",      "mul_.Scalar",      "div.Scalar",  "div_.Scalar",
     "div.Scalar_mode", "div_.Scalar_mode", "rsub.Tensor", NULL,
 };
 
@@ -43,8 +43,8 @@ static bool is_hidden(const fx_opdef *op) {
 typedef struct callsite {
     int first;
     int npos;
-    int opts;      /* stack index of the keyword table, or 0 */
-    bool method;   /* the first value is self */
+    int opts;    /* stack index of the keyword table, or 0 */
+    bool method; /* the first value is self */
 } callsite;
 
 /* Where each schema argument's value comes from. */
@@ -56,12 +56,12 @@ typedef struct binding {
     int requires_grad;                  /* -1 not given, else 0/1 (applied to the result) */
     int score;
     /* why it did not fit, for the error message */
-    int bad_idx;                        /* stack index of a value of the wrong type, or 0 */
-    const char *bad_expected;           /* what that argument wanted */
-    char why[160];                      /* or a sentence */
+    int bad_idx;              /* stack index of a value of the wrong type, or 0 */
+    const char *bad_expected; /* what that argument wanted */
+    char why[160];            /* or a sentence */
 } binding;
 
-/* ==== value checks ============================================================================== */
+/* ==== value checks =========================================================================== */
 
 static bool is_integral(lua_State *L, int idx) {
     if (lua_type(L, idx) != LUA_TNUMBER) return false;
@@ -83,7 +83,7 @@ static bool is_options(lua_State *L, int idx) {
     }
     if (lua_rawlen(L, idx) > 0) return false;
     lua_pushnil(L);
-    if (!lua_next(L, idx)) return false;                     /* empty: a size list {} */
+    if (!lua_next(L, idx)) return false; /* empty: a size list {} */
     bool str = lua_type(L, -2) == LUA_TSTRING;
     lua_pop(L, 2);
     return str;
@@ -100,7 +100,8 @@ static lua_Integer list_len(lua_State *L, int idx) {
 /* How well the value at idx fits argument a: 0 no, 1 as a wrapped number, 2 exactly. */
 static int fits(lua_State *L, int idx, const fx_arg_schema *a) {
     int lt = lua_type(L, idx);
-    if (lt == LUA_TUSERDATA && luaL_testudata(L, idx, LX_TENSOR)) lx_check_tensor(L, idx); /* closed? */
+    if (lt == LUA_TUSERDATA && luaL_testudata(L, idx, LX_TENSOR))
+        lx_check_tensor(L, idx); /* closed? */
     if (lt == LUA_TNIL || lt == LUA_TNONE) return (a->optional || a->has_default) ? 2 : 0;
     switch (a->type) {
     case FX_TY_TENSOR:
@@ -161,7 +162,7 @@ static const char *expected_name(const fx_arg_schema *a) {
     }
 }
 
-/* ==== binding one schema ========================================================================== */
+/* ==== binding one schema ===================================================================== */
 
 /* Binds the call to op's schema. Returns the score (>= 0) or -1 with the reason in b. Leaves the
  * Lua stack as it found it. */
@@ -205,8 +206,8 @@ static int bind(lua_State *L, const fx_opdef *op, const callsite *cs, binding *b
 
     /* keyword arguments */
     if (cs->opts) {
-        lua_pushnil(L);                                      /* [.., nil] */
-        while (lua_next(L, cs->opts)) {                      /* [.., key, value] */
+        lua_pushnil(L);                 /* [.., nil] */
+        while (lua_next(L, cs->opts)) { /* [.., key, value] */
             if (lua_type(L, -2) != LUA_TSTRING) {
                 lua_pop(L, 2);
                 snprintf(b->why, sizeof b->why, "%s(): keyword names must be strings", s->name);
@@ -233,7 +234,7 @@ static int bind(lua_State *L, const fx_opdef *op, const callsite *cs, binding *b
             }
             b->src[ai] = cs->opts;
             b->from_opts[ai] = true;
-            lua_pop(L, 1);                                   /* [.., key] */
+            lua_pop(L, 1); /* [.., key] */
         }
     }
 
@@ -254,7 +255,7 @@ static int bind(lua_State *L, const fx_opdef *op, const callsite *cs, binding *b
         }
         int idx = b->src[i];
         if (b->from_opts[i]) {
-            lua_getfield(L, cs->opts, a->name);              /* [.., value] */
+            lua_getfield(L, cs->opts, a->name); /* [.., value] */
             idx = lua_gettop(L);
         }
         int f = fits(L, idx, a);
@@ -263,7 +264,8 @@ static int bind(lua_State *L, const fx_opdef *op, const callsite *cs, binding *b
             b->bad_idx = b->from_opts[i] ? 0 : idx;
             b->bad_expected = expected_name(a);
             snprintf(b->why, sizeof b->why, "%s(): argument '%s' must be %s, not %s", s->name,
-                     a->name, expected_name(a), b->from_opts[i] ? "that value" : luaL_typename(L, idx));
+                     a->name, expected_name(a),
+                     b->from_opts[i] ? "that value" : luaL_typename(L, idx));
             return -1;
         }
         b->score += f;
@@ -271,7 +273,7 @@ static int bind(lua_State *L, const fx_opdef *op, const callsite *cs, binding *b
     return b->score;
 }
 
-/* ==== conversion ====================================================================================== */
+/* ==== conversion ============================================================================= */
 
 /* Converts the value at idx for argument a into *out (which lives in an ivalue box). */
 static void convert(lua_State *L, int idx, const fx_arg_schema *a, fx_ivalue *out) {
@@ -282,9 +284,7 @@ static void convert(lua_State *L, int idx, const fx_arg_schema *a, fx_ivalue *ou
         return;
     }
     switch (a->type) {
-    case FX_TY_INT:
-        *out = fx_iv_int(to_int(L, idx));
-        return;
+    case FX_TY_INT: *out = fx_iv_int(to_int(L, idx)); return;
     case FX_TY_INT_LIST: {
         if (lt == LUA_TNUMBER) {
             fx_err e;
@@ -317,9 +317,7 @@ static void convert(lua_State *L, int idx, const fx_arg_schema *a, fx_ivalue *ou
         }
         return;
     }
-    default:
-        lx_to_ivalue(L, idx, out);
-        return;
+    default: lx_to_ivalue(L, idx, out); return;
     }
 }
 
@@ -327,7 +325,7 @@ static void convert(lua_State *L, int idx, const fx_arg_schema *a, fx_ivalue *ou
  * results on the stack.  [-0, +r, e] */
 static int call_bound(lua_State *L, const fx_opdef *op, const callsite *cs, const binding *b) {
     const fx_schema *s = &op->schema;
-    fx_ivalue *args = lx_ivbox_new(L, s->nargs);             /* [.., box] */
+    fx_ivalue *args = lx_ivbox_new(L, s->nargs); /* [.., box] */
     int box = lua_gettop(L);
     for (int i = 0; i < s->nargs; i++) {
         if (i == b->pack_arg) {
@@ -338,21 +336,21 @@ static int call_bound(lua_State *L, const fx_opdef *op, const callsite *cs, cons
                 args[i].u.list.items[k] = fx_iv_int(to_int(L, b->pack_first + k));
             continue;
         }
-        if (!b->src[i]) continue;                            /* UNSET: schema default */
+        if (!b->src[i]) continue; /* UNSET: schema default */
         if (b->from_opts[i]) {
-            lua_getfield(L, cs->opts, s->args[i].name);      /* [.., box, v] */
+            lua_getfield(L, cs->opts, s->args[i].name); /* [.., box, v] */
             convert(L, -1, &s->args[i], &args[i]);
             lua_pop(L, 1);
         } else {
             convert(L, b->src[i], &s->args[i], &args[i]);
         }
     }
-    int nr = lx_dispatch(L, op, args);                       /* [.., box, r1..rn] */
+    int nr = lx_dispatch(L, op, args); /* [.., box, r1..rn] */
     if (b->requires_grad >= 0 && nr > 0) {
         fx_tensor *t = lx_to_tensor(L, -nr);
         if (t) fx_tensor_set_requires_grad(t, b->requires_grad);
     }
-    lua_remove(L, box);                                      /* [.., r1..rn] */
+    lua_remove(L, box); /* [.., r1..rn] */
     return nr;
 }
 
@@ -382,20 +380,20 @@ static void describe_call(lua_State *L, const callsite *cs, fx_strbuf *sb) {
     int k = 0;
     for (; k < cs->npos; k++) {
         int idx = cs->first + k;
-        const char *tn = lx_to_tensor(L, idx)                                ? "Tensor"
-                         : lx_to_dtype(L, idx) != FX_DTYPE_UNDEFINED         ? "dtype"
+        const char *tn = lx_to_tensor(L, idx)                                       ? "Tensor"
+                         : lx_to_dtype(L, idx) != FX_DTYPE_UNDEFINED                ? "dtype"
                          : lua_type(L, idx) == LUA_TNUMBER && lua_isinteger(L, idx) ? "int"
-                         : lua_type(L, idx) == LUA_TNUMBER                   ? "float"
-                                                                              : luaL_typename(L, idx);
+                         : lua_type(L, idx) == LUA_TNUMBER                          ? "float"
+                                                           : luaL_typename(L, idx);
         fx_strbuf_appendf(sb, "%s%s", k ? ", " : "", tn);
     }
     if (cs->opts) {
-        lua_pushnil(L);                                      /* [.., nil] */
-        while (lua_next(L, cs->opts)) {                      /* [.., key, value] */
+        lua_pushnil(L);                 /* [.., nil] */
+        while (lua_next(L, cs->opts)) { /* [.., key, value] */
             fx_strbuf_appendf(sb, "%s%s=%s", k++ ? ", " : "",
                               lua_type(L, -2) == LUA_TSTRING ? lua_tostring(L, -2) : "?",
                               lx_to_tensor(L, -1) ? "Tensor" : luaL_typename(L, -1));
-            lua_pop(L, 1);                                   /* [.., key] */
+            lua_pop(L, 1); /* [.., key] */
         }
     }
     fx_strbuf_putc(sb, ')');
@@ -405,8 +403,10 @@ static void describe_call(lua_State *L, const callsite *cs, fx_strbuf *sb) {
  * through fxdb's embedded library still points at the user's line.  [-0, +0, e] */
 static int located_error(lua_State *L, const char *msg) {
     fx_frame fr[1];
-    if (lx_where(L, fr, 1) == 1) lua_pushfstring(L, "%s:%d: %s", fr[0].file, fr[0].line, msg);
-    else lua_pushstring(L, msg);
+    if (lx_where(L, fr, 1) == 1)
+        lua_pushfstring(L, "%s:%d: %s", fr[0].file, fr[0].line, msg);
+    else
+        lua_pushstring(L, msg);
     return lua_error(L);
 }
 
@@ -426,7 +426,7 @@ static int bind_error(lua_State *L, const binding *b, const char *fname, const c
     return located_error(L, b->why);
 }
 
-/* ==== entry points ========================================================================================== */
+/* ==== entry points =========================================================================== */
 
 const fx_opdef *lx_op(lua_State *L, const char *qualname) {
     const fx_opdef *op = fx_op_lookup(qualname);
@@ -452,8 +452,8 @@ int lx_call_opname(lua_State *L, const char *name, int first, bool method) {
         if (!is_hidden(ops[i])) ops[ncand++] = ops[i];
     if (ncand == 0)
         return lx_errorf(L, FX_ENOTIMPL, "not_implemented",
-                         "%s is not yet supported by fxdb (no aten.%s overload is registered)", name,
-                         name);
+                         "%s is not yet supported by fxdb (no aten.%s overload is registered)",
+                         name, name);
     callsite cs;
     make_callsite(L, first, method, &cs);
     binding b, best, first_fail;
@@ -485,11 +485,13 @@ int lx_call_opname(lua_State *L, const char *name, int first, bool method) {
         const char *open = strchr(text, '(');
         const char *arrow = strstr(text, " -> ");
         fx_strbuf_append(&sb, "\n * ");
-        if (open && arrow) fx_strbuf_appendn(&sb, open, (size_t)(arrow - open));
-        else fx_strbuf_append(&sb, text);
+        if (open && arrow)
+            fx_strbuf_appendn(&sb, open, (size_t)(arrow - open));
+        else
+            fx_strbuf_append(&sb, text);
         fx_strbuf_free(&one);
     }
-    lua_pushstring(L, fx_strbuf_cstr(&sb));                  /* [.., msg] */
+    lua_pushstring(L, fx_strbuf_cstr(&sb)); /* [.., msg] */
     fx_strbuf_free(&sb);
     return located_error(L, lua_tostring(L, -1));
 }

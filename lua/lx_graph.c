@@ -27,13 +27,13 @@ typedef struct lx_node_ud {
 
 void lx_push_graph(lua_State *L, fx_graph *g, int owner_idx) {
     if (owner_idx) owner_idx = lua_absindex(L, owner_idx);
-    lx_graph_ud *u = lua_newuserdatauv(L, sizeof *u, 1);     /* [g] */
+    lx_graph_ud *u = lua_newuserdatauv(L, sizeof *u, 1); /* [g] */
     u->g = NULL;
     u->owned = false;
     luaL_setmetatable(L, LX_GRAPH);
     if (owner_idx) {
-        lua_pushvalue(L, owner_idx);                         /* [g, owner] */
-        lua_setiuservalue(L, -2, 1);                         /* [g] */
+        lua_pushvalue(L, owner_idx); /* [g, owner] */
+        lua_setiuservalue(L, -2, 1); /* [g] */
     }
     u->g = g;
     u->owned = owner_idx == 0;
@@ -53,7 +53,7 @@ const fx_graph *fxlua_check_graph(lua_State *L, int idx) {
     /* an ExportedProgram / GraphModule: take its `graph` field (kept alive by the value) */
     int t = lua_type(L, idx);
     if (t == LUA_TUSERDATA || t == LUA_TTABLE) {
-        lua_getfield(L, idx, "graph");                       /* [.., g?] */
+        lua_getfield(L, idx, "graph"); /* [.., g?] */
         u = luaL_testudata(L, -1, LX_GRAPH);
         const fx_graph *g = u ? u->g : NULL;
         lua_pop(L, 1);
@@ -69,22 +69,22 @@ void lx_push_node(lua_State *L, fx_node *n, int graph_idx) {
         return;
     }
     graph_idx = lua_absindex(L, graph_idx);
-    lua_getfield(L, LUA_REGISTRYINDEX, LX_NODE_CACHE);       /* [cache] */
-    lua_rawgetp(L, -1, n);                                   /* [cache, ud?] */
+    lua_getfield(L, LUA_REGISTRYINDEX, LX_NODE_CACHE); /* [cache] */
+    lua_rawgetp(L, -1, n);                             /* [cache, ud?] */
     lx_node_ud *u = lua_touserdata(L, -1);
     if (u && u->n == n) {
-        lua_remove(L, -2);                                   /* [ud] */
+        lua_remove(L, -2); /* [ud] */
         return;
     }
-    lua_pop(L, 1);                                           /* [cache] */
-    u = lua_newuserdatauv(L, sizeof *u, 1);                  /* [cache, ud] */
+    lua_pop(L, 1);                          /* [cache] */
+    u = lua_newuserdatauv(L, sizeof *u, 1); /* [cache, ud] */
     u->n = n;
     luaL_setmetatable(L, LX_NODE);
     lua_pushvalue(L, graph_idx);
     lua_setiuservalue(L, -2, 1);
-    lua_pushvalue(L, -1);                                    /* [cache, ud, ud] */
-    lua_rawsetp(L, -3, n);                                   /* [cache, ud] */
-    lua_remove(L, -2);                                       /* [ud] */
+    lua_pushvalue(L, -1);  /* [cache, ud, ud] */
+    lua_rawsetp(L, -3, n); /* [cache, ud] */
+    lua_remove(L, -2);     /* [ud] */
 }
 
 fx_node *lx_check_node(lua_State *L, int idx) {
@@ -94,7 +94,7 @@ fx_node *lx_check_node(lua_State *L, int idx) {
     return u->n;
 }
 
-/* ==== graph methods ================================================================================ */
+/* ==== graph methods ========================================================================== */
 
 static int graph_gc(lua_State *L) {
     lx_graph_ud *u = luaL_checkudata(L, 1, LX_GRAPH);
@@ -105,7 +105,7 @@ static int graph_gc(lua_State *L) {
 
 /* Pushes a Lua list of every node in order.  [-0, +1, e] */
 static void push_nodes(lua_State *L, int gidx, const fx_graph *g) {
-    lua_createtable(L, fx_graph_count(g), 0);                /* [list] */
+    lua_createtable(L, fx_graph_count(g), 0); /* [list] */
     int i = 1;
     for (fx_node *n = fx_graph_first(g); n; n = n->next) {
         lx_push_node(L, n, gidx);
@@ -151,7 +151,8 @@ static bool is_shape_query(const char *q) {
     return n >= 2 && p[n - 1] == ']';
 }
 
-/* Does target t ("aten.add_.Tensor") match the op query q ("aten.add_", "add", "aten.add_.Tensor")? */
+/* Does target t ("aten.add_.Tensor") match the op query q ("aten.add_", "add", "aten.add_.Tensor")?
+ */
 static bool target_matches(const char *t, const char *q) {
     if (!t) return false;
     if (!strncmp(q, "torch.ops.", 10)) q += 10;
@@ -188,10 +189,10 @@ static int graph_find(lua_State *L) {
     fx_graph *g = lx_check_graph(L, 1);
     const char *q = luaL_checkstring(L, 2);
     lua_settop(L, 2);
-    lua_getglobal(L, "string");                              /* [g, q, string] */
-    lua_getfield(L, -1, "find");                             /* [g, q, string, find] */
+    lua_getglobal(L, "string");  /* [g, q, string] */
+    lua_getfield(L, -1, "find"); /* [g, q, string, find] */
     int find_idx = lua_gettop(L);
-    lua_newtable(L);                                         /* [.., list] */
+    lua_newtable(L); /* [.., list] */
     int k = 1;
     char want[128], have[128];
     bool shape = is_shape_query(q);
@@ -263,7 +264,7 @@ static int graph_index(lua_State *L) {
     return 1;
 }
 
-/* ==== node fields ===================================================================================== */
+/* ==== node fields ============================================================================ */
 
 /* "f16[3]" for a tensor; into sb. */
 static void format_tensor_type(fx_strbuf *sb, const fx_tensor *t) {
@@ -295,14 +296,15 @@ static void push_arg(lua_State *L, const fx_ivalue *v, int gidx) {
 static void format_stack(fx_strbuf *sb, const fx_node *n) {
     for (int i = 0; i < n->nstack; i++) {
         const fx_frame *f = &n->stack[i];
-        fx_strbuf_appendf(sb, "%sFile: %s:%d in %s, code: %s", i ? "\n" : "", f->file ? f->file : "?",
-                          f->line, f->func ? f->func : "?", f->code ? f->code : "");
+        fx_strbuf_appendf(sb, "%sFile: %s:%d in %s, code: %s", i ? "\n" : "",
+                          f->file ? f->file : "?", f->line, f->func ? f->func : "?",
+                          f->code ? f->code : "");
     }
 }
 
 /* Pushes the meta table of node n.  [-0, +1, e] */
 static void push_meta(lua_State *L, const fx_node *n) {
-    lua_createtable(L, 0, 8);                                /* [meta] */
+    lua_createtable(L, 0, 8); /* [meta] */
     if (n->val.tag == FX_IV_TENSOR) {
         fx_strbuf sb = FX_STRBUF_INIT;
         format_tensor_type(&sb, n->val.u.t);
@@ -316,7 +318,7 @@ static void push_meta(lua_State *L, const fx_node *n) {
             lua_setfield(L, -2, "value");
         }
     } else if (n->val.tag == FX_IV_LIST) {
-        lua_createtable(L, n->val.u.list.n, 0);              /* [meta, vals] */
+        lua_createtable(L, n->val.u.list.n, 0); /* [meta, vals] */
         for (int i = 0; i < n->val.u.list.n; i++) {
             const fx_ivalue *e = &n->val.u.list.items[i];
             if (e->tag == FX_IV_TENSOR) {
@@ -341,7 +343,7 @@ static void push_meta(lua_State *L, const fx_node *n) {
         fx_strbuf_free(&sb);
         lua_setfield(L, -2, "stack_trace");
     }
-    lua_createtable(L, n->nmodules, 0);                      /* [meta, mods] */
+    lua_createtable(L, n->nmodules, 0); /* [meta, mods] */
     for (int i = 0; i < n->nmodules; i++) {
         lua_createtable(L, 0, 2);
         lua_pushstring(L, n->modules[i].path ? n->modules[i].path : "");
@@ -351,7 +353,7 @@ static void push_meta(lua_State *L, const fx_node *n) {
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "nn_module_stack");
-    lua_createtable(L, n->nfrom, 0);                         /* [meta, from] */
+    lua_createtable(L, n->nfrom, 0); /* [meta, from] */
     for (int i = 0; i < n->nfrom; i++) {
         lua_pushstring(L, n->from_node[i]);
         lua_rawseti(L, -2, i + 1);
@@ -373,11 +375,14 @@ static void push_meta(lua_State *L, const fx_node *n) {
 static int node_index(lua_State *L) {
     fx_node *n = lx_check_node(L, 1);
     const char *k = luaL_checkstring(L, 2);
-    lua_getiuservalue(L, 1, 1);                              /* [node, k, graph] */
+    lua_getiuservalue(L, 1, 1); /* [node, k, graph] */
     int gidx = lua_gettop(L);
-    if (!strcmp(k, "name")) lua_pushstring(L, n->name);
-    else if (!strcmp(k, "op")) lua_pushstring(L, fx_node_op_name(n->op));
-    else if (!strcmp(k, "target")) lua_pushstring(L, n->target ? n->target : "");
+    if (!strcmp(k, "name"))
+        lua_pushstring(L, n->name);
+    else if (!strcmp(k, "op"))
+        lua_pushstring(L, fx_node_op_name(n->op));
+    else if (!strcmp(k, "target"))
+        lua_pushstring(L, n->target ? n->target : "");
     else if (!strcmp(k, "args")) {
         lua_createtable(L, n->nargs, 0);
         for (int i = 0; i < n->nargs; i++) {
@@ -390,17 +395,24 @@ static int node_index(lua_State *L) {
             lx_push_node(L, n->users[i], gidx);
             lua_rawseti(L, -2, i + 1);
         }
-    } else if (!strcmp(k, "meta")) push_meta(L, n);
-    else if (!strcmp(k, "graph")) lua_pushvalue(L, gidx);
-    else if (!strcmp(k, "next")) lx_push_node(L, n->next, gidx);
-    else if (!strcmp(k, "prev")) lx_push_node(L, n->prev, gidx);
+    } else if (!strcmp(k, "meta"))
+        push_meta(L, n);
+    else if (!strcmp(k, "graph"))
+        lua_pushvalue(L, gidx);
+    else if (!strcmp(k, "next"))
+        lx_push_node(L, n->next, gidx);
+    else if (!strcmp(k, "prev"))
+        lx_push_node(L, n->prev, gidx);
     else if (!strcmp(k, "type")) {
         fx_strbuf sb = FX_STRBUF_INIT;
         fx_node_format_type(&sb, n);
         push_strbuf(L, &sb);
-    } else if (!strcmp(k, "is_view")) lua_pushboolean(L, n->aten && fx_op_is_view(n->aten));
-    else if (!strcmp(k, "is_inplace")) lua_pushboolean(L, n->aten && fx_op_is_inplace(n->aten));
-    else lua_pushnil(L);
+    } else if (!strcmp(k, "is_view"))
+        lua_pushboolean(L, n->aten && fx_op_is_view(n->aten));
+    else if (!strcmp(k, "is_inplace"))
+        lua_pushboolean(L, n->aten && fx_op_is_inplace(n->aten));
+    else
+        lua_pushnil(L);
     return 1;
 }
 
@@ -419,7 +431,8 @@ static int node_tostring(lua_State *L) {
         fx_ivalue_format(&sb, &n->args[i], true);
     }
     fx_strbuf_append(&sb, ")\n  users: [");
-    for (int i = 0; i < n->nusers; i++) fx_strbuf_appendf(&sb, "%s%%%s", i ? ", " : "", n->users[i]->name);
+    for (int i = 0; i < n->nusers; i++)
+        fx_strbuf_appendf(&sb, "%s%%%s", i ? ", " : "", n->users[i]->name);
     fx_strbuf_append(&sb, "]");
     fx_strbuf tsb = FX_STRBUF_INIT;
     fx_node_format_type(&tsb, n);
@@ -432,35 +445,37 @@ static int node_tostring(lua_State *L) {
     if (n->nmodules > 0) {
         fx_strbuf_append(&sb, "\n  nn_module_stack:");
         for (int i = 0; i < n->nmodules; i++)
-            fx_strbuf_appendf(&sb, " %s (%s)%s",
-                              n->modules[i].path && n->modules[i].path[0] ? n->modules[i].path : "<root>",
-                              n->modules[i].cls ? n->modules[i].cls : "?", i + 1 < n->nmodules ? "," : "");
+            fx_strbuf_appendf(
+                &sb, " %s (%s)%s",
+                n->modules[i].path && n->modules[i].path[0] ? n->modules[i].path : "<root>",
+                n->modules[i].cls ? n->modules[i].cls : "?", i + 1 < n->nmodules ? "," : "");
     }
     if (n->nfrom > 0) {
         fx_strbuf_append(&sb, "\n  from_node: ");
-        for (int i = 0; i < n->nfrom; i++) fx_strbuf_appendf(&sb, "%s%%%s", i ? ", " : "", n->from_node[i]);
+        for (int i = 0; i < n->nfrom; i++)
+            fx_strbuf_appendf(&sb, "%s%%%s", i ? ", " : "", n->from_node[i]);
     }
     if (n->mutation) {
         const fx_mutation *m = n->mutation;
-        fx_strbuf_appendf(&sb, "\n  mutation: %s v%d from %s", m->state ? m->state : "?", m->version,
-                          m->from_op ? m->from_op : "?");
+        fx_strbuf_appendf(&sb, "\n  mutation: %s v%d from %s", m->state ? m->state : "?",
+                          m->version, m->from_op ? m->from_op : "?");
         if (m->view_path) fx_strbuf_appendf(&sb, " through %s", m->view_path);
         if (m->raw_node) fx_strbuf_appendf(&sb, " (raw %%%s)", m->raw_node);
     }
     return push_strbuf(L, &sb);
 }
 
-/* ==== opening ========================================================================================= */
+/* ==== opening ================================================================================ */
 
 void lx_open_graph(lua_State *L) {
-    lua_newtable(L);                                         /* [cache] */
+    lua_newtable(L); /* [cache] */
     lua_createtable(L, 0, 1);
     lua_pushstring(L, "v");
     lua_setfield(L, -2, "__mode");
     lua_setmetatable(L, -2);
-    lua_setfield(L, LUA_REGISTRYINDEX, LX_NODE_CACHE);       /* [] */
+    lua_setfield(L, LUA_REGISTRYINDEX, LX_NODE_CACHE); /* [] */
 
-    luaL_newmetatable(L, LX_GRAPH);                          /* [mt] */
+    luaL_newmetatable(L, LX_GRAPH); /* [mt] */
     lua_pushstring(L, "Graph");
     lua_setfield(L, -2, "__name");
     lua_pushcfunction(L, graph_gc);
@@ -471,14 +486,14 @@ void lx_open_graph(lua_State *L) {
     lua_setfield(L, -2, "__tostring");
     lua_pushcfunction(L, graph_len);
     lua_setfield(L, -2, "__len");
-    luaL_newlib(L, graph_methods);                           /* [mt, methods] */
+    luaL_newlib(L, graph_methods); /* [mt, methods] */
     lua_pushvalue(L, -1);
     lua_setfield(L, -3, "__methods");
-    lua_pushcclosure(L, graph_index, 1);                     /* [mt, __index] */
+    lua_pushcclosure(L, graph_index, 1); /* [mt, __index] */
     lua_setfield(L, -2, "__index");
-    lua_pop(L, 1);                                           /* [] */
+    lua_pop(L, 1); /* [] */
 
-    luaL_newmetatable(L, LX_NODE);                           /* [mt] */
+    luaL_newmetatable(L, LX_NODE); /* [mt] */
     lua_pushstring(L, "Node");
     lua_setfield(L, -2, "__name");
     lua_pushcfunction(L, node_index);

@@ -31,9 +31,9 @@ typedef enum item_kind { IT_INT, IT_SLICE, IT_ELLIPSIS, IT_NONE, IT_TENSOR } ite
 
 typedef struct item {
     item_kind kind;
-    int64_t i;                  /* IT_INT */
-    int64_t start, stop, step;  /* IT_SLICE: Python defaults 0, INT64_MAX, 1 */
-    int tidx;                   /* IT_TENSOR: stack index of the index tensor */
+    int64_t i;                 /* IT_INT */
+    int64_t start, stop, step; /* IT_SLICE: Python defaults 0, INT64_MAX, 1 */
+    int tidx;                  /* IT_TENSOR: stack index of the index tensor */
 } item;
 
 /* ==== parsing ================================================================================= */
@@ -104,14 +104,17 @@ static void parse_item(lua_State *L, int idx, item *it) {
                             "float");
         }
         it->kind = IT_INT;
-        it->i = lua_isinteger(L, idx) ? (int64_t)lua_tointeger(L, idx)
-                                      : (int64_t)lua_tonumber(L, idx);
+        it->i =
+            lua_isinteger(L, idx) ? (int64_t)lua_tointeger(L, idx) : (int64_t)lua_tonumber(L, idx);
         return;
     case LUA_TSTRING: {
         const char *s = lua_tostring(L, idx);
-        if (!strcmp(s, "...")) it->kind = IT_ELLIPSIS;
-        else if (!strcmp(s, "None")) it->kind = IT_NONE;
-        else parse_slice(L, s, it);
+        if (!strcmp(s, "..."))
+            it->kind = IT_ELLIPSIS;
+        else if (!strcmp(s, "None"))
+            it->kind = IT_NONE;
+        else
+            parse_slice(L, s, it);
         return;
     }
     case LUA_TUSERDATA:
@@ -123,7 +126,8 @@ static void parse_item(lua_State *L, int idx, item *it) {
         break;
     case LUA_TTABLE:
         /* x[{{0, 2}}]: a Python list index, made into an int64 tensor as PyTorch does */
-        lx_tensor_from_lua(L, idx, lua_rawlen(L, idx) ? FX_DTYPE_UNDEFINED : FX_DTYPE_I64); /* [.., t] */
+        lx_tensor_from_lua(L, idx,
+                           lua_rawlen(L, idx) ? FX_DTYPE_UNDEFINED : FX_DTYPE_I64); /* [.., t] */
         it->kind = IT_TENSOR;
         it->tidx = lua_gettop(L);
         return;
@@ -145,20 +149,21 @@ static int parse_key(lua_State *L, item *items) {
                   "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
     if (lua_type(L, 2) == LUA_TTABLE && !lx_to_tensor(L, 2)) {
         lua_Integer n = (lua_Integer)lua_rawlen(L, 2);
-        if (lua_getfield(L, 2, "n") == LUA_TNUMBER && lua_isinteger(L, -1)) n = lua_tointeger(L, -1);
+        if (lua_getfield(L, 2, "n") == LUA_TNUMBER && lua_isinteger(L, -1))
+            n = lua_tointeger(L, -1);
         lua_pop(L, 1);
         if (n > MAX_ITEMS) index_error(L, "too many indices (%s)", "more than 32");
         for (lua_Integer k = 0; k < n; k++) {
-            lua_rawgeti(L, 2, k + 1);                        /* [x, key, .., v] */
+            lua_rawgeti(L, 2, k + 1); /* [x, key, .., v] */
             int v = lua_gettop(L);
             if (lua_isnil(L, v)) {
                 lua_pop(L, 1);
-                items[k].kind = IT_NONE;                     /* a hole reads as None */
+                items[k].kind = IT_NONE; /* a hole reads as None */
                 continue;
             }
             parse_item(L, v, &items[k]);
             if (items[k].kind == IT_TENSOR && items[k].tidx == v) continue; /* keep it */
-            if (items[k].kind == IT_TENSOR) {                /* list -> tensor pushed above v */
+            if (items[k].kind == IT_TENSOR) { /* list -> tensor pushed above v */
                 lua_remove(L, v);
                 items[k].tidx = lua_gettop(L);
                 continue;
@@ -171,15 +176,15 @@ static int parse_key(lua_State *L, item *items) {
     return 1;
 }
 
-/* ==== dispatching helpers ========================================================================== */
+/* ==== dispatching helpers ==================================================================== */
 
 /* Replaces the tensor at stack index `cur` by op(cur, extra args...). a[0] is set to the tensor
  * at cur; the caller fills the rest before calling.  [-0, +0, e] */
 static void apply(lua_State *L, int cur, const fx_opdef *op, fx_ivalue *a) {
     a[0] = fx_iv_tensor(lx_check_tensor(L, cur));
-    lx_dispatch(L, op, a);                                   /* [.., box, r] */
-    lua_replace(L, cur);                                     /* [.., box] */
-    lua_pop(L, 1);                                           /* [..] */
+    lx_dispatch(L, op, a); /* [.., box, r] */
+    lua_replace(L, cur);   /* [.., box] */
+    lua_pop(L, 1);         /* [..] */
 }
 
 /* applySelect: the bounds check of TensorIndexing.h (its message names the position of the index
@@ -193,7 +198,8 @@ static void do_select(lua_State *L, int cur, int64_t dim, int64_t index, int rea
     if (dim < fx_tensor_ndim(t)) {
         int64_t size = fx_tensor_size(t, (int)dim);
         if (index < -size || index >= size)
-            lx_errorf(L, FX_EINDEX, "index", "index %lld is out of bounds for dimension %d with size %lld",
+            lx_errorf(L, FX_EINDEX, "index",
+                      "index %lld is out of bounds for dimension %d with size %lld",
                       (long long)index, real_dim, (long long)size);
     }
     const fx_opdef *op = lx_op(L, "select.int");
@@ -249,14 +255,16 @@ static int apply_slicing(lua_State *L, const item *items, int n, int *tdims, int
             break;
         }
         case IT_ELLIPSIS:
-            if (++nell > 1) lx_errorf(L, FX_EINDEX, "index", "an index can only have a single ellipsis ('...')");
+            if (++nell > 1)
+                lx_errorf(L, FX_EINDEX, "index",
+                          "an index can only have a single ellipsis ('...')");
             break;
         default: break;
         }
     }
     if (specified > ndim)
         lx_errorf(L, FX_EINDEX, "index", "too many indices for tensor of dimension %d", ndim);
-    lua_pushvalue(L, 1);                                     /* [.., cur] */
+    lua_pushvalue(L, 1); /* [.., cur] */
     int cur = lua_gettop(L);
     int64_t dim = 0;
     int nt = 0;
@@ -309,25 +317,25 @@ static void build_indices(lua_State *L, int nt, const int *tdims, const int *tid
     }
 }
 
-/* ==== __index / __newindex ========================================================================== */
+/* ==== __index / __newindex =================================================================== */
 
 int lx_index_get(lua_State *L) {
     lx_check_tensor(L, 1);
     lua_settop(L, 2);
     item items[MAX_ITEMS];
-    int n = parse_key(L, items);                             /* [x, key, tensors...] */
+    int n = parse_key(L, items); /* [x, key, tensors...] */
     int tdims[MAX_ITEMS], tidx[MAX_ITEMS];
     bool did_op;
     int nt = apply_slicing(L, items, n, tdims, tidx, &did_op); /* [.., view] */
     int cur = lua_gettop(L);
     if (nt == 0) {
-        if (!did_op) do_alias(L, cur);                       /* x[{"..."}] is a fresh view */
+        if (!did_op) do_alias(L, cur); /* x[{"..."}] is a fresh view */
         return 1;
     }
     const fx_opdef *op = lx_op(L, "index.Tensor");
-    fx_ivalue *a = lx_ivbox_new(L, op->schema.nargs);        /* [.., view, box] */
+    fx_ivalue *a = lx_ivbox_new(L, op->schema.nargs); /* [.., view, box] */
     build_indices(L, nt, tdims, tidx, &a[1]);
-    apply(L, cur, op, a);                                    /* [.., result] */
+    apply(L, cur, op, a); /* [.., result] */
     return 1;
 }
 
@@ -361,7 +369,7 @@ static bool same_sizes(const fx_tensor *a, const fx_tensor *b) {
 static void copy_to(lua_State *L, int di, int si) {
     fx_tensor *dst = lx_check_tensor(L, di), *src = lx_check_tensor(L, si);
     if (!same_sizes(dst, src) && fx_tensor_ndim(src) > 0) {
-        lua_pushvalue(L, si);                                /* [.., src'] */
+        lua_pushvalue(L, si); /* [.., src'] */
         int s2 = lua_gettop(L);
         view_prefix_stripped(L, s2);
         src = lx_check_tensor(L, s2);
@@ -370,16 +378,17 @@ static void copy_to(lua_State *L, int di, int si) {
             fx_ivalue *a = lx_ivbox_new(L, op->schema.nargs);
             fx_err e;
             fx_err_clear(&e);
-            if (fx_iv_int_list(fx_tensor_ndim(dst), fx_tensor_sizes(dst), &a[1], &e)) lx_error(L, &e);
+            if (fx_iv_int_list(fx_tensor_ndim(dst), fx_tensor_sizes(dst), &a[1], &e))
+                lx_error(L, &e);
             apply(L, s2, op, a);
         }
         si = s2;
     }
     const fx_opdef *op = lx_op(L, "copy_.default");
-    fx_ivalue *a = lx_ivbox_new(L, op->schema.nargs);        /* [.., box] */
+    fx_ivalue *a = lx_ivbox_new(L, op->schema.nargs); /* [.., box] */
     a[0] = fx_iv_tensor(lx_check_tensor(L, di));
     a[1] = fx_iv_tensor(lx_check_tensor(L, si));
-    lx_dispatch(L, op, a);                                   /* [.., box, r] */
+    lx_dispatch(L, op, a); /* [.., box, r] */
     lua_pop(L, 2);
 }
 
@@ -391,7 +400,7 @@ int lx_index_set(lua_State *L) {
         return luaL_typeerror(L, 3, "Tensor or number");
     fx_dtype self_dt = fx_tensor_dtype(self);
     item items[MAX_ITEMS];
-    int n = parse_key(L, items);                             /* [x, key, v, tensors...] */
+    int n = parse_key(L, items); /* [x, key, v, tensors...] */
     int tdims[MAX_ITEMS], tidx[MAX_ITEMS];
     bool did_op;
     int nt = apply_slicing(L, items, n, tdims, tidx, &did_op); /* [.., view] */
@@ -411,16 +420,16 @@ int lx_index_set(lua_State *L) {
     /* advanced: index_put_(view, indices, value without leading 1s) */
     int vi;
     if (lx_to_tensor(L, 3)) {
-        lua_pushvalue(L, 3);                                 /* [.., view, v] */
+        lua_pushvalue(L, 3); /* [.., view, v] */
         vi = lua_gettop(L);
         fx_tensor *v = lx_check_tensor(L, vi);
         if (strip_prefix1s(v) != fx_tensor_ndim(v)) view_prefix_stripped(L, vi);
     } else {
-        lx_tensor_from_lua(L, 3, self_dt);                   /* [.., view, v] (a constant) */
+        lx_tensor_from_lua(L, 3, self_dt); /* [.., view, v] (a constant) */
         vi = lua_gettop(L);
     }
     const fx_opdef *op = lx_op(L, "index_put_.default");
-    fx_ivalue *a = lx_ivbox_new(L, op->schema.nargs);        /* [.., view, v, box] */
+    fx_ivalue *a = lx_ivbox_new(L, op->schema.nargs); /* [.., view, v, box] */
     a[0] = fx_iv_tensor(lx_check_tensor(L, cur));
     build_indices(L, nt, tdims, tidx, &a[1]);
     a[2] = fx_iv_tensor(lx_check_tensor(L, vi));

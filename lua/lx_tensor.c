@@ -32,21 +32,21 @@ void lx_push_tensor(lua_State *L, fx_tensor *t) {
         lua_pushnil(L);
         return;
     }
-    lua_getfield(L, LUA_REGISTRYINDEX, LX_TENSOR_CACHE);     /* [cache] */
-    lua_rawgetp(L, -1, t);                                   /* [cache, ud|nil] */
+    lua_getfield(L, LUA_REGISTRYINDEX, LX_TENSOR_CACHE); /* [cache] */
+    lua_rawgetp(L, -1, t);                               /* [cache, ud|nil] */
     lx_tensor_ud *u = lua_touserdata(L, -1);
     if (u && u->t == t) {
-        lua_remove(L, -2);                                   /* [ud] */
+        lua_remove(L, -2); /* [ud] */
         return;
     }
-    lua_pop(L, 1);                                           /* [cache] */
-    u = lua_newuserdatauv(L, sizeof *u, 0);                  /* [cache, ud] */
-    u->t = NULL;                                             /* closed until filled */
+    lua_pop(L, 1);                          /* [cache] */
+    u = lua_newuserdatauv(L, sizeof *u, 0); /* [cache, ud] */
+    u->t = NULL;                            /* closed until filled */
     luaL_setmetatable(L, LX_TENSOR);
     u->t = fx_tensor_retain(t);
-    lua_pushvalue(L, -1);                                    /* [cache, ud, ud] */
-    lua_rawsetp(L, -3, t);                                   /* [cache, ud] */
-    lua_remove(L, -2);                                       /* [ud] */
+    lua_pushvalue(L, -1);  /* [cache, ud, ud] */
+    lua_rawsetp(L, -3, t); /* [cache, ud] */
+    lua_remove(L, -2);     /* [ud] */
 }
 
 fx_tensor *lx_to_tensor(lua_State *L, int idx) {
@@ -64,7 +64,7 @@ fx_tensor *lx_check_tensor(lua_State *L, int idx) {
 void fxlua_push_tensor(lua_State *L, fx_tensor *t) { lx_push_tensor(L, t); }
 fx_tensor *fxlua_check_tensor(lua_State *L, int idx) { return lx_check_tensor(L, idx); }
 
-/* ==== lifetime ================================================================================= */
+/* ==== lifetime =============================================================================== */
 
 /* __gc and __close: release once. __close also drops the cache entry, so a later push of the
  * same fx_tensor makes a fresh, open userdata.  [-0, +0, -] */
@@ -80,8 +80,8 @@ static int tensor_gc(lua_State *L) {
 static int tensor_close(lua_State *L) {
     lx_tensor_ud *u = luaL_checkudata(L, 1, LX_TENSOR);
     if (u->t) {
-        lua_getfield(L, LUA_REGISTRYINDEX, LX_TENSOR_CACHE);  /* [ud, (err), cache] */
-        lua_rawgetp(L, -1, u->t);                             /* [.., cache, ud?] */
+        lua_getfield(L, LUA_REGISTRYINDEX, LX_TENSOR_CACHE); /* [ud, (err), cache] */
+        lua_rawgetp(L, -1, u->t);                            /* [.., cache, ud?] */
         if (lua_touserdata(L, -1) == u) {
             lua_pushnil(L);
             lua_rawsetp(L, -3, u->t);
@@ -93,10 +93,10 @@ static int tensor_close(lua_State *L) {
     return 0;
 }
 
-/* ==== shape tables (torch.Size) ==================================================================== */
+/* ==== shape tables (torch.Size) ============================================================== */
 
 void lx_push_size(lua_State *L, int n, const int64_t *sizes) {
-    lua_createtable(L, n, 0);                                /* [size] */
+    lua_createtable(L, n, 0); /* [size] */
     for (int i = 0; i < n; i++) {
         lua_pushinteger(L, (lua_Integer)sizes[i]);
         lua_rawseti(L, -2, i + 1);
@@ -139,7 +139,7 @@ static int size_eq(lua_State *L) {
     return 1;
 }
 
-/* ==== fields and simple methods ==================================================================== */
+/* ==== fields and simple methods ============================================================== */
 
 /* Wraps a possibly negative dim for tensor t, raising PyTorch's IndexError text.  [-0, +0, e] */
 static int wrap_dim(lua_State *L, fx_tensor *t, lua_Integer d) {
@@ -225,9 +225,12 @@ static int data_dependent(lua_State *L, const char *what) {
 /* Pushes element i (row-major) of cpu tensor t as a Lua value of its dtype's kind.  [-0,+1,-] */
 static void push_elem(lua_State *L, const fx_tensor *t, int64_t i) {
     fx_dtype dt = fx_tensor_dtype(t);
-    if (dt == FX_DTYPE_BOOL) lua_pushboolean(L, fx_tensor_flat_i64(t, i) != 0);
-    else if (fx_dtype_is_int(dt)) lua_pushinteger(L, (lua_Integer)fx_tensor_flat_i64(t, i));
-    else lua_pushnumber(L, fx_tensor_flat_f64(t, i));
+    if (dt == FX_DTYPE_BOOL)
+        lua_pushboolean(L, fx_tensor_flat_i64(t, i) != 0);
+    else if (fx_dtype_is_int(dt))
+        lua_pushinteger(L, (lua_Integer)fx_tensor_flat_i64(t, i));
+    else
+        lua_pushnumber(L, fx_tensor_flat_f64(t, i));
 }
 
 /* x:item(): the one element as a number (integer for integer dtypes, boolean for bool).
@@ -236,7 +239,8 @@ static void push_elem(lua_State *L, const fx_tensor *t, int64_t i) {
 static int t_item(lua_State *L) {
     fx_tensor *t = lx_check_tensor(L, 1);
     if (fx_tensor_numel(t) != 1)
-        return lx_errorf(L, FX_EARG, NULL, "a Tensor with %lld elements cannot be converted to Scalar",
+        return lx_errorf(L, FX_EARG, NULL,
+                         "a Tensor with %lld elements cannot be converted to Scalar",
                          (long long)fx_tensor_numel(t));
     if (fx_tensor_is_meta(t)) return data_dependent(L, "item()");
     push_elem(L, t, 0);
@@ -267,7 +271,7 @@ static int t_tolist(lua_State *L) {
     return 1;
 }
 
-/* ---- conversions -------------------------------------------------------------------------------- */
+/* ---- conversions ---------------------------------------------------------------------------- */
 
 /* Dispatches _to_copy(t, dtype=dt) unless t already has dtype dt, in which case t itself is
  * returned (PyTorch's `to` with copy=False).  [-0, +1, e] */
@@ -278,12 +282,12 @@ static int to_dtype(lua_State *L, int self_idx, fx_dtype dt) {
         return 1;
     }
     const fx_opdef *op = lx_op(L, "_to_copy.default");
-    fx_ivalue *a = lx_ivbox_new(L, op->schema.nargs);        /* [.., box] */
+    fx_ivalue *a = lx_ivbox_new(L, op->schema.nargs); /* [.., box] */
     a[0] = fx_iv_tensor(t);
     int di = fx_schema_arg_index(&op->schema, "dtype");
     if (di >= 0) a[di] = fx_iv_dtype(dt);
-    lx_dispatch(L, op, a);                                   /* [.., box, r] */
-    lua_remove(L, -2);                                       /* [.., r] */
+    lx_dispatch(L, op, a); /* [.., box, r] */
+    lua_remove(L, -2);     /* [.., r] */
     return 1;
 }
 
@@ -325,7 +329,7 @@ static int t_to(lua_State *L) {
     fx_tensor *t = lx_check_tensor(L, 1);
     int arg = 2;
     if (lua_istable(L, 2) && !luaL_testudata(L, 2, LX_SIZE)) {
-        lua_getfield(L, 2, "dtype");                         /* [x, opts, dtype] */
+        lua_getfield(L, 2, "dtype"); /* [x, opts, dtype] */
         arg = lua_gettop(L);
         if (lua_isnil(L, arg)) {
             lua_pushvalue(L, 1);
@@ -360,10 +364,10 @@ static int t_type(lua_State *L) {
     return to_dtype(L, 1, dt);
 }
 
-#define TO_METHOD(fname, DT)                                                                   \
-    static int fname(lua_State *L) {                                                           \
-        lx_check_tensor(L, 1);                                                                 \
-        return to_dtype(L, 1, DT);                                                             \
+#define TO_METHOD(fname, DT)                                                                       \
+    static int fname(lua_State *L) {                                                               \
+        lx_check_tensor(L, 1);                                                                     \
+        return to_dtype(L, 1, DT);                                                                 \
     }
 TO_METHOD(t_float, FX_DTYPE_F32)
 TO_METHOD(t_double, FX_DTYPE_F64)
@@ -386,7 +390,7 @@ static int t_detach(lua_State *L) {
     return lx_call_opname(L, name, 1, true);
 }
 
-/* ==== metamethods ===================================================================================== */
+/* ==== metamethods ============================================================================ */
 
 /* Pushes `a op b` where one of a, b (stack 1, 2) is a tensor and the other may be a Lua number:
  * PyTorch's __add__/__radd__ both call add(tensor, other), so a number on the left is moved to
@@ -395,7 +399,7 @@ static int binop(lua_State *L, const char *name, bool commutative) {
     lua_settop(L, 2);
     if (!lx_to_tensor(L, 1)) {
         if (!commutative) return lx_call_opname(L, name, 1, false);
-        lua_rotate(L, 1, 1);                                 /* [b, a] */
+        lua_rotate(L, 1, 1); /* [b, a] */
     }
     return lx_call_opname(L, name, 1, true);
 }
@@ -413,7 +417,7 @@ static int t_sub(lua_State *L) {
     if (lx_to_tensor(L, 1)) return lx_call_opname(L, "sub", 1, true);
     const fx_opdef *rsub = fx_op_lookup("rsub.Scalar");
     if (rsub) {
-        lua_rotate(L, 1, 1);                                 /* [x, 2] */
+        lua_rotate(L, 1, 1); /* [x, 2] */
         return lx_call_overload(L, rsub, 1);
     }
     return lx_call_overload(L, lx_op(L, "sub.Tensor"), 1);
@@ -426,11 +430,11 @@ static int t_div(lua_State *L) {
     if (lx_to_tensor(L, 1)) return lx_call_opname(L, "div", 1, true);
     const fx_opdef *recip = fx_op_lookup("reciprocal.default");
     if (recip) {
-        lua_pushvalue(L, 2);                                 /* [2, x, x] */
-        lx_call_overload(L, recip, 3);                       /* [2, x, x, r] */
-        lua_replace(L, 2);                                   /* [2, r, x] */
-        lua_settop(L, 2);                                    /* [2, r] */
-        lua_rotate(L, 1, 1);                                 /* [r, 2] */
+        lua_pushvalue(L, 2);           /* [2, x, x] */
+        lx_call_overload(L, recip, 3); /* [2, x, x, r] */
+        lua_replace(L, 2);             /* [2, r, x] */
+        lua_settop(L, 2);              /* [2, r] */
+        lua_rotate(L, 1, 1);           /* [r, 2] */
         return lx_call_opname(L, "mul", 1, true);
     }
     return lx_call_overload(L, lx_op(L, "div.Tensor"), 1);
@@ -524,7 +528,7 @@ static int t_index(lua_State *L) {
         }
     }
     lua_pushvalue(L, 2);
-    lua_rawget(L, lua_upvalueindex(1));                      /* [x, k, method|nil] */
+    lua_rawget(L, lua_upvalueindex(1)); /* [x, k, method|nil] */
     return 1;
 }
 
@@ -577,20 +581,13 @@ static const luaL_Reg tensor_methods[] = {
 };
 
 static const luaL_Reg tensor_meta[] = {
-    {"__gc", tensor_gc},
-    {"__close", tensor_close},
-    {"__tostring", t_tostring},
-    {"__newindex", t_newindex},
-    {"__len", t_len},
-    {"__add", t_add},
-    {"__sub", t_sub},
-    {"__mul", t_mul},
-    {"__div", t_div},
-    {"__mod", t_mod},
-    {"__idiv", t_idiv},
-    {"__pow", t_pow},
-    {"__unm", t_unm},
-    {NULL, NULL},
+    {"__gc", tensor_gc},        {"__close", tensor_close},
+    {"__tostring", t_tostring}, {"__newindex", t_newindex},
+    {"__len", t_len},           {"__add", t_add},
+    {"__sub", t_sub},           {"__mul", t_mul},
+    {"__div", t_div},           {"__mod", t_mod},
+    {"__idiv", t_idiv},         {"__pow", t_pow},
+    {"__unm", t_unm},           {NULL, NULL},
 };
 
 /* Builds the Tensor and Size metatables and the tensor cache. The metatable's `__methods` field
@@ -598,27 +595,27 @@ static const luaL_Reg tensor_meta[] = {
  * __index).  [-0, +0, e] */
 void lx_open_tensor(lua_State *L) {
     /* identity cache: weak values */
-    lua_newtable(L);                                         /* [cache] */
+    lua_newtable(L); /* [cache] */
     lua_createtable(L, 0, 1);
     lua_pushstring(L, "v");
     lua_setfield(L, -2, "__mode");
     lua_setmetatable(L, -2);
-    lua_setfield(L, LUA_REGISTRYINDEX, LX_TENSOR_CACHE);     /* [] */
+    lua_setfield(L, LUA_REGISTRYINDEX, LX_TENSOR_CACHE); /* [] */
 
-    luaL_newmetatable(L, LX_SIZE);                           /* [smt] */
+    luaL_newmetatable(L, LX_SIZE); /* [smt] */
     lua_pushcfunction(L, size_tostring);
     lua_setfield(L, -2, "__tostring");
     lua_pushcfunction(L, size_eq);
     lua_setfield(L, -2, "__eq");
     lua_pushstring(L, "torch.Size");
     lua_setfield(L, -2, "__name");
-    lua_pop(L, 1);                                           /* [] */
+    lua_pop(L, 1); /* [] */
 
-    luaL_newmetatable(L, LX_TENSOR);                         /* [mt] */
-    lua_pushstring(L, "Tensor");                             /* luaL_typeerror: "Tensor expected" */
+    luaL_newmetatable(L, LX_TENSOR); /* [mt] */
+    lua_pushstring(L, "Tensor");     /* luaL_typeerror: "Tensor expected" */
     lua_setfield(L, -2, "__name");
     luaL_setfuncs(L, tensor_meta, 0);
-    lua_newtable(L);                                         /* [mt, methods] */
+    lua_newtable(L); /* [mt, methods] */
     luaL_setfuncs(L, tensor_methods, 0);
     /* every op with a tensor argument, by its base name, unless written above */
     for (int i = 0; i < FX_OP_COUNT; i++) {
@@ -630,13 +627,13 @@ void lx_open_tensor(lua_State *L) {
             continue;
         }
         lua_pop(L, 1);
-        lua_pushstring(L, op->schema.name);                  /* [mt, methods, name] */
-        lua_pushcclosure(L, t_op_method, 1);                 /* [mt, methods, f] */
-        lua_setfield(L, -2, op->schema.name);                /* [mt, methods] */
+        lua_pushstring(L, op->schema.name);   /* [mt, methods, name] */
+        lua_pushcclosure(L, t_op_method, 1);  /* [mt, methods, f] */
+        lua_setfield(L, -2, op->schema.name); /* [mt, methods] */
     }
-    lua_pushvalue(L, -1);                                    /* [mt, methods, methods] */
-    lua_setfield(L, -3, "__methods");                        /* [mt, methods] */
-    lua_pushcclosure(L, t_index, 1);                         /* [mt, __index] */
-    lua_setfield(L, -2, "__index");                          /* [mt] */
-    lua_pop(L, 1);                                           /* [] */
+    lua_pushvalue(L, -1);             /* [mt, methods, methods] */
+    lua_setfield(L, -3, "__methods"); /* [mt, methods] */
+    lua_pushcclosure(L, t_index, 1);  /* [mt, __index] */
+    lua_setfield(L, -2, "__index");   /* [mt] */
+    lua_pop(L, 1);                    /* [] */
 }

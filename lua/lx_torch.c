@@ -33,13 +33,14 @@ enum { LEAF_NONE = -1, LEAF_BOOL = 0, LEAF_INT = 1, LEAF_FLOAT = 2 };
 /* Shape of nested data at idx, following first elements.  [-0, +0, e] */
 static int data_shape(lua_State *L, int idx, int64_t *sizes) {
     int nd = 0;
-    lua_pushvalue(L, idx);                                   /* [v] */
+    lua_pushvalue(L, idx); /* [v] */
     while (lua_type(L, -1) == LUA_TTABLE && !lx_to_tensor(L, -1)) {
-        if (nd == FX_MAX_DIMS) luaL_error(L, "torch.tensor: data nested deeper than %d", FX_MAX_DIMS);
+        if (nd == FX_MAX_DIMS)
+            luaL_error(L, "torch.tensor: data nested deeper than %d", FX_MAX_DIMS);
         lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
         sizes[nd++] = (int64_t)n;
         if (n == 0) break;
-        lua_rawgeti(L, -1, 1);                               /* [v, v[1]] */
+        lua_rawgeti(L, -1, 1); /* [v, v[1]] */
         lua_remove(L, -2);
     }
     lua_pop(L, 1);
@@ -86,8 +87,10 @@ static void data_fill(lua_State *L, int idx, int d, int nd, fx_dtype dt, void *b
         int64_t i = (*pos)++;
         fx_tensor *t = lx_to_tensor(L, idx);
         if (t) {
-            if (fx_dtype_is_float(fx_tensor_dtype(t))) fx_dtype_store_f64(dt, buf, i, fx_tensor_flat_f64(t, 0));
-            else fx_dtype_store_i64(dt, buf, i, fx_tensor_flat_i64(t, 0));
+            if (fx_dtype_is_float(fx_tensor_dtype(t)))
+                fx_dtype_store_f64(dt, buf, i, fx_tensor_flat_f64(t, 0));
+            else
+                fx_dtype_store_i64(dt, buf, i, fx_tensor_flat_i64(t, 0));
         } else if (lua_type(L, idx) == LUA_TBOOLEAN) {
             fx_dtype_store_i64(dt, buf, i, lua_toboolean(L, idx));
         } else if (lua_isinteger(L, idx)) {
@@ -114,14 +117,15 @@ void lx_tensor_from_lua(lua_State *L, int idx, fx_dtype dt) {
         dt = kind == LEAF_BOOL ? FX_DTYPE_BOOL : kind == LEAF_INT ? FX_DTYPE_I64 : FX_DTYPE_F32;
     int64_t numel = 1;
     for (int i = 0; i < nd; i++) {
-        if (sizes[i] && numel > INT64_MAX / 8 / sizes[i]) luaL_error(L, "torch.tensor: data too large");
+        if (sizes[i] && numel > INT64_MAX / 8 / sizes[i])
+            luaL_error(L, "torch.tensor: data too large");
         numel *= sizes[i];
     }
     size_t nbytes = (size_t)numel * fx_dtype_size(dt);
     void *buf = lua_newuserdatauv(L, nbytes ? nbytes : 1, 0); /* [.., buf] (scratch) */
     int64_t pos = 0;
     data_fill(L, idx, 0, nd, dt, buf, &pos);
-    fx_ivalue *box = lx_ivbox_new(L, 2);                     /* [.., buf, box] */
+    fx_ivalue *box = lx_ivbox_new(L, 2); /* [.., buf, box] */
     fx_err err;
     fx_err_clear(&err);
     fx_tensor *t = NULL;
@@ -134,9 +138,9 @@ void lx_tensor_from_lua(lua_State *L, int idx, fx_dtype dt) {
         box[1] = fx_iv_tensor_steal(traced);
         t = traced;
     }
-    lx_push_tensor(L, t);                                    /* [.., buf, box, t] */
-    lua_replace(L, -3);                                      /* [.., t, box] */
-    lua_pop(L, 1);                                           /* [.., t] */
+    lx_push_tensor(L, t); /* [.., buf, box, t] */
+    lua_replace(L, -3);   /* [.., t, box] */
+    lua_pop(L, 1);        /* [.., t] */
 }
 
 /* torch.tensor(data [, dtype | {dtype = ..., requires_grad = ...}]).  [-0, +1, e] */
@@ -150,7 +154,8 @@ static int l_tensor(lua_State *L) {
             lua_getfield(L, 2, "dtype");
             if (!lua_isnil(L, -1)) {
                 dt = lx_to_dtype(L, -1);
-                if (dt == FX_DTYPE_UNDEFINED) return luaL_argerror(L, 2, "dtype expected in 'dtype'");
+                if (dt == FX_DTYPE_UNDEFINED)
+                    return luaL_argerror(L, 2, "dtype expected in 'dtype'");
             }
             lua_getfield(L, 2, "requires_grad");
             if (!lua_isnil(L, -1)) requires_grad = lua_toboolean(L, -1);
@@ -237,11 +242,11 @@ static int l_op_function(lua_State *L) {
     return lx_call_opname(L, lua_tostring(L, lua_upvalueindex(1)), 1, false);
 }
 
-/* ==== torch.ops.aten ============================================================================ */
+/* ==== torch.ops.aten ========================================================================= */
 
 static const fx_opdef *check_overload(lua_State *L, int idx) {
     luaL_checkudata(L, idx, LX_OVERLOAD);
-    lua_getiuservalue(L, idx, 1);                            /* [.., qualname] */
+    lua_getiuservalue(L, idx, 1); /* [.., qualname] */
     const fx_opdef *op = fx_op_lookup(lua_tostring(L, -1));
     lua_pop(L, 1);
     if (!op) luaL_argerror(L, idx, "unknown op");
@@ -264,24 +269,30 @@ static int overload_tostring(lua_State *L) {
 static int overload_index(lua_State *L) {
     const fx_opdef *op = check_overload(L, 1);
     const char *k = luaL_checkstring(L, 2);
-    if (!strcmp(k, "name")) lua_pushfstring(L, "aten::%s", op->schema.name);
-    else if (!strcmp(k, "overload")) lua_pushstring(L, op->schema.overload);
-    else if (!strcmp(k, "qualname")) lua_pushfstring(L, "aten.%s", op->qualname);
+    if (!strcmp(k, "name"))
+        lua_pushfstring(L, "aten::%s", op->schema.name);
+    else if (!strcmp(k, "overload"))
+        lua_pushstring(L, op->schema.overload);
+    else if (!strcmp(k, "qualname"))
+        lua_pushfstring(L, "aten.%s", op->qualname);
     else if (!strcmp(k, "schema") || !strcmp(k, "_schema")) {
         fx_strbuf sb = FX_STRBUF_INIT;
         fx_strbuf_append(&sb, "aten::");
         fx_schema_format(&sb, &op->schema);
         lua_pushstring(L, fx_strbuf_cstr(&sb));
         fx_strbuf_free(&sb);
-    } else if (!strcmp(k, "is_inplace")) lua_pushboolean(L, fx_op_is_inplace(op));
-    else if (!strcmp(k, "is_view")) lua_pushboolean(L, fx_op_is_view(op));
-    else lua_pushnil(L);
+    } else if (!strcmp(k, "is_inplace"))
+        lua_pushboolean(L, fx_op_is_inplace(op));
+    else if (!strcmp(k, "is_view"))
+        lua_pushboolean(L, fx_op_is_view(op));
+    else
+        lua_pushnil(L);
     return 1;
 }
 
 /* Pushes the OpOverload object of op (a userdata with the qualname as user value).  [-0,+1,e] */
 static void push_overload(lua_State *L, const fx_opdef *op) {
-    lua_newuserdatauv(L, 1, 1);                              /* [ov] */
+    lua_newuserdatauv(L, 1, 1); /* [ov] */
     lua_pushstring(L, op->qualname);
     lua_setiuservalue(L, -2, 1);
     luaL_setmetatable(L, LX_OVERLOAD);
@@ -290,7 +301,7 @@ static void push_overload(lua_State *L, const fx_opdef *op) {
 /* Packet __call: torch.ops.aten.add(x, 2) resolves the overload like a method call. */
 static int packet_call(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
-    lua_getfield(L, 1, "_name");                             /* [p, args.., name] */
+    lua_getfield(L, 1, "_name"); /* [p, args.., name] */
     const char *name = luaL_checkstring(L, -1);
     lua_pop(L, 1);
     return lx_call_opname(L, name, 2, false);
@@ -307,12 +318,12 @@ static int packet_tostring(lua_State *L) {
 static void push_packet(lua_State *L, const char *name) {
     const fx_opdef *ops[64];
     int n = fx_op_overloads(name, ops, 64);
-    lua_createtable(L, 0, n + 1);                            /* [p] */
+    lua_createtable(L, 0, n + 1); /* [p] */
     lua_pushstring(L, name);
     lua_setfield(L, -2, "_name");
     for (int i = 0; i < n; i++) {
-        push_overload(L, ops[i]);                            /* [p, ov] */
-        lua_setfield(L, -2, ops[i]->schema.overload);        /* [p] */
+        push_overload(L, ops[i]);                     /* [p, ov] */
+        lua_setfield(L, -2, ops[i]->schema.overload); /* [p] */
     }
     luaL_setmetatable(L, LX_PACKET);
 }
@@ -326,14 +337,14 @@ static int aten_index(lua_State *L) {
         lua_pushnil(L);
         return 1;
     }
-    push_packet(L, name);                                    /* [aten, name, p] */
+    push_packet(L, name); /* [aten, name, p] */
     lua_pushvalue(L, 2);
     lua_pushvalue(L, -2);
     lua_rawset(L, 1);
     return 1;
 }
 
-/* ==== opening ====================================================================================== */
+/* ==== opening ================================================================================ */
 
 static const luaL_Reg torch_funcs[] = {
     {"tensor", l_tensor},
@@ -349,17 +360,17 @@ static const struct {
     const char *name;
     fx_dtype dt;
 } k_dtype_names[] = {
-    {"float32", FX_DTYPE_F32}, {"float", FX_DTYPE_F32},     {"float64", FX_DTYPE_F64},
-    {"double", FX_DTYPE_F64},  {"float16", FX_DTYPE_F16},   {"half", FX_DTYPE_F16},
+    {"float32", FX_DTYPE_F32},   {"float", FX_DTYPE_F32},   {"float64", FX_DTYPE_F64},
+    {"double", FX_DTYPE_F64},    {"float16", FX_DTYPE_F16}, {"half", FX_DTYPE_F16},
     {"bfloat16", FX_DTYPE_BF16}, {"int64", FX_DTYPE_I64},   {"long", FX_DTYPE_I64},
-    {"int32", FX_DTYPE_I32},   {"int", FX_DTYPE_I32},       {"int16", FX_DTYPE_I16},
-    {"short", FX_DTYPE_I16},   {"int8", FX_DTYPE_I8},       {"uint8", FX_DTYPE_U8},
+    {"int32", FX_DTYPE_I32},     {"int", FX_DTYPE_I32},     {"int16", FX_DTYPE_I16},
+    {"short", FX_DTYPE_I16},     {"int8", FX_DTYPE_I8},     {"uint8", FX_DTYPE_U8},
     {"bool", FX_DTYPE_BOOL},
 };
 
 void lx_open_torch(lua_State *L) {
     /* OpOverload and packet metatables */
-    luaL_newmetatable(L, LX_OVERLOAD);                       /* [mt] */
+    luaL_newmetatable(L, LX_OVERLOAD); /* [mt] */
     lua_pushstring(L, "OpOverload");
     lua_setfield(L, -2, "__name");
     lua_pushcfunction(L, overload_call);
@@ -378,12 +389,12 @@ void lx_open_torch(lua_State *L) {
     lua_setfield(L, -2, "__tostring");
     lua_pop(L, 1);
 
-    if (lua_getglobal(L, "torch") != LUA_TTABLE) {           /* [torch?] */
+    if (lua_getglobal(L, "torch") != LUA_TTABLE) { /* [torch?] */
         lua_pop(L, 1);
         lua_newtable(L);
         lua_pushvalue(L, -1);
         lua_setglobal(L, "torch");
-    }                                                        /* [torch] */
+    } /* [torch] */
     luaL_setfuncs(L, torch_funcs, 0);
     for (size_t i = 0; i < sizeof k_dtype_names / sizeof k_dtype_names[0]; i++) {
         lx_push_dtype(L, k_dtype_names[i].dt);
@@ -397,21 +408,21 @@ void lx_open_torch(lua_State *L) {
     lua_setfield(L, -2, "_default_dtype");
 
     /* torch.ops.aten, every packet pre-built (Tab completion sees them) */
-    lua_newtable(L);                                         /* [torch, ops] */
-    lua_newtable(L);                                         /* [torch, ops, aten] */
+    lua_newtable(L); /* [torch, ops] */
+    lua_newtable(L); /* [torch, ops, aten] */
     /* every op by base name: torch.<name> and torch.ops.aten.<name> */
     for (int i = 0; i < FX_OP_COUNT; i++) {
         const fx_opdef *op = fx_op_get((fx_op_id)i);
         if (!op) continue;
         const char *name = op->schema.name;
-        if (lua_getfield(L, -1, name) == LUA_TNIL) {         /* [torch, ops, aten, p?] */
+        if (lua_getfield(L, -1, name) == LUA_TNIL) { /* [torch, ops, aten, p?] */
             lua_pop(L, 1);
             push_packet(L, name);
             lua_setfield(L, -2, name);
         } else {
             lua_pop(L, 1);
         }
-        if (lua_getfield(L, -3, name) == LUA_TNIL) {         /* [torch, ops, aten, f?] */
+        if (lua_getfield(L, -3, name) == LUA_TNIL) { /* [torch, ops, aten, f?] */
             lua_pop(L, 1);
             lua_pushstring(L, name);
             lua_pushcclosure(L, l_op_function, 1);
@@ -420,15 +431,15 @@ void lx_open_torch(lua_State *L) {
             lua_pop(L, 1);
         }
     }
-    lua_createtable(L, 0, 1);                                /* [torch, ops, aten, mt] */
+    lua_createtable(L, 0, 1); /* [torch, ops, aten, mt] */
     lua_pushcfunction(L, aten_index);
     lua_setfield(L, -2, "__index");
-    lua_setmetatable(L, -2);                                 /* [torch, ops, aten] */
-    lua_setfield(L, -2, "aten");                             /* [torch, ops] */
-    lua_setfield(L, -2, "ops");                              /* [torch] */
+    lua_setmetatable(L, -2);     /* [torch, ops, aten] */
+    lua_setfield(L, -2, "aten"); /* [torch, ops] */
+    lua_setfield(L, -2, "ops");  /* [torch] */
 
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE); /* [torch, loaded] */
     lua_pushvalue(L, -2);
     lua_setfield(L, -2, "torch");
-    lua_pop(L, 2);                                           /* [] */
+    lua_pop(L, 2); /* [] */
 }
