@@ -40,8 +40,10 @@ int fx_iter_add_raw(fx_iter *it, void *data, const int64_t *elem_strides, size_t
     int k = it->nops++;
     it->data[k] = data;
     it->elsize[k] = (int64_t)elsize;
+    /* size-1 dims (including the one dim of a 0-dim shape) never step: stride 0, unread */
     for (int d = 0; d < it->ndim; d++)
-        it->strides[k][d] = elem_strides ? elem_strides[d] * (int64_t)elsize : 0;
+        it->strides[k][d] =
+            (elem_strides && it->sizes[d] != 1) ? elem_strides[d] * (int64_t)elsize : 0;
     return k;
 }
 

@@ -76,7 +76,7 @@ int fx_k_reduce(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         return fx_err_setf(ctx->err, FX_ENOMEM, "out of memory allocating a reduction buffer");
     }
     /* accumulator strides over x's shape: contiguous over kept dims, 0 over reduced dims */
-    int64_t astr[FX_MAX_DIMS], s = 1;
+    int64_t astr[FX_MAX_DIMS] = {0}, s = 1;
     for (int d = x->ndim - 1; d >= 0; d--) {
         astr[d] = p.reduced[d] ? 0 : s;
         if (!p.reduced[d]) s *= x->sizes[d];
