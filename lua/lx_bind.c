@@ -346,6 +346,7 @@ static int call_bound(lua_State *L, const fx_opdef *op, const callsite *cs, cons
         }
     }
     int nr = lx_dispatch(L, op, args); /* [.., box, r1..rn] */
+    for (int i = 0; i < s->nargs; i++) fx_ivalue_clear(&args[i]); /* release inputs now, not at GC */
     if (b->requires_grad >= 0 && nr > 0) {
         fx_tensor *t = lx_to_tensor(L, -nr);
         if (t) fx_tensor_set_requires_grad(t, b->requires_grad);

@@ -176,6 +176,12 @@ static int parse_key(lua_State *L, item *items) {
     return 1;
 }
 
+/* Releases the arguments of a dispatched op right away (the box's __gc would do it only when the
+ * collector gets to it, keeping large inputs alive meanwhile). */
+static void clear_args(const fx_opdef *op, fx_ivalue *a) {
+    for (int i = 0; i < op->schema.nargs; i++) fx_ivalue_clear(&a[i]);
+}
+
 /* ==== dispatching helpers ==================================================================== */
 
 /* Replaces the tensor at stack index `cur` by op(cur, extra args...). a[0] is set to the tensor
@@ -183,6 +189,7 @@ static int parse_key(lua_State *L, item *items) {
 static void apply(lua_State *L, int cur, const fx_opdef *op, fx_ivalue *a) {
     a[0] = fx_iv_tensor(lx_check_tensor(L, cur));
     lx_dispatch(L, op, a); /* [.., box, r] */
+    clear_args(op, a);
     lua_replace(L, cur);   /* [.., box] */
     lua_pop(L, 1);         /* [..] */
 }
@@ -389,6 +396,7 @@ static void copy_to(lua_State *L, int di, int si) {
     a[0] = fx_iv_tensor(lx_check_tensor(L, di));
     a[1] = fx_iv_tensor(lx_check_tensor(L, si));
     lx_dispatch(L, op, a); /* [.., box, r] */
+    clear_args(op, a);
     lua_pop(L, 2);
 }
 
@@ -414,6 +422,7 @@ int lx_index_set(lua_State *L) {
             a[0] = fx_iv_tensor(lx_check_tensor(L, cur));
             lx_to_ivalue(L, 3, &a[1]);
             lx_dispatch(L, op, a);
+            clear_args(op, a);
         }
         return 0;
     }
@@ -434,5 +443,6 @@ int lx_index_set(lua_State *L) {
     build_indices(L, nt, tdims, tidx, &a[1]);
     a[2] = fx_iv_tensor(lx_check_tensor(L, vi));
     lx_dispatch(L, op, a);
+    clear_args(op, a);
     return 0;
 }

@@ -25,6 +25,33 @@ typedef struct lx_tensor_ud {
     fx_tensor *t; /* one reference; NULL once collected or closed */
 } lx_tensor_ud;
 
+/* ==== memory pressure ======================================================================= */
+
+/* Lua sees an 8-byte userdata per tensor, so its collector cannot tell that dead tensors hold
+ * megabytes. Each new userdata of a cpu tensor of 64 KB or more counts its bytes as a GC step
+ * (LUA_GCSTEP: "as if that many KB were allocated"), which is enough in incremental mode; and
+ * when the bytes core holds (fx_alloc live bytes) pass a mark — twice what was live after the
+ * last full collection, plus 64 MB — a full collection runs, which also covers generational
+ * mode (lua.c's default), where dead tensors that survived two minor collections otherwise wait
+ * for a major one. The mark lives in the registry. */
+#define LX_GCMARK "fxdb.gcmark"
+
+static void gc_pressure(lua_State *L, const fx_tensor *t) {
+    if (fx_tensor_is_meta(t)) return;
+    int64_t bytes = fx_tensor_numel(t) * (int64_t)fx_dtype_size(fx_tensor_dtype(t));
+    if (bytes < (64 << 10)) return;
+    lua_gc(L, LUA_GCSTEP, (int)((bytes >> 10) < (1 << 30) ? (bytes >> 10) : (1 << 30)));
+    int64_t live = fx_alloc_get_stats().live_bytes;
+    lua_getfield(L, LUA_REGISTRYINDEX, LX_GCMARK); /* [mark] */
+    int64_t mark = (int64_t)lua_tointeger(L, -1);
+    lua_pop(L, 1);
+    if (live <= mark) return;
+    lua_gc(L, LUA_GCCOLLECT);
+    live = fx_alloc_get_stats().live_bytes;
+    lua_pushinteger(L, (lua_Integer)(live * 2 + (64 << 20)));
+    lua_setfield(L, LUA_REGISTRYINDEX, LX_GCMARK);
+}
+
 /* ==== push / check ============================================================================ */
 
 void lx_push_tensor(lua_State *L, fx_tensor *t) {
@@ -44,6 +71,7 @@ void lx_push_tensor(lua_State *L, fx_tensor *t) {
     u->t = NULL;                            /* closed until filled */
     luaL_setmetatable(L, LX_TENSOR);
     u->t = fx_tensor_retain(t);
+    gc_pressure(L, t);
     lua_pushvalue(L, -1);  /* [cache, ud, ud] */
     lua_rawsetp(L, -3, t); /* [cache, ud] */
     lua_remove(L, -2);     /* [ud] */
@@ -287,7 +315,8 @@ static int to_dtype(lua_State *L, int self_idx, fx_dtype dt) {
     int di = fx_schema_arg_index(&op->schema, "dtype");
     if (di >= 0) a[di] = fx_iv_dtype(dt);
     lx_dispatch(L, op, a); /* [.., box, r] */
-    lua_remove(L, -2);     /* [.., r] */
+    for (int i = 0; i < op->schema.nargs; i++) fx_ivalue_clear(&a[i]);
+    lua_remove(L, -2); /* [.., r] */
     return 1;
 }
 

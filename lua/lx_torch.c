@@ -139,6 +139,8 @@ void lx_tensor_from_lua(lua_State *L, int idx, fx_dtype dt) {
         t = traced;
     }
     lx_push_tensor(L, t); /* [.., buf, box, t] */
+    fx_ivalue_clear(&box[0]);
+    fx_ivalue_clear(&box[1]);
     lua_replace(L, -3);   /* [.., t, box] */
     lua_pop(L, 1);        /* [.., t] */
 }
