@@ -233,6 +233,22 @@ static int l_initial_seed(lua_State *L) {
 #endif
 }
 
+/* torch._memory_stats() -> {live_bytes, live_blocks, peak_bytes, total_calls}: core's allocator
+ * counters (fx_alloc_get_stats), for tests and the debugger.  [-0, +1, e] */
+static int l_memory_stats(lua_State *L) {
+    fx_alloc_stats st = fx_alloc_get_stats();
+    lua_createtable(L, 0, 4);
+    lua_pushinteger(L, (lua_Integer)st.live_bytes);
+    lua_setfield(L, -2, "live_bytes");
+    lua_pushinteger(L, (lua_Integer)st.live_blocks);
+    lua_setfield(L, -2, "live_blocks");
+    lua_pushinteger(L, (lua_Integer)st.peak_bytes);
+    lua_setfield(L, -2, "peak_bytes");
+    lua_pushinteger(L, (lua_Integer)st.total_calls);
+    lua_setfield(L, -2, "total_calls");
+    return 1;
+}
+
 /* torch._has_op("arange.default") -> boolean: lets torch.lua pick between ops.  [-0, +1, e] */
 static int l_has_op(lua_State *L) {
     lua_pushboolean(L, fx_op_lookup(luaL_checkstring(L, 1)) != NULL);
@@ -355,6 +371,7 @@ static const luaL_Reg torch_funcs[] = {
     {"manual_seed", l_manual_seed},
     {"initial_seed", l_initial_seed},
     {"_has_op", l_has_op},
+    {"_memory_stats", l_memory_stats},
     {NULL, NULL},
 };
 

@@ -394,6 +394,19 @@ T.test("to-be-closed tensors are released and refuse later use", function()
   T.checkerr("closed tensor", function() return kept + 1 end)
 end)
 
+T.test("dead tensors are collected as a loop goes (GC pressure from tensor bytes)", function()
+  local base = torch._memory_stats().live_bytes
+  local x = torch.zeros(1000, 1000)                 -- 4 MB
+  local peak = 0
+  for _ = 1, 200 do
+    local y = x + 1                                 -- 800 MB in total if nothing were freed
+    local live = torch._memory_stats().live_bytes
+    if live > peak then peak = live end
+    y = nil
+  end
+  T.truthy(peak - base < 200 * 1024 * 1024, string.format("peak %.1f MB", (peak - base) / 2 ^ 20))
+end)
+
 T.test("printing", function()
   T.eq(tostring(torch.tensor({1.0, 2.0, 3.0})), "tensor([1., 2., 3.])")
   T.eq(tostring(torch.tensor({1.5, 2}, torch.float16)), "tensor([1.5000, 2.0000], dtype=torch.float16)")
