@@ -178,12 +178,15 @@ int fx_meta_to_copy(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     return fresh_like(ctx, self, dt, mf, fx_out_device(ctx, fx_arg(ctx, a, "device")), out);
 }
 
-/* Broadcast check of src into dst's shape, as TensorIterator with resize_outputs(false). */
+/* Broadcast check of src into dst's shape, as TensorIterator with resize_outputs(false); a
+ * meta source cannot fill a tensor with data (copy_impl's check). */
 static int check_into(const fx_opctx *ctx, const fx_tensor *dst, const fx_ivalue *src) {
     if (src->tag != FX_IV_TENSOR) return FX_OK;
     int64_t shape[FX_MAX_DIMS];
     int n, rc;
     const fx_tensor *s = src->u.t;
+    if (fx_tensor_is_meta(s) && !fx_tensor_is_meta(dst))
+        return fx_err_setf(ctx->err, FX_EARG, "Cannot copy out of meta tensor; no data!");
     if ((rc = fx_broadcast_shape(dst->ndim, dst->sizes, s->ndim, s->sizes, &n, shape, ctx->err)))
         return rc;
     bool same = n == dst->ndim;
