@@ -459,7 +459,7 @@ void lx_to_ivalue(lua_State *L, int idx, fx_ivalue *out) {
     }
     case LUA_TTABLE: {
         lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
-        if (lua_getfield(L, idx, "n") == LUA_TNUMBER && lua_isinteger(L, -1))
+        if ((lua_pushliteral(L, "n"), lua_rawget(L, idx)) == LUA_TNUMBER && lua_isinteger(L, -1))
             n = lua_tointeger(L, -1); /* table.pack style length, allows trailing nils */
         lua_pop(L, 1);
         if (n > 1 << 24) luaL_error(L, "list too long (%I elements)", n);

@@ -91,14 +91,17 @@ static bool is_options(lua_State *L, int idx) {
 
 /* Length of a list table: its `n` field (table.pack) or its raw length. */
 static lua_Integer list_len(lua_State *L, int idx) {
+    idx = lua_absindex(L, idx);
     lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
-    if (lua_getfield(L, idx, "n") == LUA_TNUMBER && lua_isinteger(L, -1)) n = lua_tointeger(L, -1);
+    if ((lua_pushliteral(L, "n"), lua_rawget(L, idx)) == LUA_TNUMBER && lua_isinteger(L, -1))
+        n = lua_tointeger(L, -1);
     lua_pop(L, 1);
     return n;
 }
 
 /* How well the value at idx fits argument a: 0 no, 1 as a wrapped number, 2 exactly. */
 static int fits(lua_State *L, int idx, const fx_arg_schema *a) {
+    idx = lua_absindex(L, idx);
     int lt = lua_type(L, idx);
     if (lt == LUA_TUSERDATA && luaL_testudata(L, idx, LX_TENSOR))
         lx_check_tensor(L, idx); /* closed? */
@@ -277,6 +280,7 @@ static int bind(lua_State *L, const fx_opdef *op, const callsite *cs, binding *b
 
 /* Converts the value at idx for argument a into *out (which lives in an ivalue box). */
 static void convert(lua_State *L, int idx, const fx_arg_schema *a, fx_ivalue *out) {
+    idx = lua_absindex(L, idx);
     int lt = lua_type(L, idx);
     if (lt == LUA_TNIL || lt == LUA_TNONE) {
         *out = a->optional && !(a->has_default && a->def.tag != FX_IV_NONE) ? fx_iv_none()
@@ -346,7 +350,8 @@ static int call_bound(lua_State *L, const fx_opdef *op, const callsite *cs, cons
         }
     }
     int nr = lx_dispatch(L, op, args); /* [.., box, r1..rn] */
-    for (int i = 0; i < s->nargs; i++) fx_ivalue_clear(&args[i]); /* release inputs now, not at GC */
+    for (int i = 0; i < s->nargs; i++)
+        fx_ivalue_clear(&args[i]); /* release inputs now, not at GC */
     if (b->requires_grad >= 0 && nr > 0) {
         fx_tensor *t = lx_to_tensor(L, -nr);
         if (t) fx_tensor_set_requires_grad(t, b->requires_grad);

@@ -149,7 +149,7 @@ static int parse_key(lua_State *L, item *items) {
                   "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number");
     if (lua_type(L, 2) == LUA_TTABLE && !lx_to_tensor(L, 2)) {
         lua_Integer n = (lua_Integer)lua_rawlen(L, 2);
-        if (lua_getfield(L, 2, "n") == LUA_TNUMBER && lua_isinteger(L, -1))
+        if ((lua_pushliteral(L, "n"), lua_rawget(L, 2)) == LUA_TNUMBER && lua_isinteger(L, -1))
             n = lua_tointeger(L, -1);
         lua_pop(L, 1);
         if (n > MAX_ITEMS) index_error(L, "too many indices (%s)", "more than 32");
@@ -190,8 +190,8 @@ static void apply(lua_State *L, int cur, const fx_opdef *op, fx_ivalue *a) {
     a[0] = fx_iv_tensor(lx_check_tensor(L, cur));
     lx_dispatch(L, op, a); /* [.., box, r] */
     clear_args(op, a);
-    lua_replace(L, cur);   /* [.., box] */
-    lua_pop(L, 1);         /* [..] */
+    lua_replace(L, cur); /* [.., box] */
+    lua_pop(L, 1);       /* [..] */
 }
 
 /* applySelect: the bounds check of TensorIndexing.h (its message names the position of the index

@@ -286,6 +286,8 @@ T.test("methods with keyword options and overload resolution", function()
   eqlist(m:sum(1), {3, 7})
   eqlist(m:sum(-1, {keepdim = true}), {{3}, {7}})
   eqlist(m:sum({0, 1}), 10)
+  eqlist(m:sum({dim = {0, 1}}), 10)                -- list values in the options table
+  eqlist(m:sum({dim = 1, keepdim = true}), {{3}, {7}})
   eqlist(m:sum(1, true), {{3}, {7}})
   T.eq(m:sum(0, {dtype = torch.float64}).dtype, torch.float64)
   T.eq(m:mean():item(), 2.5)
