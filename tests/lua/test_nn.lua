@@ -256,6 +256,18 @@ T.test("_on_setattr sees every assignment and may skip it", function()
   T.eq(m.kept, 2)
 end)
 
+T.test("a tensor attribute created in forward is refused by export in both modes", function()
+  local N = nn.Module:extend("N")
+  function N:forward(x) self.fresh = x + 1; return x * 2 end
+  for _, strict in ipairs{true, false} do
+    local m = N()
+    local ok, e = pcall(torch.export.export, m, {torch.ones(2)}, {strict = strict})
+    T.falsy(ok)
+    T.eq(e.kind, "attribute_assignment")
+    T.eq(m.fresh, nil)                              -- state restored
+  end
+end)
+
 T.test("_raw_get / _raw_set bypass hooks and rules", function()
   local m = M(2)
   nn._on_setattr = function() error("hook must not run") end
