@@ -218,7 +218,7 @@ local function do_export(m, args, opts, strict, tr)
     end
     -- tensor attributes that did not exist before the call
     for mod, path in pairs(paths) do
-      for k, v in next, mod do
+      for k, v in next, (rawget(mod, "__dict") or mod) do -- plain attributes live in __dict (nn.lua)
         if type(k) == "string" and torch.is_tensor(v) then
           local known = false
           for _, s in ipairs(state) do
