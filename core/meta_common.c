@@ -184,9 +184,12 @@ int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan 
     case FX_OP_DIV__TENSOR_MODE: p->inplace = true; /* fall through */
     case FX_OP_DIV_TENSOR_MODE: {
         const fx_ivalue *m = &a[2];
-        if (m->tag != FX_IV_STR) p->op = FX_BINOP_DIV;
-        else if (!strcmp(m->u.s, "trunc")) p->op = FX_BINOP_TRUNC;
-        else if (!strcmp(m->u.s, "floor")) p->op = FX_BINOP_FLOOR;
+        if (m->tag != FX_IV_STR)
+            p->op = FX_BINOP_DIV;
+        else if (!strcmp(m->u.s, "trunc"))
+            p->op = FX_BINOP_TRUNC;
+        else if (!strcmp(m->u.s, "floor"))
+            p->op = FX_BINOP_FLOOR;
         else
             return fx_err_setf(err, FX_EARG,
                                "div expected rounding_mode to be one of None, 'trunc', or "
@@ -258,7 +261,8 @@ int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan 
     if (p->op == FX_BINOP_DIV && !fx_dtype_is_float(p->compute)) p->compute = FX_DTYPE_DEFAULT;
     p->out_dtype = p->inplace ? s->u.t->dtype : p->compute;
     if (p->inplace && !fx_can_cast(p->compute, p->out_dtype))
-        return fx_err_setf(err, FX_ETYPE, "result type %s can't be cast to the desired output type %s",
+        return fx_err_setf(err, FX_ETYPE,
+                           "result type %s can't be cast to the desired output type %s",
                            fx_dtype_c10_name(p->compute), fx_dtype_c10_name(p->out_dtype));
 
     if (p->alpha) { /* alpha_check */

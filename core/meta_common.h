@@ -32,7 +32,11 @@ fx_dtype fx_arg_dtype_or(const fx_ivalue *v, fx_dtype def);
 /* Device of fresh outputs: meta when the dispatch chose meta or a Device argument says meta. */
 fx_device fx_out_device(const fx_opctx *ctx, const fx_ivalue *device_arg);
 
-typedef enum fx_memfmt { FX_MEMFMT_PRESERVE, FX_MEMFMT_CONTIGUOUS, FX_MEMFMT_CHANNELS_LAST } fx_memfmt;
+typedef enum fx_memfmt {
+    FX_MEMFMT_PRESERVE,
+    FX_MEMFMT_CONTIGUOUS,
+    FX_MEMFMT_CHANNELS_LAST
+} fx_memfmt;
 /* Reads a MemoryFormat argument (None, "preserve_format", "contiguous_format",
  * "torch.channels_last", ...). None and absent mean `def`. */
 fx_memfmt fx_arg_memfmt(const fx_ivalue *v, fx_memfmt def);
@@ -46,7 +50,7 @@ int fx_arg_int_list(const fx_ivalue *v, int64_t *out, int *n, fx_err *err);
 /* ---- binary pointwise ops -------------------------------------------------------------- */
 
 typedef enum fx_binop {
-    FX_BINOP_ADD,   /* a + alpha * b (sub uses -alpha) */
+    FX_BINOP_ADD, /* a + alpha * b (sub uses -alpha) */
     FX_BINOP_MUL,
     FX_BINOP_DIV,   /* true division */
     FX_BINOP_TRUNC, /* div rounding_mode='trunc' */
@@ -56,10 +60,10 @@ typedef enum fx_binop {
 typedef struct fx_binary_plan {
     fx_binop op;
     bool inplace;
-    bool is_sub;               /* alpha is negated */
-    fx_dtype compute;          /* common dtype the op computes in */
-    fx_dtype out_dtype;        /* dtype of the result (self's for in-place) */
-    int ndim;                  /* broadcast shape */
+    bool is_sub;        /* alpha is negated */
+    fx_dtype compute;   /* common dtype the op computes in */
+    fx_dtype out_dtype; /* dtype of the result (self's for in-place) */
+    int ndim;           /* broadcast shape */
     int64_t sizes[FX_MAX_DIMS];
     const fx_ivalue *self, *other, *alpha; /* borrowed from the args; alpha NULL if none */
 } fx_binary_plan;
@@ -74,13 +78,13 @@ int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan 
 typedef struct fx_reduce_plan {
     bool is_mean;
     bool keepdim;
-    bool reduced[FX_MAX_DIMS];  /* (self ndim,) which dims are reduced */
-    fx_dtype out_dtype;         /* result dtype */
-    fx_dtype in_dtype;          /* dtype self is cast to before reducing (the dtype argument),
-                                   or self's own dtype */
-    int out_ndim;               /* result shape (keepdim decides whether reduced dims stay) */
+    bool reduced[FX_MAX_DIMS]; /* (self ndim,) which dims are reduced */
+    fx_dtype out_dtype;        /* result dtype */
+    fx_dtype in_dtype;         /* dtype self is cast to before reducing (the dtype argument),
+                                  or self's own dtype */
+    int out_ndim;              /* result shape (keepdim decides whether reduced dims stay) */
     int64_t out_sizes[FX_MAX_DIMS];
-    int64_t count;              /* elements reduced into each output (mean's divisor) */
+    int64_t count; /* elements reduced into each output (mean's divisor) */
 } fx_reduce_plan;
 
 /* Validates sum / sum.dim_IntList / mean / mean.dim (dims wrapped, duplicates refused,

@@ -108,7 +108,8 @@ static int arange_len(const fx_opctx *ctx, const fx_ivalue *s, const fx_ivalue *
         return fx_err_setf(err, FX_EARG, "unsupported range: %s -> %s", b1, b2);
     }
     if (!((xstep > 0 && xe >= xs) || (xstep < 0 && xe <= xs)))
-        return fx_err_setf(err, FX_EARG, "upper bound and larger bound inconsistent with step sign");
+        return fx_err_setf(err, FX_EARG,
+                           "upper bound and larger bound inconsistent with step sign");
     double size_d;
     if (dt == FX_DTYPE_I64) {
         int64_t sgn = (istep > 0) - (istep < 0);
@@ -129,8 +130,8 @@ int fx_meta_arange(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
             return fx_err_setf(ctx->err, FX_EARG, "arange(): argument '%s' must be Number",
                                ctx->op->schema.args[i].name);
     bool any_float = a[0].tag == FX_IV_FLOAT || a[1].tag == FX_IV_FLOAT || a[2].tag == FX_IV_FLOAT;
-    fx_dtype dt = fx_arg_dtype_or(fx_arg(ctx, a, "dtype"), any_float ? FX_DTYPE_DEFAULT
-                                                                     : FX_DTYPE_I64);
+    fx_dtype dt =
+        fx_arg_dtype_or(fx_arg(ctx, a, "dtype"), any_float ? FX_DTYPE_DEFAULT : FX_DTYPE_I64);
     int64_t len;
     int rc = arange_len(ctx, &a[0], &a[1], &a[2], dt, &len);
     if (rc) return rc;
@@ -210,7 +211,8 @@ int fx_meta_copy(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     const fx_tensor *self = a[0].u.t;
     if ((rc = check_into(ctx, self, &a[1]))) return rc;
     int64_t strides[FX_MAX_DIMS];
-    if (fx_tensor_has_internal_overlap(self)) fx_layout_like(self, strides);
+    if (fx_tensor_has_internal_overlap(self))
+        fx_layout_like(self, strides);
     else
         for (int d = 0; d < self->ndim; d++) strides[d] = self->strides[d];
     fx_tensor *t;

@@ -34,9 +34,12 @@ int fx_reduce_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_reduce_plan 
                                "a floating point or complex dtype. Got: %s",
                                fx_dtype_c10_name(x->dtype));
     }
-    if (given) p->out_dtype = dtv->u.dtype;
-    else if (!fx_dtype_is_float(x->dtype)) p->out_dtype = FX_DTYPE_I64;
-    else p->out_dtype = x->dtype;
+    if (given)
+        p->out_dtype = dtv->u.dtype;
+    else if (!fx_dtype_is_float(x->dtype))
+        p->out_dtype = FX_DTYPE_I64;
+    else
+        p->out_dtype = x->dtype;
     p->in_dtype = given ? dtv->u.dtype : x->dtype;
 
     /* dims */

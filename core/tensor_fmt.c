@@ -108,9 +108,12 @@ static void width_float(fmt *f, int64_t off) {
     if (!isfinite(v) || v == 0) return;
     char buf[64];
     int n;
-    if (f->sci_mode) n = snprintf(buf, sizeof buf, "%.*e", PRECISION, v);
-    else if (f->int_mode) n = snprintf(buf, sizeof buf, "%.0f", v) + 1;
-    else n = snprintf(buf, sizeof buf, "%.*f", PRECISION, v);
+    if (f->sci_mode)
+        n = snprintf(buf, sizeof buf, "%.*e", PRECISION, v);
+    else if (f->int_mode)
+        n = snprintf(buf, sizeof buf, "%.0f", v) + 1;
+    else
+        n = snprintf(buf, sizeof buf, "%.*f", PRECISION, v);
     if (n > f->max_width) f->max_width = n;
 }
 
@@ -246,11 +249,13 @@ void fx_tensor_format(fx_strbuf *sb, const fx_tensor *t) {
     if (t->device == FX_DEVICE_META) {
         snprintf(suffixes[ns++], 96, "device='meta'");
         size_tuple(suffixes[ns++], 96, t);
-        if (dt != FX_DTYPE_DEFAULT) snprintf(suffixes[ns++], 96, "dtype=torch.%s", fx_dtype_name(dt));
+        if (dt != FX_DTYPE_DEFAULT)
+            snprintf(suffixes[ns++], 96, "dtype=torch.%s", fx_dtype_name(dt));
         fx_strbuf_append(sb, "...");
     } else if (numel == 0) {
         if (t->ndim != 1) size_tuple(suffixes[ns++], 96, t);
-        if (dt != FX_DTYPE_DEFAULT) snprintf(suffixes[ns++], 96, "dtype=torch.%s", fx_dtype_name(dt));
+        if (dt != FX_DTYPE_DEFAULT)
+            snprintf(suffixes[ns++], 96, "dtype=torch.%s", fx_dtype_name(dt));
         fx_strbuf_append(sb, "[]");
     } else {
         if (!default_dtype) snprintf(suffixes[ns++], 96, "dtype=torch.%s", fx_dtype_name(dt));

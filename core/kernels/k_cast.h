@@ -16,29 +16,29 @@
 #include <string.h>
 
 /* X(ID, storage type, value type) over every dtype, in fx_dtype order. */
-#define K_DTYPES(X)                                                                            \
-    X(F32, float, float)                                                                       \
-    X(F64, double, double)                                                                     \
-    X(F16, uint16_t, float)                                                                    \
-    X(BF16, uint16_t, float)                                                                   \
-    X(I64, int64_t, int64_t)                                                                   \
-    X(I32, int32_t, int32_t)                                                                   \
-    X(I16, int16_t, int16_t)                                                                   \
-    X(I8, int8_t, int8_t)                                                                      \
-    X(U8, uint8_t, uint8_t)                                                                    \
+#define K_DTYPES(X)                                                                                \
+    X(F32, float, float)                                                                           \
+    X(F64, double, double)                                                                         \
+    X(F16, uint16_t, float)                                                                        \
+    X(BF16, uint16_t, float)                                                                       \
+    X(I64, int64_t, int64_t)                                                                       \
+    X(I32, int32_t, int32_t)                                                                       \
+    X(I16, int16_t, int16_t)                                                                       \
+    X(I8, int8_t, int8_t)                                                                          \
+    X(U8, uint8_t, uint8_t)                                                                        \
     X(BOOL, uint8_t, uint8_t)
 
 /* The same list with an extra leading argument passed through: X(a, ID, storage, value). */
-#define K_DTYPES_A(X, a)                                                                       \
-    X(a, F32, float, float)                                                                    \
-    X(a, F64, double, double)                                                                  \
-    X(a, F16, uint16_t, float)                                                                 \
-    X(a, BF16, uint16_t, float)                                                                \
-    X(a, I64, int64_t, int64_t)                                                                \
-    X(a, I32, int32_t, int32_t)                                                                \
-    X(a, I16, int16_t, int16_t)                                                                \
-    X(a, I8, int8_t, int8_t)                                                                   \
-    X(a, U8, uint8_t, uint8_t)                                                                 \
+#define K_DTYPES_A(X, a)                                                                           \
+    X(a, F32, float, float)                                                                        \
+    X(a, F64, double, double)                                                                      \
+    X(a, F16, uint16_t, float)                                                                     \
+    X(a, BF16, uint16_t, float)                                                                    \
+    X(a, I64, int64_t, int64_t)                                                                    \
+    X(a, I32, int32_t, int32_t)                                                                    \
+    X(a, I16, int16_t, int16_t)                                                                    \
+    X(a, I8, int8_t, int8_t)                                                                       \
+    X(a, U8, uint8_t, uint8_t)                                                                     \
     X(a, BOOL, uint8_t, uint8_t)
 
 /* Storage type of each dtype, by ID (for token pasting: K_ST_##ID). */
@@ -81,11 +81,17 @@ static inline int32_t k_d2i32(double v) {
 }
 
 /* Conversions of an arithmetic value x (any C type) to each dtype's storage type. */
-#define K_IS_FP(x) _Generic((x), float: 1, double: 1, default: 0)
-#define K_TO_I64(x) _Generic((x), float: k_d2i64((double)(x)), double: k_d2i64((double)(x)),    \
-                             default: (int64_t)(x))
-#define K_TO_I32(x) _Generic((x), float: k_d2i32((double)(x)), double: k_d2i32((double)(x)),    \
-                             default: (int32_t)(x))
+#define K_IS_FP(x) _Generic((x), float : 1, double : 1, default : 0)
+#define K_TO_I64(x)                                                                                \
+    _Generic((x), float                                                                            \
+             : k_d2i64((double)(x)), double                                                        \
+             : k_d2i64((double)(x)), default                                                       \
+             : (int64_t)(x))
+#define K_TO_I32(x)                                                                                \
+    _Generic((x), float                                                                            \
+             : k_d2i32((double)(x)), double                                                        \
+             : k_d2i32((double)(x)), default                                                       \
+             : (int32_t)(x))
 #define K_CONV_F32(x) ((float)(x))
 #define K_CONV_F64(x) ((double)(x))
 #define K_CONV_F16(x) k_f2h((float)(x))

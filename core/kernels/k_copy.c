@@ -11,19 +11,20 @@
 
 /* ==== conversion loops ===================================================================== */
 
-#define DEF_COPY(SID, DID, DST, DVT)                                                           \
-    static void copy_##SID##_##DID(void *ud, int64_t n, char *const *p, const int64_t *st) {   \
-        (void)ud;                                                                              \
-        char *d = p[0];                                                                        \
-        const char *s = p[1];                                                                  \
-        if (st[0] == (int64_t)sizeof(DST) && st[1] == (int64_t)sizeof(K_ST_##SID)) {           \
-            DST *restrict dd = (DST *)d;                                                       \
-            const K_ST_##SID *restrict ss = (const K_ST_##SID *)s;                             \
-            for (int64_t i = 0; i < n; i++) K_STORE(DID, DST, dd + i, K_LOAD_##SID(ss + i));   \
-        } else {                                                                               \
-            for (int64_t i = 0; i < n; i++)                                                    \
-                K_STORE(DID, DST, d + i * st[0], K_LOAD_##SID(s + i * st[1]));                 \
-        }                                                                                      \
+#define DEF_COPY(SID, DID, DST, DVT)                                                               \
+    static void copy_##SID##_##DID(void *ud, int64_t n, char *const *p, const int64_t *st) {       \
+        (void)ud;                                                                                  \
+        char *d = p[0];                                                                            \
+        const char *s = p[1];                                                                      \
+        if (st[0] == (int64_t)sizeof(DST) && st[1] == (int64_t)sizeof(K_ST_##SID)) {               \
+            DST *dd = (DST *)d;                                                                    \
+            const K_ST_##SID *ss = (const K_ST_##SID *)s;                                          \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++)                                    \
+                K_STORE(DID, DST, dd + i, K_LOAD_##SID(ss + i));                                   \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                K_STORE(DID, DST, d + i * st[0], K_LOAD_##SID(s + i * st[1]));                     \
+        }                                                                                          \
     }
 #define DEF_COPY_ROW(SID, SST, SVT) K_DTYPES_A(DEF_COPY, SID)
 K_DTYPES(DEF_COPY_ROW)
@@ -102,7 +103,8 @@ static void fill_loop(void *ud, int64_t n, char *const *p, const int64_t *st) {
     switch (f->es) {
     case 1: {
         uint8_t v = (uint8_t)f->bits;
-        if (st[0] == 1) memset(d, v, (size_t)n);
+        if (st[0] == 1)
+            memset(d, v, (size_t)n);
         else
             for (int64_t i = 0; i < n; i++) d[i * st[0]] = (char)v;
         break;
@@ -142,7 +144,7 @@ void fx_k_scalar_store(fx_dtype dt, const fx_ivalue *v, void *dst) {
     }
 }
 
-#define STORE_F64_CASE(ID, ST, VT)                                                             \
+#define STORE_F64_CASE(ID, ST, VT)                                                                 \
     case FX_DTYPE_##ID: K_STORE(ID, ST, dst, v); return;
 void fx_k_store_f64(fx_dtype dt, void *dst, double v) {
     switch (dt) {
@@ -178,8 +180,10 @@ int fx_k_copy_into(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (fx_tensor_is_meta(dst) || fx_tensor_is_meta(src)) return FX_OK;
     bool same = dst->ndim == src->ndim;
     for (int d = 0; same && d < dst->ndim; d++) same = dst->sizes[d] == src->sizes[d];
-    if (same) fx_k_copy_tensor(dst, src);
-    else fx_k_copy_flat(dst, src);
+    if (same)
+        fx_k_copy_tensor(dst, src);
+    else
+        fx_k_copy_flat(dst, src);
     (void)ctx;
     return FX_OK;
 }

@@ -26,20 +26,20 @@ int fx_k_fill_factory(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     return FX_OK;
 }
 
-#define ARANGE_FLOAT(ID, ST, ACC)                                                              \
-    static void arange_##ID(ST *o, int64_t n, double start, double step) {                     \
-        const ACC s = (ACC)start, d = (ACC)step;                                               \
-        for (int64_t i = 0; i < n; i++) K_STORE(ID, ST, o + i, s + d * (ACC)i);                \
+#define ARANGE_FLOAT(ID, ST, ACC)                                                                  \
+    static void arange_##ID(ST *o, int64_t n, double start, double step) {                         \
+        const ACC s = (ACC)start, d = (ACC)step;                                                   \
+        for (int64_t i = 0; i < n; i++) K_STORE(ID, ST, o + i, s + d * (ACC)i);                    \
     }
 ARANGE_FLOAT(F32, float, double)
 ARANGE_FLOAT(F64, double, double)
 ARANGE_FLOAT(F16, uint16_t, float)
 ARANGE_FLOAT(BF16, uint16_t, float)
 
-#define ARANGE_INT(ID, ST)                                                                     \
-    static void arange_##ID(ST *o, int64_t n, int64_t start, int64_t step) {                   \
-        for (int64_t i = 0; i < n; i++)                                                        \
-            K_STORE(ID, ST, o + i, (int64_t)((uint64_t)start + (uint64_t)step * (uint64_t)i)); \
+#define ARANGE_INT(ID, ST)                                                                         \
+    static void arange_##ID(ST *o, int64_t n, int64_t start, int64_t step) {                       \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            K_STORE(ID, ST, o + i, (int64_t)((uint64_t)start + (uint64_t)step * (uint64_t)i));     \
     }
 ARANGE_INT(I64, int64_t)
 ARANGE_INT(I32, int32_t)

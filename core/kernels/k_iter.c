@@ -29,8 +29,10 @@ int fx_iter_add(fx_iter *it, const fx_tensor *t) {
     int lead = it->ndim - t->ndim;
     for (int d = 0; d < it->ndim; d++) {
         int td = d - lead;
-        if (td < 0 || (t->sizes[td] == 1 && it->sizes[d] != 1)) it->strides[k][d] = 0;
-        else it->strides[k][d] = t->strides[td] * es;
+        if (td < 0 || (t->sizes[td] == 1 && it->sizes[d] != 1))
+            it->strides[k][d] = 0;
+        else
+            it->strides[k][d] = t->strides[td] * es;
     }
     /* A 0-dim iteration shape (ndim stored as 1, size 1) is covered by the loop above. */
     return k;
@@ -138,13 +140,13 @@ void fx_layout_strides(int ndim, const int64_t *sizes, int n, const fx_tensor *c
     if (ndim == 0) return;
     int perm[FX_MAX_DIMS];
     for (int i = 0; i < ndim; i++) perm[i] = ndim - 1 - i;
-    /* stride of input k along output dim d, 0 when broadcast (TensorIterator's stride_bytes;
-     * element strides suffice since only comparisons within one input are made) */
-#define IN_STRIDE(k, d, out)                                                                   \
-    do {                                                                                       \
-        const fx_tensor *t_ = inputs[k];                                                       \
-        int td_ = (d) - (ndim - t_->ndim);                                                     \
-        (out) = (td_ < 0 || (t_->sizes[td_] == 1 && sizes[d] != 1)) ? 0 : t_->strides[td_];   \
+        /* stride of input k along output dim d, 0 when broadcast (TensorIterator's stride_bytes;
+         * element strides suffice since only comparisons within one input are made) */
+#define IN_STRIDE(k, d, out)                                                                       \
+    do {                                                                                           \
+        const fx_tensor *t_ = inputs[k];                                                           \
+        int td_ = (d) - (ndim - t_->ndim);                                                         \
+        (out) = (td_ < 0 || (t_->sizes[td_] == 1 && sizes[d] != 1)) ? 0 : t_->strides[td_];        \
     } while (0)
     for (int i = 1; i < ndim; i++) {
         int dim1 = i;
@@ -156,9 +158,12 @@ void fx_layout_strides(int ndim, const int64_t *sizes, int n, const fx_tensor *c
                 IN_STRIDE(k, a, s0);
                 IN_STRIDE(k, b, s1);
                 if (s0 == 0 || s1 == 0) continue;
-                if (s0 < s1) cmp = -1;
-                else if (s0 > s1) cmp = 1;
-                else if (sizes[a] > sizes[b]) cmp = 1;
+                if (s0 < s1)
+                    cmp = -1;
+                else if (s0 > s1)
+                    cmp = 1;
+                else if (sizes[a] > sizes[b])
+                    cmp = 1;
             }
             if (cmp > 0) {
                 int tmp = perm[dim0];

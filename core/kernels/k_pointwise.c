@@ -18,9 +18,9 @@
 #include "core/meta_common.h"
 
 typedef struct bin_ud {
-    double alpha_d;  /* alpha (negated for sub), pre-rounded to the half type for half ops */
+    double alpha_d; /* alpha (negated for sub), pre-rounded to the half type for half ops */
     int64_t alpha_i;
-    double b_d;      /* the wrapped second operand, when it is a scalar */
+    double b_d; /* the wrapped second operand, when it is a scalar */
     int64_t b_i;
 } bin_ud;
 
@@ -92,45 +92,45 @@ static inline int64_t idiv_floor(int64_t a, int64_t b) {
 
 /* NAME_tt_ID: out = EXPR(x, y) with x from operand 1, y from operand 2 (both tensors).
  * NAME_ts_ID: the same with y the scalar held in the ud. Both have a dense fast path. */
-#define BIN_LOOPS2(NAME, ID, ST, VT, EXPR, EXPR_S)                                                    \
-    static void NAME##_tt_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {       \
-        const bin_ud *u = ud;                                                                  \
-        const VT alpha = UDV(VT, u->alpha_d, u->alpha_i);                                      \
-        (void)alpha;                                                                           \
-        const int64_t es = (int64_t)sizeof(ST);                                                \
-        if (st[0] == es && st[1] == es && st[2] == es) {                                       \
-            ST *restrict o = (ST *)p[0];                                                       \
-            const ST *restrict pa = (const ST *)p[1], *restrict pb = (const ST *)p[2];         \
-            for (int64_t i = 0; i < n; i++) {                                                  \
-                const VT x = K_LOAD_##ID(pa + i), y = K_LOAD_##ID(pb + i);                     \
-                K_STORE(ID, ST, o + i, (EXPR));                                                \
-            }                                                                                  \
-        } else {                                                                               \
-            for (int64_t i = 0; i < n; i++) {                                                  \
-                const VT x = K_LOAD_##ID(p[1] + i * st[1]), y = K_LOAD_##ID(p[2] + i * st[2]); \
-                K_STORE(ID, ST, p[0] + i * st[0], (EXPR));                                     \
-            }                                                                                  \
-        }                                                                                      \
-    }                                                                                          \
-    static void NAME##_ts_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {       \
-        const bin_ud *u = ud;                                                                  \
-        const VT alpha = UDV(VT, u->alpha_d, u->alpha_i);                                      \
-        const VT y = UDV(VT, u->b_d, u->b_i);                                                  \
-        (void)alpha;                                                                           \
-        const int64_t es = (int64_t)sizeof(ST);                                                \
-        if (st[0] == es && st[1] == es) {                                                      \
-            ST *restrict o = (ST *)p[0];                                                       \
-            const ST *restrict pa = (const ST *)p[1];                                          \
-            for (int64_t i = 0; i < n; i++) {                                                  \
-                const VT x = K_LOAD_##ID(pa + i);                                              \
-                K_STORE(ID, ST, o + i, (EXPR_S));                                                \
-            }                                                                                  \
-        } else {                                                                               \
-            for (int64_t i = 0; i < n; i++) {                                                  \
-                const VT x = K_LOAD_##ID(p[1] + i * st[1]);                                    \
-                K_STORE(ID, ST, p[0] + i * st[0], (EXPR_S));                                     \
-            }                                                                                  \
-        }                                                                                      \
+#define BIN_LOOPS2(NAME, ID, ST, VT, EXPR, EXPR_S)                                                 \
+    static void NAME##_tt_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {           \
+        const bin_ud *u = ud;                                                                      \
+        const VT alpha = UDV(VT, u->alpha_d, u->alpha_i);                                          \
+        (void)alpha;                                                                               \
+        const int64_t es = (int64_t)sizeof(ST);                                                    \
+        if (st[0] == es && st[1] == es && st[2] == es) {                                           \
+            ST *o = (ST *)p[0];                                                                    \
+            const ST *pa = (const ST *)p[1], *pb = (const ST *)p[2];                               \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) {                                  \
+                const VT x = K_LOAD_##ID(pa + i), y = K_LOAD_##ID(pb + i);                         \
+                K_STORE(ID, ST, o + i, (EXPR));                                                    \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                const VT x = K_LOAD_##ID(p[1] + i * st[1]), y = K_LOAD_##ID(p[2] + i * st[2]);     \
+                K_STORE(ID, ST, p[0] + i * st[0], (EXPR));                                         \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void NAME##_ts_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {           \
+        const bin_ud *u = ud;                                                                      \
+        const VT alpha = UDV(VT, u->alpha_d, u->alpha_i);                                          \
+        const VT y = UDV(VT, u->b_d, u->b_i);                                                      \
+        (void)alpha;                                                                               \
+        const int64_t es = (int64_t)sizeof(ST);                                                    \
+        if (st[0] == es && st[1] == es) {                                                          \
+            ST *o = (ST *)p[0];                                                                    \
+            const ST *pa = (const ST *)p[1];                                                       \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) {                                  \
+                const VT x = K_LOAD_##ID(pa + i);                                                  \
+                K_STORE(ID, ST, o + i, (EXPR_S));                                                  \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                const VT x = K_LOAD_##ID(p[1] + i * st[1]);                                        \
+                K_STORE(ID, ST, p[0] + i * st[0], (EXPR_S));                                       \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 #define BIN_LOOPS(NAME, ID, ST, VT, EXPR) BIN_LOOPS2(NAME, ID, ST, VT, EXPR, EXPR)
@@ -139,12 +139,12 @@ static inline int64_t idiv_floor(int64_t a, int64_t b) {
  * tensor trunc rounds the quotient to the half type before truncating (c10::Half division);
  * against a single-element divisor it stays in float (the opmath path of
  * BinaryOpsKernel.cpp). */
-#define FLOAT_OPS(ID, ST, VT)                                                                  \
-    BIN_LOOPS(add, ID, ST, VT, x + alpha * y)                                                  \
-    BIN_LOOPS(addf, ID, ST, VT, ADDA_##ID(x, alpha, y))                                        \
-    BIN_LOOPS(mul, ID, ST, VT, x * y)                                                          \
-    BIN_LOOPS(div, ID, ST, VT, x / y)                                                          \
-    BIN_LOOPS2(trunc, ID, ST, VT, TRUNC_##ID(RND_##ID(x / y)), TRUNC_##ID(x / y))              \
+#define FLOAT_OPS(ID, ST, VT)                                                                      \
+    BIN_LOOPS(add, ID, ST, VT, x + alpha * y)                                                      \
+    BIN_LOOPS(addf, ID, ST, VT, ADDA_##ID(x, alpha, y))                                            \
+    BIN_LOOPS(mul, ID, ST, VT, x *y)                                                               \
+    BIN_LOOPS(div, ID, ST, VT, x / y)                                                              \
+    BIN_LOOPS2(trunc, ID, ST, VT, TRUNC_##ID(RND_##ID(x / y)), TRUNC_##ID(x / y))                  \
     BIN_LOOPS(floor, ID, ST, VT, FLOORDIV_##ID(x, y))
 FLOAT_OPS(F32, float, float)
 FLOAT_OPS(F64, double, double)
@@ -152,10 +152,10 @@ FLOAT_OPS(F16, uint16_t, float)
 FLOAT_OPS(BF16, uint16_t, float)
 
 /* Integer types: wrapping arithmetic in 64 bits, narrowed by the store. */
-#define INT_OPS(ID, ST, VT)                                                                    \
-    BIN_LOOPS(add, ID, ST, VT, (int64_t)(IW(x) + IW(alpha) * IW(y)))                           \
-    BIN_LOOPS(mul, ID, ST, VT, (int64_t)(IW(x) * IW(y)))                                       \
-    BIN_LOOPS(trunc, ID, ST, VT, idiv_trunc(x, y))                                             \
+#define INT_OPS(ID, ST, VT)                                                                        \
+    BIN_LOOPS(add, ID, ST, VT, (int64_t)(IW(x) + IW(alpha) * IW(y)))                               \
+    BIN_LOOPS(mul, ID, ST, VT, (int64_t)(IW(x) * IW(y)))                                           \
+    BIN_LOOPS(trunc, ID, ST, VT, idiv_trunc(x, y))                                                 \
     BIN_LOOPS(floor, ID, ST, VT, idiv_floor(x, y))
 INT_OPS(I64, int64_t, int64_t)
 INT_OPS(I32, int32_t, int32_t)
@@ -165,46 +165,60 @@ INT_OPS(U8, uint8_t, uint8_t)
 
 /* Bool: add is "any", mul is "and" (C++ bool arithmetic converted back to bool). */
 BIN_LOOPS(add, BOOL, uint8_t, uint8_t, (x + alpha * y) != 0)
-BIN_LOOPS(mul, BOOL, uint8_t, uint8_t, x && y)
+BIN_LOOPS(mul, BOOL, uint8_t, uint8_t, x &&y)
 
 /* Loop table: [op][dtype][0 tensor-tensor, 1 tensor-scalar]; NULL = not implemented. */
-#define ROW_F(NAME)                                                                            \
-    {{NAME##_tt_F32, NAME##_ts_F32},   {NAME##_tt_F64, NAME##_ts_F64},                         \
-     {NAME##_tt_F16, NAME##_ts_F16},   {NAME##_tt_BF16, NAME##_ts_BF16}
-#define ROW_I(NAME)                                                                            \
-    {NAME##_tt_I64, NAME##_ts_I64}, {NAME##_tt_I32, NAME##_ts_I32},                            \
-        {NAME##_tt_I16, NAME##_ts_I16}, {NAME##_tt_I8, NAME##_ts_I8},                          \
-        {NAME##_tt_U8, NAME##_ts_U8}
+#define ROW_F(NAME)                                                                                \
+    {                                                                                              \
+        {NAME##_tt_F32, NAME##_ts_F32}, {NAME##_tt_F64, NAME##_ts_F64},                            \
+            {NAME##_tt_F16, NAME##_ts_F16}, {                                                      \
+            NAME##_tt_BF16, NAME##_ts_BF16                                                         \
+        }
+#define ROW_I(NAME)                                                                                \
+    {NAME##_tt_I64, NAME##_ts_I64}, {NAME##_tt_I32, NAME##_ts_I32},                                \
+        {NAME##_tt_I16, NAME##_ts_I16}, {NAME##_tt_I8, NAME##_ts_I8}, {                            \
+        NAME##_tt_U8, NAME##_ts_U8                                                                 \
+    }
 enum { OP_ADD_FMA = 5 }; /* add with |alpha| != 1 on floating types */
-static const fx_iter_loop k_bin_loops[6][FX_DTYPE_COUNT][2] = {
-    [FX_BINOP_ADD] = ROW_F(add), ROW_I(add), {add_tt_BOOL, add_ts_BOOL}},
-    [OP_ADD_FMA] = ROW_F(addf), ROW_I(add), {add_tt_BOOL, add_ts_BOOL}},
-    [FX_BINOP_MUL] = ROW_F(mul), ROW_I(mul), {mul_tt_BOOL, mul_ts_BOOL}},
-    [FX_BINOP_DIV] = ROW_F(div)},
-    [FX_BINOP_TRUNC] = ROW_F(trunc), ROW_I(trunc), {NULL, NULL}},
-    [FX_BINOP_FLOOR] = ROW_F(floor), ROW_I(floor), {NULL, NULL}},
-};
+static const fx_iter_loop k_bin_loops[6][FX_DTYPE_COUNT][2] = {[FX_BINOP_ADD] = ROW_F(add),
+                                                               ROW_I(add),
+                                                               {add_tt_BOOL, add_ts_BOOL}},
+                          [OP_ADD_FMA] = ROW_F(addf), ROW_I(add), {
+    add_tt_BOOL, add_ts_BOOL
+}
+}
+, [FX_BINOP_MUL] = ROW_F(mul), ROW_I(mul), { mul_tt_BOOL, mul_ts_BOOL }
+}
+, [FX_BINOP_DIV] = ROW_F(div)
+}
+, [FX_BINOP_TRUNC] = ROW_F(trunc), ROW_I(trunc), { NULL, NULL }
+}
+, [FX_BINOP_FLOOR] = ROW_F(floor), ROW_I(floor), { NULL, NULL }
+}
+,
+}
+;
 _Static_assert(FX_DTYPE_F32 == 0 && FX_DTYPE_BF16 == 3 && FX_DTYPE_U8 == 8 && FX_DTYPE_BOOL == 9,
                "loop tables follow fx_dtype order");
 
 /* ---- neg ---------------------------------------------------------------------------------- */
 
-#define NEG_LOOP(ID, ST, VT, EXPR)                                                             \
-    static void neg_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {             \
-        (void)ud;                                                                              \
-        if (st[0] == (int64_t)sizeof(ST) && st[1] == (int64_t)sizeof(ST)) {                    \
-            ST *restrict o = (ST *)p[0];                                                       \
-            const ST *restrict pa = (const ST *)p[1];                                          \
-            for (int64_t i = 0; i < n; i++) {                                                  \
-                const VT x = K_LOAD_##ID(pa + i);                                              \
-                K_STORE(ID, ST, o + i, (EXPR));                                                \
-            }                                                                                  \
-        } else {                                                                               \
-            for (int64_t i = 0; i < n; i++) {                                                  \
-                const VT x = K_LOAD_##ID(p[1] + i * st[1]);                                    \
-                K_STORE(ID, ST, p[0] + i * st[0], (EXPR));                                     \
-            }                                                                                  \
-        }                                                                                      \
+#define NEG_LOOP(ID, ST, VT, EXPR)                                                                 \
+    static void neg_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {                 \
+        (void)ud;                                                                                  \
+        if (st[0] == (int64_t)sizeof(ST) && st[1] == (int64_t)sizeof(ST)) {                        \
+            ST *o = (ST *)p[0];                                                                    \
+            const ST *pa = (const ST *)p[1];                                                       \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) {                                  \
+                const VT x = K_LOAD_##ID(pa + i);                                                  \
+                K_STORE(ID, ST, o + i, (EXPR));                                                    \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                const VT x = K_LOAD_##ID(p[1] + i * st[1]);                                        \
+                K_STORE(ID, ST, p[0] + i * st[0], (EXPR));                                         \
+            }                                                                                      \
+        }                                                                                          \
     }
 NEG_LOOP(F32, float, float, -x)
 NEG_LOOP(F64, double, double, -x)
@@ -302,8 +316,8 @@ int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     /* A single-element divisor / factor of a half-type op is read in float from its original
      * dtype (TensorIterator's is_scalar(2) + original_scalar_value<opmath_t>). */
     bool opmath = is_half(C) && p.op != FX_BINOP_ADD;
-    bool b_is_scalar = p.other->tag != FX_IV_TENSOR ||
-                       (opmath && fx_tensor_numel(p.other->u.t) == 1);
+    bool b_is_scalar =
+        p.other->tag != FX_IV_TENSOR || (opmath && fx_tensor_numel(p.other->u.t) == 1);
     if (!b_is_scalar) {
         tb = p.other->u.t;
         if (tb->dtype != C) {
@@ -337,8 +351,10 @@ int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_iter it;
     fx_iter_init(&it, p.ndim, p.sizes);
     fx_iter_add(&it, dst);
-    if (ta) fx_iter_add(&it, ta);
-    else fx_iter_add_scalar(&it, &a_scalar, fx_dtype_size(C));
+    if (ta)
+        fx_iter_add(&it, ta);
+    else
+        fx_iter_add_scalar(&it, &a_scalar, fx_dtype_size(C));
     if (tb) fx_iter_add(&it, tb);
     fx_iter_coalesce(&it);
     int opi = p.op;

@@ -13,31 +13,31 @@
 #include "core/meta_common.h"
 
 /* p[0]: accumulators (double or int64), p[1]: input elements of dtype ID. */
-#define RED_LOOP(ID, ST, VT, ACC)                                                              \
-    static void red_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {             \
-        (void)ud;                                                                              \
-        if (st[0] == 0) {                                                                      \
-            ACC s = 0;                                                                         \
-            if (st[1] == (int64_t)sizeof(ST)) {                                                \
-                const ST *restrict x = (const ST *)p[1];                                       \
-                ACC part[8] = {0};                                                             \
-                int64_t i = 0;                                                                 \
-                for (; i + 8 <= n; i += 8)                                                     \
-                    for (int k = 0; k < 8; k++) part[k] += (ACC)K_LOAD_##ID(x + i + k);        \
-                for (int k = 0; k < 8; k++) s += part[k];                                      \
-                for (; i < n; i++) s += (ACC)K_LOAD_##ID(x + i);                               \
-            } else {                                                                           \
-                for (int64_t i = 0; i < n; i++) s += (ACC)K_LOAD_##ID(p[1] + i * st[1]);       \
-            }                                                                                  \
-            *(ACC *)p[0] += s;                                                                 \
-        } else if (st[0] == (int64_t)sizeof(ACC) && st[1] == (int64_t)sizeof(ST)) {            \
-            ACC *restrict acc = (ACC *)p[0];                                                   \
-            const ST *restrict x = (const ST *)p[1];                                           \
-            for (int64_t i = 0; i < n; i++) acc[i] += (ACC)K_LOAD_##ID(x + i);                 \
-        } else {                                                                               \
-            for (int64_t i = 0; i < n; i++)                                                    \
-                *(ACC *)(p[0] + i * st[0]) += (ACC)K_LOAD_##ID(p[1] + i * st[1]);              \
-        }                                                                                      \
+#define RED_LOOP(ID, ST, VT, ACC)                                                                  \
+    static void red_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {                 \
+        (void)ud;                                                                                  \
+        if (st[0] == 0) {                                                                          \
+            ACC s = 0;                                                                             \
+            if (st[1] == (int64_t)sizeof(ST)) {                                                    \
+                const ST *restrict x = (const ST *)p[1];                                           \
+                ACC part[8] = {0};                                                                 \
+                int64_t i = 0;                                                                     \
+                for (; i + 8 <= n; i += 8)                                                         \
+                    for (int k = 0; k < 8; k++) part[k] += (ACC)K_LOAD_##ID(x + i + k);            \
+                for (int k = 0; k < 8; k++) s += part[k];                                          \
+                for (; i < n; i++) s += (ACC)K_LOAD_##ID(x + i);                                   \
+            } else {                                                                               \
+                for (int64_t i = 0; i < n; i++) s += (ACC)K_LOAD_##ID(p[1] + i * st[1]);           \
+            }                                                                                      \
+            *(ACC *)p[0] += s;                                                                     \
+        } else if (st[0] == (int64_t)sizeof(ACC) && st[1] == (int64_t)sizeof(ST)) {                \
+            ACC *restrict acc = (ACC *)p[0];                                                       \
+            const ST *restrict x = (const ST *)p[1];                                               \
+            for (int64_t i = 0; i < n; i++) acc[i] += (ACC)K_LOAD_##ID(x + i);                     \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                *(ACC *)(p[0] + i * st[0]) += (ACC)K_LOAD_##ID(p[1] + i * st[1]);                  \
+        }                                                                                          \
     }
 RED_LOOP(F32, float, float, double)
 RED_LOOP(F64, double, double, double)

@@ -96,7 +96,8 @@ void fx_ref_binary(fx_ref_binop op, fx_dtype compute, const fx_ivalue *a, const 
                 double ar = round_to(compute, alpha);
                 double prod = ar * y;
                 /* half types round the product; float32/64 fuse it */
-                if (compute == FX_DTYPE_F16 || compute == FX_DTYPE_BF16) prod = round_to(compute, prod);
+                if (compute == FX_DTYPE_F16 || compute == FX_DTYPE_BF16)
+                    prod = round_to(compute, prod);
                 r = x + prod;
                 break;
             }
@@ -106,8 +107,10 @@ void fx_ref_binary(fx_ref_binop op, fx_dtype compute, const fx_ivalue *a, const 
                 r = opmath_b ? trunc((float)x / (float)y) : trunc(round_to(compute, x / y));
                 break;
             case FX_REF_FLOOR:
-                if (y == 0) r = x / y;
-                else r = floorl((long double)x / (long double)y);
+                if (y == 0)
+                    r = x / y;
+                else
+                    r = floorl((long double)x / (long double)y);
                 break;
             }
             fx_dtype_store_f64(out->dtype, o, off, round_to(compute, r));
@@ -144,9 +147,10 @@ void fx_ref_neg(const fx_tensor *a, fx_tensor *out) {
             fx_dtype_store_f64(out->dtype, fx_tensor_data(out), oo,
                                -fx_dtype_load_f64(a->dtype, fx_tensor_data(a), ao));
         else
-            fx_dtype_store_i64(out->dtype, fx_tensor_data(out), oo,
-                               wrap_int(a->dtype, (int64_t)(0 - (uint64_t)fx_dtype_load_i64(
-                                                                     a->dtype, fx_tensor_data(a), ao))));
+            fx_dtype_store_i64(
+                out->dtype, fx_tensor_data(out), oo,
+                wrap_int(a->dtype, (int64_t)(0 - (uint64_t)fx_dtype_load_i64(
+                                                     a->dtype, fx_tensor_data(a), ao))));
     }
 }
 
@@ -186,13 +190,18 @@ void fx_ref_reduce(const fx_tensor *x, const bool *reduced, bool mean, fx_tensor
         for (int d = 0; d < x->ndim; d++)
             if (!reduced[d]) o = o * x->sizes[d] + idx[d];
         int64_t off = bcast_offset(x, x->ndim, idx);
-        if (fp) accd[o] += fx_dtype_load_f64(x->dtype, fx_tensor_data(x), off);
-        else acci[o] = (int64_t)((uint64_t)acci[o] +
-                                 (uint64_t)fx_dtype_load_i64(x->dtype, fx_tensor_data(x), off));
+        if (fp)
+            accd[o] += fx_dtype_load_f64(x->dtype, fx_tensor_data(x), off);
+        else
+            acci[o] = (int64_t)((uint64_t)acci[o] +
+                                (uint64_t)fx_dtype_load_i64(x->dtype, fx_tensor_data(x), off));
     }
     for (int64_t o = 0; o < nout; o++) {
-        if (fp) fx_dtype_store_f64(out->dtype, fx_tensor_data(out), o, mean ? accd[o] / (double)count : accd[o]);
-        else fx_dtype_store_i64(out->dtype, fx_tensor_data(out), o, acci[o]);
+        if (fp)
+            fx_dtype_store_f64(out->dtype, fx_tensor_data(out), o,
+                               mean ? accd[o] / (double)count : accd[o]);
+        else
+            fx_dtype_store_i64(out->dtype, fx_tensor_data(out), o, acci[o]);
     }
     free(accd);
     free(acci);
@@ -201,5 +210,6 @@ void fx_ref_reduce(const fx_tensor *x, const bool *reduced, bool mean, fx_tensor
 void fx_ref_arange(double start, double step, fx_tensor *out) {
     int64_t n = fx_tensor_numel(out);
     for (int64_t i = 0; i < n; i++)
-        fx_dtype_store_f64(out->dtype, fx_tensor_data(out), i * out->strides[0], start + (double)i * step);
+        fx_dtype_store_f64(out->dtype, fx_tensor_data(out), i * out->strides[0],
+                           start + (double)i * step);
 }

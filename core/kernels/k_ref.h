@@ -13,7 +13,7 @@
 #include "core/tensor.h"
 
 typedef enum fx_ref_binop {
-    FX_REF_ADD,   /* a + alpha * b */
+    FX_REF_ADD, /* a + alpha * b */
     FX_REF_MUL,
     FX_REF_DIV,   /* true division */
     FX_REF_TRUNC, /* trunc(a / b), the quotient rounded to the compute dtype first */
