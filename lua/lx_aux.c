@@ -101,15 +101,48 @@ lx_state *lx_current(lua_State *L) {
     return st;
 }
 
+/* The state box of a bound thread; its __gc forgets the thread in g_bound, so a coroutine that is
+ * collected without lx_unbind_thread leaves no stale pointer for fxlua_interrupt. */
+#define LX_THREADBOX "fxdb.threadbox"
+typedef struct lx_thread_box {
+    lx_state st;   /* first: lx_current returns &box->st */
+    lua_State *co; /* the bound thread (compared, never dereferenced, after it dies) */
+} lx_thread_box;
+
+static void forget_bound(lua_State *co) {
+    for (int i = 0; i < LX_MAX_BOUND; i++)
+        if (g_bound[i] == co) g_bound[i] = NULL;
+}
+
+static int threadbox_gc(lua_State *L) {
+    lx_thread_box *b = luaL_checkudata(L, 1, LX_THREADBOX);
+    if (b->co) forget_bound(b->co);
+    b->co = NULL;
+    return 0;
+}
+
+/* Detaches the box currently bound to co (if any) from it, so its __gc does nothing.
+ * Stack: [threads, co] -> [threads, co]. */
+static void detach_old_box(lua_State *L) {
+    lua_pushvalue(L, -1); /* [threads, co, co] */
+    lua_rawget(L, -3);    /* [threads, co, box?] */
+    lx_thread_box *old = luaL_testudata(L, -1, LX_THREADBOX);
+    if (old) old->co = NULL;
+    lua_pop(L, 1);
+}
+
 void lx_bind_thread(lua_State *L, lua_State *co, const lx_state *st) {
-    lua_getfield(L, LUA_REGISTRYINDEX, LX_THREADS);       /* [threads] */
-    lua_pushthread(co);                                   /* co: [co] */
-    lua_xmove(co, L, 1);                                  /* [threads, co] */
-    lx_state *box = lua_newuserdatauv(L, sizeof *box, 0); /* [threads, co, box] */
-    *box = *st;
+    lua_getfield(L, LUA_REGISTRYINDEX, LX_THREADS); /* [threads] */
+    lua_pushthread(co);                             /* co: [co] */
+    lua_xmove(co, L, 1);                            /* [threads, co] */
+    detach_old_box(L);
+    lx_thread_box *box = lua_newuserdatauv(L, sizeof *box, 0); /* [threads, co, box] */
+    box->st = *st;
+    box->co = co;
+    luaL_setmetatable(L, LX_THREADBOX);
     lua_rawset(L, -3); /* [threads] */
     lua_pop(L, 1);
-    *extra_slot(co) = box;
+    *extra_slot(co) = &box->st;
     for (int i = 0; i < LX_MAX_BOUND; i++)
         if (g_bound[i] == NULL || g_bound[i] == co) {
             g_bound[i] = co;
@@ -118,14 +151,14 @@ void lx_bind_thread(lua_State *L, lua_State *co, const lx_state *st) {
 }
 
 void lx_unbind_thread(lua_State *L, lua_State *co) {
-    for (int i = 0; i < LX_MAX_BOUND; i++)
-        if (g_bound[i] == co) g_bound[i] = NULL;
+    forget_bound(co);
     *extra_slot(co) = eager_state(L);
     lua_getfield(L, LUA_REGISTRYINDEX, LX_THREADS); /* [threads] */
     lua_pushthread(co);
     lua_xmove(co, L, 1); /* [threads, co] */
-    lua_pushnil(L);      /* [threads, co, nil] */
-    lua_rawset(L, -3);   /* [threads] */
+    detach_old_box(L);
+    lua_pushnil(L);    /* [threads, co, nil] */
+    lua_rawset(L, -3); /* [threads] */
     lua_pop(L, 1);
 }
 
@@ -559,6 +592,11 @@ static void build_meta(lua_State *L) {
     luaL_newmetatable(L, LX_ERROR); /* [mt] */
     lua_pushcfunction(L, error_tostring);
     lua_setfield(L, -2, "__tostring");
+    lua_pop(L, 1);
+    /* thread state boxes */
+    luaL_newmetatable(L, LX_THREADBOX);
+    lua_pushcfunction(L, threadbox_gc);
+    lua_setfield(L, -2, "__gc");
     lua_pop(L, 1);
     /* ivalue boxes */
     luaL_newmetatable(L, LX_IVBOX);
