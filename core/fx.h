@@ -49,6 +49,7 @@
 #include "core/ivalue.h"
 #include "core/passes.h"
 #include "core/provenance.h"
+#include "core/random.h"
 #include "core/registry.h"
 #include "core/schema.h"
 #include "core/strbuf.h"

@@ -56,7 +56,8 @@ const fx_opdef *fx_op_lookup(const char *qualname);
 /* All overloads of an op name ("add"), in ops.def order; returns how many (<= max) were put in
  * out. */
 int fx_op_overloads(const char *name, const fx_opdef **out, int max);
-/* "aten.add.Tensor", as graphs print targets (with "torch.ops." in front in code form). */
+/* "add.Tensor" (name.overload; graphs print "torch.ops.aten." in front of it). Owned by the
+ * registry, valid for the process lifetime. */
 const char *fx_op_qualname(const fx_opdef *op);
 bool fx_op_is_inplace(const fx_opdef *op);
 bool fx_op_is_view(const fx_opdef *op);

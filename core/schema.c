@@ -117,6 +117,13 @@ static int read_default(reader *r, fx_arg_schema *a) {
     } else if (text[0] == '"' || text[0] == '\'') {
         text[n - 1] = 0;
         a->def = fx_iv_str(text + 1);
+    } else if (a->type == FX_TY_INT_LIST && (isdigit((unsigned char)text[0]) || text[0] == '-')) {
+        /* int[2] stride=1 means [1, 1] */
+        int64_t v[FX_SCHEMA_MAX_ARGS];
+        int k = a->list_len > 0 ? a->list_len : 1;
+        for (int i = 0; i < k && i < FX_SCHEMA_MAX_ARGS; i++) v[i] = strtoll(text, NULL, 10);
+        int rc = fx_iv_int_list(k, v, &a->def, r->err);
+        if (rc) return rc;
     } else if (isdigit((unsigned char)text[0]) || text[0] == '-') {
         char *end;
         long long iv = strtoll(text, &end, 10);

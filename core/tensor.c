@@ -13,7 +13,8 @@ void fx_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
     int64_t s = 1;
     for (int d = ndim - 1; d >= 0; d--) {
         strides[d] = s;
-        s *= sizes[d] > 1 ? sizes[d] : 1;
+        /* saturate instead of overflowing: such sizes are rejected by the allocation check */
+        if (__builtin_mul_overflow(s, sizes[d] > 1 ? sizes[d] : 1, &s)) s = INT64_MAX;
     }
 }
 
