@@ -131,7 +131,7 @@ static int map_arg(fstate *s, const fx_ivalue *v, fx_ivalue *out) {
 /* Replays raw view node i (a view op) on functional value `on`. */
 static fx_node *replay_view(fstate *s, int i, fx_node *on) {
     const fx_node *r = s->raw_nodes[i];
-    fx_ivalue args[FX_SCHEMA_MAX_ARGS];
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0};
     int na = r->nargs, rc = FX_OK, made = 0;
     for (; made < na && !rc; made++) {
         if (made == r->aten->schema.view_arg) args[made] = fx_iv_node(on);
@@ -351,7 +351,7 @@ static int do_assign(fstate *s, int i) {
     if (rc) return rc;
     s->version[k]++;
     if (!val->mutation) {
-        fx_mutation mu = {(char *)state_name(s, k), s->version[k], "buffer assignment", NULL,
+        fx_mutation mu = {(char *)state_name(s, k), s->version[k], (char *)"buffer assignment", NULL,
                           (char *)r->name};
         rc = fx_node_set_mutation(val, &mu, s->err);
     }

@@ -21,7 +21,7 @@
  *     fx_tracer_finish(tr, &out, 1, &err);
  *     fx_graph *raw; fx_input_info *infos; int ninfos;
  *     fx_tracer_take(tr, &raw, &infos, &ninfos, &err);
- *     fx_named_tensor st = {"state", y};
+ *     fx_named_tensor st = {(char *)"state", y};
  *     fx_program *ep;
  *     fx_export_opts eo = {0};
  *     fx_export_build(raw, infos, ninfos, &st, 1, &eo, &ep, &err);    // mul + BUFFER_MUTATION

@@ -173,7 +173,7 @@ static int run_node(fx_interp *it, fx_node *n, fx_ivalue *res, fx_err *err) {
         return fx_err_setf(err, FX_ENOTIMPL, "the interpreter cannot run %s yet", n->target);
     }
     const fx_schema *s = &n->aten->schema;
-    fx_ivalue args[FX_SCHEMA_MAX_ARGS], outs[FX_SCHEMA_MAX_RETS];
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0}, outs[FX_SCHEMA_MAX_RETS];
     int made = 0, rc = FX_OK;
     for (; made < n->nargs && !rc; made++) rc = resolve(it, &n->args[made], &args[made], err);
     if (!rc) rc = fx_dispatch(&it->eager, n->aten, args, outs, err);

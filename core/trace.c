@@ -214,7 +214,7 @@ static int trace_record(void *ud, const fx_opdef *op, const fx_ivalue *args, con
                         fx_err *err) {
     fx_tracer *tr = ud;
     const fx_schema *s = &op->schema;
-    fx_ivalue nargs[FX_SCHEMA_MAX_ARGS];
+    fx_ivalue nargs[FX_SCHEMA_MAX_ARGS] = {0};
     int rc = FX_OK, made = 0;
     for (; made < s->nargs && !rc; made++) rc = to_node_arg(tr, &args[made], &nargs[made], err);
     fx_node *n = NULL;

@@ -60,7 +60,7 @@ static fx_program *export_s1(fx_tensor *state, fx_tensor *x_example, fx_err *err
     fx_input_info *infos;
     int ninfos;
     assert_int_equal(fx_tracer_take(tr, &raw, &infos, &ninfos, err), FX_OK);
-    fx_named_tensor st = {"state", state};
+    fx_named_tensor st = {(char *)"state", state};
     fx_program *ep = NULL;
     fx_export_opts eo = {0};
     int rc = fx_export_build(raw, infos, ninfos, &st, 1, &eo, &ep, err);
@@ -204,7 +204,7 @@ static void test_s1_unlifted_twice(void **unused) {
     fx_tensor *mine = tensor_f(FX_DTYPE_F16, 3, sv);
     double cv[3] = {1, 2, 3};
     fx_tensor *konst = tensor_f(FX_DTYPE_F16, 3, cv);
-    fx_named_tensor attrs[2] = {{"state", mine}, {"lifted_tensor_0", konst}};
+    fx_named_tensor attrs[2] = {{(char *)"state", mine}, {(char *)"lifted_tensor_0", konst}};
     fx_interp_opts o = {0};
     o.attr = attr_two;
     o.attr_ud = attrs;

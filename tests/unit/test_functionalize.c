@@ -72,7 +72,7 @@ static fx_program *check_program(program_fn prog, fx_tensor *buf0, fx_tensor *x0
     fx_input_info *infos;
     int ninfos;
     assert_int_equal(fx_tracer_take(tr, &raw, &infos, &ninfos, &err), FX_OK);
-    fx_named_tensor st = {"buf", buf0};
+    fx_named_tensor st = {(char *)"buf", buf0};
     fx_program *ep;
     fx_export_opts eo = {0};
     rc = fx_export_build(raw, infos, ninfos, &st, 1, &eo, &ep, &err);
