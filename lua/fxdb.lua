@@ -132,7 +132,7 @@ end
 
 local CHECK_MT = {}
 CHECK_MT.__tostring = function(c)
-  local lines = {string.format("check: %s  (%d outputs, %d buffer updates; max abs error %g)",
+  local lines = {string.format("check: %s  (%d outputs, %d mutations; max abs error %g)",
     c.ok and "OK" or "MISMATCH", c.noutputs, c.nbuffers, c.max_abs_error)}
   for _, e in ipairs(c.entries) do
     lines[#lines + 1] = string.format("  %-28s %-12s max abs error %g%s", e.what, e.type, e.err,
@@ -156,7 +156,25 @@ function fxdb.check(m, ep, args)
   local saved = {}
   for i, s in ipairs(state) do saved[i] = s.tensor:clone() end
   local snap = E.snapshot(m)
-  local eager = table.pack(m(table.unpack(args, 1, args.n or #args)))
+  -- eager runs on clones of the inputs, so input mutations can be compared and args stay intact
+  local eager_args, user_index = {}, {}
+  for i = 1, (args.n or #args) do
+    local a = args[i]
+    if torch.is_tensor(a) then
+      a = a:clone()
+      user_index[#user_index + 1] = a
+    end
+    eager_args[i] = a
+  end
+  local eager_inputs = {}
+  local k = 0
+  for _, spec in ipairs(ep.graph_signature.input_specs) do
+    if spec.kind == "USER_INPUT" then
+      k = k + 1
+      eager_inputs[spec.arg.name] = user_index[k]
+    end
+  end
+  local eager = table.pack(m(table.unpack(eager_args, 1, args.n or #args)))
   -- outputs may alias module state (return self.cache): copy them before the state is restored
   for i = 1, eager.n do
     if torch.is_tensor(eager[i]) then eager[i] = eager[i]:clone() end
@@ -197,7 +215,11 @@ function fxdb.check(m, ep, args)
   for i, spec in ipairs(r.specs) do -- signature order, so reports are stable
     if spec.kind ~= "USER_OUTPUT" then
       c.nbuffers = c.nbuffers + 1
-      compare("buffer " .. spec.target, eager_state[spec.target], r.values[i])
+      if spec.kind == "USER_INPUT_MUTATION" then
+        compare("input " .. spec.target, eager_inputs[spec.target], r.values[i])
+      else
+        compare("buffer " .. spec.target, eager_state[spec.target], r.values[i])
+      end
     end
   end
   return c
