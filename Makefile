@@ -94,16 +94,16 @@ $(BUILD)/tests/%: tests/viz/%.c $(BUILD)/libfxviz.a $(BUILD)/libfxdb.a
 
 # --- dependencies -------------------------------------------------------------------------------
 DEBS := liblua5.4-dev libgraphviz-dev graphviz libopenblas-dev libedit-dev libcjson-dev \
-        libfp16-dev libcmocka-dev xxd pkg-config gcc make
+        libfp16-dev libcmocka-dev xxd pkg-config gcc make tmux
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 deps:
 	@if pkg-config --exists $(PKGS) && [ -f /usr/include/fp16.h ] && command -v xxd >/dev/null \
-	    && command -v dot >/dev/null; then echo "deps: all present"; else \
+	    && command -v dot >/dev/null && command -v tmux >/dev/null; then echo "deps: all present"; else \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEBS); fi
 need-deps:
 	@pkg-config --exists $(PKGS) && [ -f /usr/include/fp16.h ] && command -v xxd >/dev/null \
-	    && command -v dot >/dev/null || $(MAKE) --no-print-directory deps
+	    && command -v dot >/dev/null && command -v tmux >/dev/null || $(MAKE) --no-print-directory deps
 
 # --- tests --------------------------------------------------------------------------------------
 test: need-deps

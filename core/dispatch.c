@@ -124,6 +124,21 @@ int fx_dispatch(fx_ctx *ctx, const fx_opdef *op, const fx_ivalue *args, fx_ivalu
 
     if (op->flags & FX_OPF_COMPOSITE) return op->kernel(&oc, a, out);
 
+    /* Autograd's check on in-place writes into leaves that require grad (eager only: export
+     * reports these itself, as aot_autograd does, naming the parameter). */
+    if (ctx->mode == FX_MODE_EAGER && !ctx->no_grad && s->mutated_arg >= 0 &&
+        a[s->mutated_arg].tag == FX_IV_TENSOR) {
+        const fx_tensor *t = a[s->mutated_arg].u.t;
+        const fx_tensor *leaf = fx_tensor_base(t) ? fx_tensor_base(t) : t;
+        if (fx_tensor_requires_grad(leaf))
+            return fx_err_setf(err, FX_EARG,
+                               fx_tensor_base(t)
+                                   ? "a view of a leaf Variable that requires grad is being used in "
+                                     "an in-place operation."
+                                   : "a leaf Variable that requires grad is being used in an "
+                                     "in-place operation.");
+    }
+
     int rc = op->meta ? op->meta(&oc, a, out)
                       : fx_err_setf(err, FX_ENOTIMPL, "%s has no meta function", op->qualname);
     if (rc == FX_OK && oc.device == FX_DEVICE_CPU && op->kernel) {

@@ -28,6 +28,8 @@ struct fx_ctx {
     fx_record_fn record;  /* trace mode: recorder, with its user data */
     void *record_ud;
     int depth;            /* nesting of composite calls; only depth 0 is recorded */
+    bool no_grad;         /* grad mode off (torch.no_grad): recorded on traced nodes; in eager
+                             mode it allows in-place ops on leaves that require grad */
 };
 
 /* Per-op call state handed to meta functions, kernels and composites. */

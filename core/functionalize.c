@@ -251,10 +251,10 @@ static const char *state_name(fstate *s, int k) {
 /* Checks that input k may be mutated by raw node `cause`. */
 static int check_mutable(fstate *s, int k, const fx_node *cause) {
     const fx_input_info *in = &s->infos[k];
-    if (in->kind == FX_INPUT_PARAMETER && in->requires_grad) {
+    if (in->kind == FX_INPUT_PARAMETER && in->requires_grad && !(cause->flags & FX_NODEF_NO_GRAD)) {
         fx_err_setf(s->err, FX_EEXPORT,
                     "Found a graph input that requires gradients, and received a mutation. This is "
-                    "currently banned in the aot_export workflow. (parameter '%s' is mutated by %s)",
+                    "currently banned in the aot_export workflow. (parameter '%s' is mutated by aten.%s)",
                     in->target, cause->aten ? fx_op_qualname(cause->aten) : cause->target);
         fx_err_hintf(s->err,
                      "update it under torch.no_grad(), or register '%s' with register_buffer if it "

@@ -641,6 +641,7 @@ fx_graph *fx_graph_clone(const fx_graph *g, fx_err *err) {
             m = new_node(c, n->op, n->target, n->name, a, na, err);
             if (m) {
                 m->aten = n->aten;
+                m->flags = n->flags;
                 if (fx_node_set_val(m, &n->val, err) || fx_node_copy_meta(m, n, err)) m = NULL;
                 if (m && n->mutation && fx_node_set_mutation(m, n->mutation, err)) m = NULL;
                 if (m && n->subgraph) {

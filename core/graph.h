@@ -75,7 +75,12 @@ struct fx_node {
     int nfrom;
     fx_mutation *mutation;    /* NULL unless this node makes a new version of a base */
     fx_graph *subgraph;       /* get_attr of a higher-order op's body: the graph; owned */
+    unsigned flags;           /* FX_NODEF_* */
     int tag;                  /* scratch for passes; no meaning between passes */
+};
+
+enum fx_node_flags {
+    FX_NODEF_NO_GRAD = 1 << 0, /* recorded with grad mode off (inside torch.no_grad) */
 };
 
 /* ---- graph lifetime --------------------------------------------------------------------------- */

@@ -225,6 +225,7 @@ static int trace_record(void *ud, const fx_opdef *op, const fx_ivalue *args, con
     for (int i = 0; i < made; i++) fx_ivalue_clear(&nargs[i]);
     if (rc) return rc;
     if ((rc = set_location(tr, n, err))) return rc;
+    if (tr->ctx.no_grad) n->flags |= FX_NODEF_NO_GRAD;
     bool single = s->nrets == 1 && s->rets[0].type == FX_TY_TENSOR;
     if (single || s->nrets == 1) {
         rc = fx_node_set_val(n, &outs[0], err);

@@ -267,6 +267,26 @@ end
 
 E.snapshot, E.restore, E.user_frame, E.input_names = snapshot, restore, user_frame, input_names
 
+-- ---- grad mode -------------------------------------------------------------------------------------
+-- torch.no_grad(fn, ...): runs fn with grad mode off (PyTorch's `with torch.no_grad():` block),
+-- restoring the previous mode even when fn raises; returns fn's results. Inside a trace, ops
+-- recorded there are marked, so a parameter updated under no_grad exports as PARAMETER_MUTATION.
+function torch.no_grad(fn, ...)
+  local prev = torch._set_grad_enabled(false)
+  local res = table.pack(pcall(fn, ...))
+  torch._set_grad_enabled(prev)
+  if not res[1] then error(res[2], 0) end
+  return table.unpack(res, 2, res.n)
+end
+
+function torch.set_grad_enabled(on)
+  torch._set_grad_enabled(on and true or false)
+end
+
+function torch.is_grad_enabled()
+  return torch._set_grad_enabled()
+end
+
 -- torch.export.save / load are not yet implemented (serialization issue).
 function torch.export.save()
   error("torch.export.save is not supported yet", 2)

@@ -621,6 +621,18 @@ static int gm_tostring(lua_State *L) {
     return 1;
 }
 
+/* ==== grad mode =================================================================================== */
+
+/* torch._set_grad_enabled(on) -> previous: grad mode of the running thread's dispatch context
+ * (the tracer's while tracing, so a trace records which ops ran under torch.no_grad). */
+static int l_set_grad_enabled(lua_State *L) {
+    lx_state *st = lx_current(L);
+    bool prev = !st->ctx->no_grad;
+    if (!lua_isnone(L, 1)) st->ctx->no_grad = !lua_toboolean(L, 1);
+    lua_pushboolean(L, prev);
+    return 1;
+}
+
 /* ==== opening ==================================================================================== */
 
 static const luaL_Reg tracer_methods[] = {
@@ -685,5 +697,8 @@ void lx_open_export(lua_State *L) {
     }
     lua_pushcfunction(L, l_tracer_new);
     lua_setfield(L, -2, "tracer");
-    lua_pop(L, 2);
+    lua_pop(L, 1);                             /* [torch] */
+    lua_pushcfunction(L, l_set_grad_enabled);
+    lua_setfield(L, -2, "_set_grad_enabled");
+    lua_pop(L, 1);
 }
