@@ -86,6 +86,7 @@ int fx_interp_new(const fx_graph *g, const fx_ivalue *inputs, int ninputs,
     it->g = g;
     if (opts) it->opts = *opts;
     fx_ctx_init(&it->eager, FX_MODE_EAGER);
+    it->eager.no_grad = true; /* running an exported graph is inference: no autograd checks */
     it->n = fx_graph_count(g);
     it->nodes = fx_calloc((size_t)it->n + 1, sizeof *it->nodes);
     it->vals = fx_calloc((size_t)it->n + 1, sizeof *it->vals);

@@ -114,7 +114,6 @@ static int make_tracing_tensor(fx_tracer *tr, const fx_tensor *example, fx_tenso
     fx_device dev = (tr->opts.real && !fx_tensor_is_meta(example)) ? FX_DEVICE_CPU : FX_DEVICE_META;
     int rc = fx_tensor_empty_strided_like(example, dev, out, err);
     if (rc) return rc;
-    (*out)->requires_grad = example->requires_grad;
     if (dev == FX_DEVICE_CPU) {
         fx_ctx eager;
         fx_ctx_init(&eager, FX_MODE_EAGER);
@@ -126,8 +125,10 @@ static int make_tracing_tensor(fx_tracer *tr, const fx_tensor *example, fx_tenso
         if (rc) {
             fx_tensor_release(*out);
             *out = NULL;
+            return rc;
         }
     }
+    (*out)->requires_grad = example->requires_grad;
     return rc;
 }
 

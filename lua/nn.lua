@@ -575,7 +575,10 @@ function Module:load_state_dict(sd, opts)
     error("Error(s) in loading state_dict for " .. class_name(self) .. ":\n\t" ..
           table.concat(msgs, "\n\t"), 2)
   end
-  for _, pair in ipairs(to_copy) do pair[1]:copy_(pair[2]) end
+  -- as PyTorch's _load_from_state_dict: param.copy_(input) under torch.no_grad()
+  torch.no_grad(function()
+    for _, pair in ipairs(to_copy) do pair[1]:copy_(pair[2]) end
+  end)
   return {missing_keys = missing, unexpected_keys = unexpected}
 end
 
