@@ -128,16 +128,27 @@ static int map_arg(fstate *s, const fx_ivalue *v, fx_ivalue *out) {
     return fx_ivalue_copy(out, v, s->err);
 }
 
+/* A metadata mutation (transpose_, t_, ...): in-place by its schema, and its twin is a view. */
+static bool is_metadata_mutation(const fx_opdef *op) {
+    return fx_op_is_inplace(op) && op->twin != FX_OP_NONE && fx_op_is_view(fx_op_get(op->twin));
+}
+
+/* The view op a raw view node stands for (the twin of a metadata mutation). */
+static const fx_opdef *view_op_of(const fx_node *r) {
+    return is_metadata_mutation(r->aten) ? fx_op_get(r->aten->twin) : r->aten;
+}
+
 /* Replays raw view node i (a view op) on functional value `on`. */
 static fx_node *replay_view(fstate *s, int i, fx_node *on) {
     const fx_node *r = s->raw_nodes[i];
+    const fx_opdef *vop = view_op_of(r);
     fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0};
     int na = r->nargs, rc = FX_OK, made = 0;
     for (; made < na && !rc; made++) {
-        if (made == r->aten->schema.view_arg) args[made] = fx_iv_node(on);
+        if (made == vop->schema.view_arg) args[made] = fx_iv_node(on);
         else rc = fx_ivalue_copy(&args[made], &r->args[made], s->err);
     }
-    fx_node *n = rc ? NULL : emit(s, r->aten->id, args, na, r);
+    fx_node *n = rc ? NULL : emit(s, vop->id, args, na, r);
     for (int k = 0; k < made; k++) fx_ivalue_clear(&args[k]);
     return n;
 }
@@ -158,7 +169,7 @@ static fx_node *read_value(fstate *s, int i) {
 
 /* "select(1, 0)" for raw view node r: its non-self arguments as printed. */
 static void view_desc(fx_strbuf *sb, const fx_node *r) {
-    const fx_schema *sc = &r->aten->schema;
+    const fx_schema *sc = &view_op_of(r)->schema;
     fx_strbuf_appendf(sb, "%s(", sc->name);
     bool first = true;
     for (int k = 0; k < r->nargs; k++) {
@@ -174,7 +185,7 @@ static void view_desc(fx_strbuf *sb, const fx_node *r) {
 /* Writes `val` (new value of view i) back into view i's parent; returns the parent's new value. */
 static fx_node *scatter_one(fstate *s, int i, fx_node *val, const fx_node *cause) {
     const fx_node *r = s->raw_nodes[i];
-    const fx_opdef *op = r->aten;
+    const fx_opdef *op = view_op_of(r);
     fx_node *p = read_value(s, s->parent[i]);
     if (!p) return NULL;
     fx_tensor *pt = fx_node_tensor(p);
@@ -335,6 +346,33 @@ static int do_inplace(fstate *s, int i) {
     return rc;
 }
 
+/* transpose_(x) and friends. On a graph input (or a view of one) this is aot_autograd's error;
+ * on an intermediate it is a new view of x, which later uses of x (re-tagged by the tracer to
+ * this node) read. */
+static int do_metadata_mutation(fstate *s, int i) {
+    const fx_node *r = s->raw_nodes[i];
+    int m = r->aten->schema.mutated_arg;
+    if (r->args[m].tag != FX_IV_NODE) return fx_err_setf(s->err, FX_EINTERNAL, "metadata mutation of a non-node");
+    int p = canon_of(s, r->args[m].u.node);
+    int b = s->base[p];
+    if (s->ph_index[b] >= 0) {
+        const fx_input_info *in = &s->infos[s->ph_index[b]];
+        fx_err_setf(s->err, FX_EEXPORT,
+                    "Found an input that received a metadata mutation, through e.g. a call to "
+                    "`.resize_()` or `.transpose_()`. This is currently banned in the aot_export "
+                    "workflow. (%s '%s' is changed by aten.%s)",
+                    in->kind == FX_INPUT_USER_INPUT ? "input" : "state",
+                    in->target ? in->target : in->node->name, fx_op_qualname(r->aten));
+        fx_err_hintf(s->err, "use the out-of-place view instead (x = x:%s(...)), which leaves the "
+                             "input's metadata alone",
+                     fx_op_get(r->aten->twin)->schema.name);
+        return fail_at(s, r, FX_EEXPORT, "metadata_mutation");
+    }
+    s->parent[i] = p;
+    s->base[i] = b;
+    return read_value(s, i) ? FX_OK : (s->err->code ? s->err->code : FX_EINTERNAL);
+}
+
 static int do_assign(fstate *s, int i) {
     const fx_node *r = s->raw_nodes[i];
     if (r->nargs < 2 || r->args[0].tag != FX_IV_NODE || r->args[1].tag != FX_IV_NODE)
@@ -450,6 +488,8 @@ int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos
                                 r->target);
                     rc = fail_at(&s, r, FX_ENOTIMPL, "not_implemented");
                 }
+            } else if (is_metadata_mutation(r->aten)) {
+                rc = do_metadata_mutation(&s, i);
             } else if (fx_op_is_inplace(r->aten)) {
                 rc = do_inplace(&s, i);
             } else if (fx_op_is_view(r->aten)) {
