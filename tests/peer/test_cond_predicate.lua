@@ -1,0 +1,21 @@
+-- tests/peer/test_cond_predicate.lua — ExportDB cond_predicate (torch.cond).
+-- Layer: tests. torch.cond is not in fxdb yet (future issue: control flow / higher-order ops):
+-- the clear "not yet supported" error in both modes. PyTorch folds the static predicate
+-- (x.dim() > 2 and x.shape[2] > 10 is false) and traces sin(x).
+local P = dofile("tests/peer/peer.lua")
+local T = P.T
+
+local CondPredicate = nn.Module:extend("CondPredicate")
+function CondPredicate:forward(x)
+  local pred = x:dim() > 2 and x.shape[3] > 10
+  return torch.cond(pred, function(v) return v:cos() end, function(v) return v:sin() end, {x})
+end
+
+P.modes(function(strict, mode)
+  T.test("cond_predicate: torch.cond is not yet supported, " .. mode, function()
+    P.export_fails("not_implemented", "torch.cond is not yet supported by fxdb", CondPredicate(),
+      {torch.randn(6, 4, 3)}, {strict = strict})
+  end)
+end)
+
+P.done()
