@@ -174,6 +174,7 @@ local function do_export(m, args, opts, strict, tr)
     else kind, prefix = "CONSTANT_TENSOR", "c_" end
     s.traced = tr:input(kind, state_name(prefix, s.path), s.path, s.persistent, s.tensor)
     s.owner:_raw_set(s.kind, s.name, s.traced)
+    for _, a in ipairs(s.aliases or {}) do a.owner:_raw_set(a.kind, a.name, s.traced) end
     if kind ~= "CONSTANT_TENSOR" then statelist[#statelist + 1] = {s.path, s.tensor} end
   end
 
@@ -201,8 +202,16 @@ local function do_export(m, args, opts, strict, tr)
 
   if not strict then
     -- aot_autograd's _detect_attribute_assignment: compare after the call.
+    local slots = {}
     for _, s in ipairs(state) do
-      local now = s.owner:_raw_get(s.kind, s.name)
+      slots[#slots + 1] = {s = s, owner = s.owner, kind = s.kind, name = s.name}
+      for _, a in ipairs(s.aliases or {}) do
+        slots[#slots + 1] = {s = s, owner = a.owner, kind = a.kind, name = a.name}
+      end
+    end
+    for _, slot in ipairs(slots) do
+      local s = slot.s
+      local now = slot.owner:_raw_get(slot.kind, slot.name)
       if now ~= s.traced then
         if s.kind == "buffer" and torch.is_tensor(now) then
           tr:assign_buffer(s.path, s.traced, now)
@@ -221,8 +230,8 @@ local function do_export(m, args, opts, strict, tr)
       for k, v in next, (rawget(mod, "__dict") or mod) do -- plain attributes live in __dict (nn.lua)
         if type(k) == "string" and torch.is_tensor(v) then
           local known = false
-          for _, s in ipairs(state) do
-            if s.owner == mod and s.name == k then known = true break end
+          for _, slot in ipairs(slots) do
+            if slot.owner == mod and slot.name == k then known = true break end
           end
           if not known then
             local p = path == "" and k or (path .. "." .. k)

@@ -653,16 +653,23 @@ end
 
 -- m:_named_state() -> list of {kind, path, name, owner, tensor, persistent}: parameters, then
 -- buffers, then plain tensor attributes, each over named_modules() in registration order and
--- each tensor once (PyTorch's named_parameters / named_buffers remove duplicates).
+-- each tensor once (PyTorch's named_parameters / named_buffers remove duplicates); every other
+-- slot holding the same tensor is listed in the entry's `aliases` ({kind, owner, name}).
 function Module:_named_state()
   local out = {}
   local mods = self:named_modules()
   local seen = {}
   local function add(kind, prefix, m, name, t, persistent)
-    if t == nil or seen[t] then return end
-    seen[t] = true
-    out[#out + 1] = {kind = kind, path = prefix == "" and name or (prefix .. "." .. name),
-                     name = name, owner = m, tensor = t, persistent = persistent}
+    if t == nil then return end
+    if seen[t] then -- the same tensor in another slot (a buffer shared by two submodules)
+      local first = seen[t]
+      first.aliases[#first.aliases + 1] = {kind = kind, owner = m, name = name}
+      return
+    end
+    local e = {kind = kind, path = prefix == "" and name or (prefix .. "." .. name),
+               name = name, owner = m, tensor = t, persistent = persistent, aliases = {}}
+    seen[t] = e
+    out[#out + 1] = e
   end
   for _, pm in ipairs(mods) do
     local d = dict(pm[2])
