@@ -538,6 +538,11 @@ void lx_push_ivalue(lua_State *L, const fx_ivalue *v) {
 int lx_dispatch(lua_State *L, const fx_opdef *op, fx_ivalue *args) {
     lx_state *st = lx_current(L);
     int nrets = op->schema.nrets;
+    if ((op->flags & FX_OPF_CREATION) && lx_default_device(L) == FX_DEVICE_META)
+        for (int i = 0; i < op->schema.nargs; i++) /* torch.set_default_device("meta") */
+            if (op->schema.args[i].type == FX_TY_DEVICE &&
+                (args[i].tag == FX_IV_UNSET || args[i].tag == FX_IV_NONE))
+                args[i] = fx_iv_device(FX_DEVICE_META);
     fx_ivalue *outs = lx_ivbox_new(L, nrets); /* [box] */
     int box = lua_gettop(L);
     fx_err err;
@@ -686,6 +691,7 @@ int fxlua_openlibs(lua_State *L) {
     lx_open_torch(L);
     lx_open_export(L);
     lx_open_debug(L);
+    lx_open_safetensors(L);
     if (lua_getglobal(L, "fxdb") != LUA_TTABLE) { /* fxdb exists for registration */
         lua_newtable(L);
         lua_setglobal(L, "fxdb");

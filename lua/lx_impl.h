@@ -80,6 +80,9 @@ void lx_open_torch(lua_State *L);    /* lx_torch.c: global torch, torch.ops.aten
 void lx_open_graph(lua_State *L);    /* lx_graph.c: Graph and Node metatables */
 void lx_open_export(lua_State *L);   /* lx_export.c: torch.export, ExportedProgram */
 void lx_open_debug(lua_State *L);    /* lx_debug.c: global fxdb */
+void lx_open_safetensors(lua_State *L); /* lx_safetensors.c: torch.load/save_safetensors */
+/* The device of torch.set_default_device (lx_torch.c); lx_dispatch gives it to creation ops. */
+fx_device lx_default_device(lua_State *L);
 
 /* ---- additions (lua engineer): helpers shared by lx_aux.c, lx_bind.c, lx_tensor.c, lx_index.c,
  * lx_torch.c -------------------------------------------------------------------------------------- */

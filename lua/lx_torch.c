@@ -249,6 +249,35 @@ static int l_memory_stats(lua_State *L) {
     return 1;
 }
 
+/* ==== default device ========================================================================= */
+
+#define LX_DEFAULT_DEVICE "fxdb.default_device" /* registry: true while the default is meta */
+
+/* torch.set_default_device("meta" | "cpu" | nil): the device creation ops (zeros, ones, full,
+ * empty, arange, rand, randn) use when none is given, as torch.set_default_device does; building
+ * a module under "meta" allocates no weights. Returns nothing.  [-0, +0, e] */
+static int l_set_default_device(lua_State *L) {
+    const char *d = luaL_optstring(L, 1, "cpu");
+    if (strcmp(d, "cpu") && strcmp(d, "meta"))
+        return luaL_argerror(L, 1, lua_pushfstring(L, "unsupported device '%s' (cpu or meta)", d));
+    lua_pushboolean(L, !strcmp(d, "meta"));
+    lua_setfield(L, LUA_REGISTRYINDEX, LX_DEFAULT_DEVICE);
+    return 0;
+}
+
+/* torch.get_default_device() -> "cpu" | "meta".  [-0, +1, -] */
+static int l_get_default_device(lua_State *L) {
+    lua_pushstring(L, lx_default_device(L) == FX_DEVICE_META ? "meta" : "cpu");
+    return 1;
+}
+
+fx_device lx_default_device(lua_State *L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, LX_DEFAULT_DEVICE); /* [flag] */
+    bool meta = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return meta ? FX_DEVICE_META : FX_DEVICE_CPU;
+}
+
 /* torch._has_op("arange.default") -> boolean: lets torch.lua pick between ops.  [-0, +1, e] */
 static int l_has_op(lua_State *L) {
     lua_pushboolean(L, fx_op_lookup(luaL_checkstring(L, 1)) != NULL);
@@ -372,6 +401,8 @@ static const luaL_Reg torch_funcs[] = {
     {"initial_seed", l_initial_seed},
     {"_has_op", l_has_op},
     {"_memory_stats", l_memory_stats},
+    {"set_default_device", l_set_default_device},
+    {"get_default_device", l_get_default_device},
     {NULL, NULL},
 };
 

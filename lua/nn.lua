@@ -520,11 +520,13 @@ local function shape_str(t)
 end
 
 -- m:load_state_dict(sd [, {strict = true}]) -> {missing_keys = ..., unexpected_keys = ...}
+-- sd may also be the path of a .safetensors file (torch.load_safetensors reads it).
 -- Copies each value into the module's tensor in place (copy_). Errors as PyTorch words them.
 function Module:load_state_dict(sd, opts)
   local strict = true
   if type(opts) == "table" and opts.strict ~= nil then strict = opts.strict
   elseif type(opts) == "boolean" then strict = opts end
+  if type(sd) == "string" then sd = torch.load_safetensors(sd) end -- a .safetensors path
   if type(sd) ~= "table" then
     error("Expected state_dict to be dict-like, got " .. typename(sd) .. ".", 2)
   end
