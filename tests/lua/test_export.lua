@@ -1,0 +1,189 @@
+-- tests/lua/test_export.lua — export and functionalization behaviours beyond the seed cases:
+-- user-input mutation, training IR and run_decompositions, parameters under no_grad, metadata
+-- mutation, buffers shared by submodules, reassignment then in-place, outputs aliasing inputs,
+-- state restored after failures. Each program is also checked against eager (fxdb.check).
+local T = dofile("tests/lua/harness.lua")
+
+local function targets(ep)
+  local out = {}
+  for _, n in ipairs(ep.graph.nodes) do
+    if n.op == "call_function" then out[#out + 1] = n.name .. "=" .. n.target end
+  end
+  return table.concat(out, " ")
+end
+
+local function specs(list)
+  local out = {}
+  for _, s in ipairs(list) do out[#out + 1] = tostring(s) end
+  return table.concat(out, "; ")
+end
+
+-- ExportDB user_input_mutation (2.4 functional form)
+local UserInputMutation = nn.Module:extend("UserInputMutation")
+function UserInputMutation:forward(x)
+  x:mul_(2)
+  return x:add(1)
+end
+
+T.test("user input mutation: USER_INPUT_MUTATION output first", function()
+  for _, strict in ipairs{true, false} do
+    local x = torch.randn(3, 2)
+    local x0 = x:clone()
+    local ep = torch.export.export(UserInputMutation(), {x}, {strict = strict})
+    T.eq(targets(ep), "mul=aten.mul.Tensor add=aten.add.Tensor")
+    T.eq(specs(ep.graph_signature.output_specs), "mul: USER_INPUT_MUTATION target='x'; add: USER_OUTPUT")
+    T.eq(fxdb._max_abs_diff(x, x0), 0, "export does not touch the input")
+    local c = fxdb.check(UserInputMutation(), ep, {x})
+    T.truthy(c.ok, tostring(c))
+    T.eq(fxdb._max_abs_diff(x, x0), 0, "check does not touch the input")
+  end
+end)
+
+T.test("training IR keeps in-place ops; run_decompositions gives the functional program", function()
+  local M = nn.Module:extend("M")
+  function M:init() self:register_buffer("state", torch.zeros(3)) end
+  function M:forward(x)
+    self.state:add_(x)
+    x:mul_(2)
+    return self.state * x
+  end
+  local ep = torch.export.export(M(), {torch.ones(3)}, {ir = "training"})
+  T.eq(targets(ep), "add_=aten.add_.Tensor mul_=aten.mul_.Tensor mul=aten.mul.Tensor")
+  T.eq(specs(ep.graph_signature.output_specs), "mul: USER_OUTPUT")
+  local fep = ep:run_decompositions()
+  T.eq(targets(fep), "add=aten.add.Tensor mul=aten.mul.Tensor mul_1=aten.mul.Tensor")
+  T.eq(specs(fep.graph_signature.output_specs),
+    "add: BUFFER_MUTATION target='state'; mul: USER_INPUT_MUTATION target='x'; mul_1: USER_OUTPUT")
+end)
+
+T.test("parameter mutation: error with grad, PARAMETER_MUTATION under no_grad", function()
+  local Bad = nn.Module:extend("Bad")
+  function Bad:init() self.w = nn.Parameter(torch.ones(3)) end
+  function Bad:forward(x)
+    self.w:add_(x)
+    return self.w * 2
+  end
+  local m = Bad()
+  local e = T.checkerr("Found a graph input that requires gradients, and received a mutation",
+    torch.export.export, m, {torch.ones(3)})
+  T.eq(e.kind, "mutation_of_parameter")
+  T.truthy(e.hint:find("no_grad", 1, true), e.hint)
+  T.eq(m.w[0]:item(), 1, "the parameter is untouched")
+  local Good = nn.Module:extend("Good")
+  function Good:init() self.w = nn.Parameter(torch.ones(3)) end
+  function Good:forward(x)
+    torch.no_grad(function() self.w:add_(x) end)
+    return self.w * 2
+  end
+  local ep = torch.export.export(Good(), {torch.ones(3)})
+  T.eq(specs(ep.graph_signature.output_specs), "add: PARAMETER_MUTATION target='w'; mul: USER_OUTPUT")
+  T.truthy(torch.is_grad_enabled(), "grad mode restored")
+  T.checkerr("a leaf Variable that requires grad is being used in an in-place operation",
+    function() local p = nn.Parameter(torch.ones(2)); p:add_(1) end)
+end)
+
+T.test("metadata mutation: an error on inputs, a view on intermediates", function()
+  local Input = nn.Module:extend("Input")
+  function Input:forward(x)
+    x:t_()
+    return x + 1
+  end
+  local e = T.checkerr("Found an input that received a metadata mutation",
+    torch.export.export, Input(), {torch.randn(2, 3)})
+  T.eq(e.kind, "metadata_mutation")
+  T.eq(e.location, "tests/lua/test_export.lua:88")
+  local Inter = nn.Module:extend("Inter")
+  function Inter:forward(x)
+    local y = x + 1
+    y:transpose_(0, 1)
+    y:mul_(2)
+    return y
+  end
+  local x = torch.randn(2, 3)
+  local ep = torch.export.export(Inter(), {x})
+  T.truthy(targets(ep):find("transpose=aten.transpose.int", 1, true), targets(ep))
+  T.truthy(fxdb.check(Inter(), ep, {x}).ok)
+end)
+
+T.test("a buffer shared by two submodules, mutated in each, then reassigned", function()
+  local Inc = nn.Module:extend("Inc")
+  function Inc:init(buf) self:register_buffer("count", buf) end
+  function Inc:forward(x)
+    self.count:add_(1)
+    return x * self.count
+  end
+  local Top = nn.Module:extend("Top")
+  function Top:init()
+    local shared = torch.zeros(2)
+    self.a = Inc(shared)
+    self.b = Inc(shared)
+    self:register_buffer("acc", torch.zeros(2))
+  end
+  function Top:forward(x)
+    local z = self.b(self.a(x))
+    self.acc = self.acc + z
+    self.acc:mul_(2)
+    return z, x:view(2, 1), z
+  end
+  local m, x = Top(), torch.ones(2)
+  for _, strict in ipairs{true, false} do
+    local ep = torch.export.export(m, {x}, {strict = strict})
+    T.eq(specs(ep.graph_signature.input_specs),
+      "b_acc: BUFFER target='acc' persistent=True; b_a_count: BUFFER target='a.count' persistent=True; x: USER_INPUT")
+    T.eq(specs(ep.graph_signature.output_specs),
+      "mul_2: BUFFER_MUTATION target='acc'; add_1: BUFFER_MUTATION target='a.count'; " ..
+      "mul_1: USER_OUTPUT; view: USER_OUTPUT; mul_1: USER_OUTPUT")
+    local pv = fxdb.provenance(ep, "a.count").steps
+    T.eq(#pv, 3)
+    T.eq(pv[2].node.meta.nn_module_stack[2].path, "a")
+    T.eq(pv[3].node.meta.nn_module_stack[2].path, "b")
+    local acc = fxdb.provenance(ep, "acc").steps
+    if strict then -- the assignment is seen where it happens
+      T.eq(#acc, 3)
+      T.eq(acc[2].from_op, "buffer assignment")
+      T.eq(acc[3].from_op, "aten.mul_.Tensor")
+    else -- non-strict learns of the reassignment after the call: one version, the final value
+      T.eq(#acc, 2)
+      T.eq(acc[2].from_op, "buffer assignment")
+      T.eq(acc[2].node.name, "mul_2")
+    end
+    local c = fxdb.check(m, ep, {x})
+    T.truthy(c.ok, tostring(c))
+  end
+  T.truthy(rawequal(m.a.count, m.b.count), "still shared after export")
+  T.eq(m.a.count[0]:item(), 0)
+end)
+
+T.test("a failed export inside forward restores every attribute, buffer and parameter", function()
+  local M = nn.Module:extend("M")
+  function M:init()
+    self.lin = nn.Linear(2, 2)
+    self:register_buffer("b", torch.zeros(2))
+    self.n = 1
+  end
+  function M:forward(x)
+    self.n = self.n + 1
+    self.b = self.b + 1
+    error("boom in forward")
+  end
+  local m = M()
+  local w, b = m.lin.weight, m.b
+  for _, strict in ipairs{true, false} do
+    T.checkerr("boom in forward", torch.export.export, m, {torch.ones(2)}, {strict = strict})
+    T.truthy(rawequal(m.lin.weight, w) and rawequal(m.b, b))
+    T.eq(m.n, 1)
+    T.eq(#nn._module_stack, 0)
+  end
+end)
+
+T.test("a shape error during tracing names the Lua line", function()
+  local M = nn.Module:extend("M")
+  function M:forward(x)
+    return x + torch.ones(4)
+  end
+  local e = T.checkerr("The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 0",
+    torch.export.export, M(), {torch.ones(3)})
+  T.eq(e.location, "tests/lua/test_export.lua:175")
+end)
+
+T.done()
