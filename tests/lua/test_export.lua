@@ -183,7 +183,7 @@ T.test("a shape error during tracing names the Lua line", function()
   end
   local e = T.checkerr("The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 0",
     torch.export.export, M(), {torch.ones(3)})
-  T.eq(e.location, "tests/lua/test_export.lua:175")
+  T.eq(e.location, "tests/lua/test_export.lua:182")
 end)
 
 T.done()
