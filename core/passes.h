@@ -10,6 +10,13 @@
  * placeholder). Returns the number removed in *removed (may be NULL). */
 int fx_pass_dce(fx_graph *g, int *removed, fx_err *err);
 
+/* reinplace (pass_reinplace.c): on an unlifted graph (fx_program_unlift), turns functional ops
+ * on module state or intermediates back into in-place ops where no later reader of the old value
+ * exists, select_scatter / slice_scatter into a view plus copy_, and drops the copy_ into a
+ * buffer that became redundant. Never writes a graph input. `count` (may be NULL) receives the
+ * number of ops rewritten. The graph computes the same values before and after. */
+int fx_pass_reinplace(fx_graph *g, int *count, fx_err *err);
+
 /* Functionalization (functionalize.c): raw graph -> functional graph, DESIGN.md §6.
  * `infos` describe the raw graph's placeholders (kind, target), in placeholder order.
  * The functional graph's output lists, first, one new value per mutated placeholder (in

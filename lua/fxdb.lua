@@ -81,6 +81,12 @@ function fxdb.print(v)
   print(v)
 end
 
+-- fxdb.reinplace(ep): the unlifted module with functional ops on state turned back into in-place
+-- ops where nothing reads the old value later (and the copy_ they make redundant removed).
+function fxdb.reinplace(ep)
+  return current(ep):module({reinplace = true})
+end
+
 -- ---- running and checking -------------------------------------------------------------------------
 
 local function user_tensors(args)
@@ -182,7 +188,9 @@ function fxdb.check(m, ep, args)
   local eager_state = {}
   for _, s in ipairs(m:_named_state()) do eager_state[s.path] = s.tensor:clone() end
   E.restore(snap)
-  for i, s in ipairs(state) do s.tensor:copy_(saved[i]) end
+  torch.no_grad(function()
+    for i, s in ipairs(state) do s.tensor:copy_(saved[i]) end
+  end)
 
   local flat = {}
   for i = 1, eager.n do

@@ -12,6 +12,8 @@
  *   tr:finish({outputs...})                      -> append the output node
  *   tr:raw_graph()                               -> Graph (borrowed view of the raw graph so far)
  *   tr:build({{name, tensor}...}, opts)          -> ExportedProgram (consumes the trace)
+ *   tr:attach(h)                                 -> a debugger session's SessionHook h gets every
+ *                                                   recorded node and may pause co (lx_session.c)
  *
  * Userdata: "fxdb.Tracer" (box: fx_tracer*), "fxdb.ExportedProgram" (box: fx_program*; user value
  * 1 = a cache table for the Graph objects it hands out), "fxdb.GraphModule" (box: unlifted graph +
@@ -34,6 +36,7 @@ typedef struct lx_tracer {
     fx_tracer *tr;       /* owned; NULL once built or collected */
     lua_State *co;       /* the coroutine running forward (for locations); borrowed */
     lua_State *L;        /* the state owning the tracer */
+    lx_sess *sess;       /* the attached debugger session hook (kept alive by user value 1), or NULL */
     char pool[8192];     /* module-stack strings for the where callback */
 } lx_tracer;
 
@@ -43,9 +46,21 @@ static lx_tracer *check_tracer(lua_State *L, int idx) {
     return t;
 }
 
+fx_tracer *lx_check_tracer(lua_State *L, int idx) {
+    return check_tracer(L, idx)->tr;
+}
+
+/* fx_step_fn: hands each recorded node to the attached debugger session, if any. */
+static int tracer_step(void *ud, fx_node *n, fx_err *err) {
+    lx_tracer *t = ud;
+    return t->sess ? lx_session_on_node(t->sess, n, err) : FX_OK;
+}
+
 static int tracer_gc(lua_State *L) {
     lx_tracer *t = luaL_checkudata(L, 1, LX_TRACER);
     if (t->co) lx_unbind_thread(L, t->co);
+    if (t->sess) lx_session_bound(t->sess, NULL);
+    t->sess = NULL;
     fx_tracer_free(t->tr);
     t->tr = NULL;
     t->co = NULL;
@@ -105,11 +120,11 @@ static int l_tracer_new(lua_State *L) {
         real = lua_toboolean(L, -1);
         lua_pop(L, 1);
     }
-    lx_tracer *t = lua_newuserdatauv(L, sizeof *t, 0); /* [tracer] */
+    lx_tracer *t = lua_newuserdatauv(L, sizeof *t, 1); /* [tracer] */
     memset(t, 0, sizeof *t);
     luaL_setmetatable(L, LX_TRACER);
     t->L = L;
-    fx_trace_opts o = {real, tracer_where, t, NULL, NULL};
+    fx_trace_opts o = {real, tracer_where, t, tracer_step, t};
     fx_err err;
     fx_err_clear(&err);
     t->tr = fx_tracer_new(&o, &err);
@@ -154,9 +169,11 @@ static int l_tracer_bind(lua_State *L) {
     lx_tracer *t = check_tracer(L, 1);
     lua_State *co = lua_tothread(L, 2);
     luaL_argexpected(L, co != NULL, 2, "thread");
-    lx_state st = {fx_tracer_ctx(t->tr), t->tr, lua_toboolean(L, 3)};
+    lx_state st = {.ctx = fx_tracer_ctx(t->tr), .tracer = t->tr, .strict = lua_toboolean(L, 3),
+                   .sess = t->sess};
     lx_bind_thread(L, co, &st);
     t->co = co;
+    if (t->sess) lx_session_bound(t->sess, co);
     return 0;
 }
 
@@ -166,6 +183,17 @@ static int l_tracer_unbind(lua_State *L) {
     luaL_argexpected(L, co != NULL, 2, "thread");
     lx_unbind_thread(L, co);
     if (t->co == co) t->co = NULL;
+    if (t->sess) lx_session_bound(t->sess, NULL);
+    return 0;
+}
+
+/* tr:attach(h): the SessionHook h receives every node recorded from now on (and can pause the
+ * bound coroutine); the tracer keeps h alive.  [-0, +0, e] */
+static int l_tracer_attach(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    t->sess = lx_session_check(L, 2);
+    lua_pushvalue(L, 2);
+    lua_setiuservalue(L, 1, 1);
     return 0;
 }
 
@@ -538,12 +566,19 @@ static int gm_attr(void *ud, const char *target, fx_tensor **out, fx_err *err) {
  * state_dict and constants, so calling it never changes the ExportedProgram. */
 static int l_module(lua_State *L) {
     const fx_program *p = fxlua_check_program(L, 1);
-    lx_gm *m = lua_newuserdatauv(L, sizeof *m, 1); /* [gm] */
+    bool reinplace = false;
+    if (lua_istable(L, 2)) {
+        lua_getfield(L, 2, "reinplace");
+        reinplace = lua_toboolean(L, -1);
+        lua_pop(L, 1);
+    }
+    lx_gm *m = lua_newuserdatauv(L, sizeof *m, 1); /* [ep, opts?, gm] */
     memset(m, 0, sizeof *m);
     luaL_setmetatable(L, LX_GRAPHMODULE);
     fx_err err;
     fx_err_clear(&err);
     if (fx_program_unlift(p, &m->g, &err)) return lx_error(L, &err);
+    if (reinplace && fx_pass_reinplace(m->g, NULL, &err)) return lx_error(L, &err);
     int n = p->nstate + p->nconstants;
     m->attrs = fx_calloc((size_t)n + 1, sizeof *m->attrs);
     if (!m->attrs) return luaL_error(L, "not enough memory");
@@ -568,11 +603,17 @@ static int l_module(lua_State *L) {
     return 1;
 }
 
+/* gm(...): takes the arguments the original forward took. Non-tensor arguments were specialized
+ * into the graph at export, so only the tensors are graph inputs (torch.export checks the others
+ * against the example values; fxdb simply drops them). */
 static int gm_call(lua_State *L) {
     lx_gm *m = check_gm(L, 1);
-    int nargs = lua_gettop(L) - 1;
+    int top = lua_gettop(L), nargs = 0;
+    for (int i = 2; i <= top; i++)
+        if (lx_to_tensor(L, i)) nargs++;
     fx_ivalue *in = lx_ivbox_new(L, nargs); /* [gm, args..., box] */
-    for (int i = 0; i < nargs; i++) lx_to_ivalue(L, i + 2, &in[i]);
+    for (int i = 2, k = 0; i <= top; i++)
+        if (lx_to_tensor(L, i)) lx_to_ivalue(L, i, &in[k++]);
     fx_interp_opts o = {0};
     o.attr = gm_attr;
     o.attr_ud = m;
@@ -641,6 +682,7 @@ static const luaL_Reg tracer_methods[] = {
     {"assign_buffer", l_tracer_assign_buffer},
     {"finish", l_tracer_finish}, {"raw_graph", l_tracer_raw_graph},
     {"node_of", l_tracer_node_of}, {"build", l_tracer_build},
+    {"attach", l_tracer_attach},
     {NULL, NULL},
 };
 

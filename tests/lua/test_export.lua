@@ -186,4 +186,34 @@ T.test("a shape error during tracing names the Lua line", function()
   T.eq(e.location, "tests/lua/test_export.lua:182")
 end)
 
+T.test("reinplace: the demo model's state updates become in-place again, same values", function()
+  local Demo = nn.Module:extend("Demo")
+  function Demo:init()
+    self.proj = nn.Linear(4, 4)
+    self:register_buffer("cache", torch.zeros(4, 3))
+    self:register_buffer("steps", torch.zeros(1))
+  end
+  function Demo:forward(x, pos)
+    self.cache[{":", pos}] = self.proj(x)
+    self.steps:add_(1)
+    return self.cache:sum(1) / self.steps
+  end
+  local m, x = Demo(), torch.randn(4)
+  local ep = torch.export.export(m, {x, 1})
+  local rm, um = fxdb.reinplace(ep), ep:module()
+  local ops = {}
+  for _, n in ipairs(rm.graph.nodes) do
+    if n.op == "call_function" then ops[#ops + 1] = n.target end
+  end
+  ops = table.concat(ops, " ")
+  T.truthy(ops:find("aten.add_.Tensor", 1, true), ops)
+  T.truthy(ops:find("aten.select.int aten.copy_.default", 1, true), ops)
+  T.falsy(ops:find("scatter", 1, true), ops)
+  for pos = 0, 2 do
+    T.eq(fxdb._max_abs_diff(rm(x, pos), um(x, pos)), 0)
+    T.eq(fxdb._max_abs_diff(rm.cache, um.cache), 0)
+    T.eq(fxdb._max_abs_diff(rm.steps, um.steps), 0)
+  end
+end)
+
 T.done()

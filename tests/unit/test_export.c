@@ -229,12 +229,57 @@ static void test_s1_unlifted_twice(void **unused) {
     fx_tensor_release(x);
 }
 
+/* reinplace on S1: mul and add on the buffer's latest version become mul_ / add_ on the buffer,
+ * the trailing copy_ disappears, mul_1 (a user output) stays functional; same numbers. */
+static void test_s1_reinplace(void **unused) {
+    (void)unused;
+    fx_err err;
+    fx_err_clear(&err);
+    double sv[3] = {7, 5, 6}, xv[3] = {1.5, 2, -1};
+    fx_tensor *state = tensor_f(FX_DTYPE_F16, 3, sv), *x = tensor_f(FX_DTYPE_F32, 3, xv);
+    fx_program *ep = export_s1(state, x, &err);
+    assert_non_null(ep);
+    fx_graph *g;
+    assert_int_equal(fx_program_unlift(ep, &g, &err), FX_OK);
+    int count = 0;
+    assert_int_equal(fx_pass_reinplace(g, &count, &err), FX_OK);
+    assert_int_equal(count, 2);
+    fx_strbuf sb = FX_STRBUF_INIT;
+    for (fx_node *n = fx_graph_first(g); n; n = n->next)
+        if (n->op == FX_NODE_CALL_FUNCTION) fx_strbuf_appendf(&sb, "%s ", n->target);
+    assert_string_equal(fx_strbuf_cstr(&sb), "aten._to_copy.default aten.mul_.Tensor "
+                                             "aten.lift_fresh_copy.default aten.add_.Tensor "
+                                             "aten.mul.Tensor ");
+    fx_strbuf_free(&sb);
+    fx_tensor *mine = tensor_f(FX_DTYPE_F16, 3, sv);
+    double cv[3] = {1, 2, 3};
+    fx_tensor *konst = tensor_f(FX_DTYPE_F16, 3, cv);
+    fx_named_tensor attrs[2] = {{(char *)"state", mine}, {(char *)"lifted_tensor_0", konst}};
+    fx_interp_opts o = {0};
+    o.attr = attr_two;
+    o.attr_ud = attrs;
+    fx_ivalue in = fx_iv_tensor(x), res;
+    assert_int_equal(fx_graph_run(g, &in, 1, &o, &res, &err), FX_OK);
+    double out1[3] = {103.5, 108, -27}, st1[3] = {11.5, 12, -3};
+    assert_values(res.u.list.items[0].u.t, 3, out1);
+    assert_values(mine, 3, st1);
+    fx_ivalue_clear(&res);
+    fx_ivalue_clear(&in);
+    fx_graph_free(g);
+    fx_tensor_release(mine);
+    fx_tensor_release(konst);
+    fx_program_free(ep);
+    fx_tensor_release(state);
+    fx_tensor_release(x);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_s1_program_text),
         cmocka_unit_test(test_s1_listing),
         cmocka_unit_test(test_s1_provenance),
         cmocka_unit_test(test_s1_unlifted_twice),
+        cmocka_unit_test(test_s1_reinplace),
     };
     return cmocka_run_group_tests_name("export", tests, NULL, NULL);
 }

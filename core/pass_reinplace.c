@@ -1,0 +1,157 @@
+/* core/pass_reinplace.c — functional ops back to in-place ops where no later reader exists.
+ * Layer: core. The inverse of functionalization for the unlifted graph (state as get_attr, a
+ * trailing copy_ per mutated buffer), in the spirit of torch/fx/passes/reinplace.py and of what
+ * ExecuTorch users asked for (pytorch/executorch#4042): `add = add(state, x); copy_(state, add)`
+ * becomes `add_(state, x)` and the copy_ goes away.
+ *
+ * A node n = f(a, ...) is rewritten to f_(a, ...) when
+ *   - f has an in-place twin in ops.def (add.Tensor <- add_.Tensor), or is select_scatter /
+ *     slice_scatter (rewritten to a view of `a` plus copy_ of the source into it);
+ *   - `a` is a get_attr (module state) or an intermediate produced by a non-view op — never a
+ *     graph input (that would change the caller's tensor) nor a view (its base may be read);
+ *   - every other reader of `a` (and of any view taken from it) comes before n;
+ *   - n's value has `a`'s dtype and shape (in-place ops cannot promote or broadcast self).
+ * After the rewrite n's users read `a` itself. A trailing copy_(state, v) whose v is now `state`
+ * is removed. Values are unchanged: tests run the graph before and after. */
+#include <string.h>
+
+#include "core/fx_alloc.h"
+#include "core/passes.h"
+
+/* The in-place op whose functional twin is `id`, or NULL. */
+static const fx_opdef *inplace_of(fx_op_id id) {
+    for (int i = 0; i < FX_OP_COUNT; i++) {
+        const fx_opdef *op = fx_op_get((fx_op_id)i);
+        if (op->twin == id && fx_op_is_inplace(op) && !fx_op_is_view(fx_op_get(op->twin)))
+            return op;
+    }
+    return NULL;
+}
+
+static bool same_meta(const fx_node *a, const fx_node *b) {
+    const fx_tensor *x = fx_node_tensor(a), *y = fx_node_tensor(b);
+    if (!x || !y || fx_tensor_dtype(x) != fx_tensor_dtype(y) || fx_tensor_ndim(x) != fx_tensor_ndim(y))
+        return false;
+    for (int d = 0; d < fx_tensor_ndim(x); d++)
+        if (fx_tensor_size(x, d) != fx_tensor_size(y, d)) return false;
+    return true;
+}
+
+/* u = copy_(v, src) with src != v only overwrites v: it does not read v's old value. */
+static bool only_overwrites(const fx_node *u, const fx_node *v) {
+    return u->aten && u->aten->id == FX_OP_COPY_ && u->args[0].tag == FX_IV_NODE &&
+           u->args[0].u.node == v && !(u->args[1].tag == FX_IV_NODE && u->args[1].u.node == v);
+}
+
+/* Is every reader of v (and, through view ops, of its views) placed before `at` (or `at`)? */
+static bool no_later_reader(const fx_node *v, const fx_node *at, int depth) {
+    if (depth > 16) return false;
+    for (int i = 0; i < v->nusers; i++) {
+        const fx_node *u = v->users[i];
+        if (u == at || only_overwrites(u, v)) continue;
+        if (u->op == FX_NODE_OUTPUT) return false;
+        if (u->tag > at->tag) return false;
+        if (u->aten && fx_op_is_view(u->aten) && !no_later_reader(u, at, depth + 1)) return false;
+    }
+    return true;
+}
+
+/* Module state may be reused in place only when a later copy_ overwrites it anyway (the buffer's
+ * new version is written back at the end); a buffer that is only read must keep its value. */
+static bool overwritten_after(const fx_node *a, const fx_node *at) {
+    for (int i = 0; i < a->nusers; i++)
+        if (a->users[i]->tag > at->tag && only_overwrites(a->users[i], a)) return true;
+    return false;
+}
+
+static bool rewritable_base(const fx_node *a, const fx_node *at) {
+    if (a->op == FX_NODE_GET_ATTR) return overwritten_after(a, at);
+    if (a->op != FX_NODE_CALL_FUNCTION || !a->aten) return false;
+    return !fx_op_is_view(a->aten);
+}
+
+static void number(fx_graph *g) {
+    int i = 0;
+    for (fx_node *n = fx_graph_first(g); n; n = n->next) n->tag = i++;
+}
+
+/* Inserts op(args) before `at`, copying meta from `meta_from`. */
+static fx_node *insert_call(fx_graph *g, fx_node *at, fx_op_id id, const fx_ivalue *args,
+                            const fx_node *meta_from, const fx_ivalue *val, fx_err *err) {
+    fx_graph_set_insert_point(g, at);
+    fx_node *n = fx_graph_call(g, fx_op_get(id), args, NULL, err);
+    fx_graph_set_insert_point(g, NULL);
+    if (!n) return NULL;
+    if (fx_node_copy_meta(n, meta_from, err) || (val && fx_node_set_val(n, val, err))) return NULL;
+    return n;
+}
+
+/* select_scatter(a, src, dim, index) -> copy_(select(a, dim, index), src); likewise slice. */
+static int rewrite_scatter(fx_graph *g, fx_node *n, fx_node *a, fx_err *err) {
+    bool is_select = n->aten->id == FX_OP_SELECT_SCATTER;
+    fx_ivalue va[FX_SCHEMA_MAX_ARGS] = {0};
+    va[0] = fx_iv_node(a);
+    if (is_select) {
+        va[1] = n->args[2];
+        va[2] = n->args[3];
+    } else {
+        for (int k = 0; k < 4; k++) va[k + 1] = n->args[k + 2];
+    }
+    fx_node *view = insert_call(g, n, is_select ? FX_OP_SELECT_INT : FX_OP_SLICE_TENSOR, va, n, NULL, err);
+    if (!view) return err->code;
+    /* the view's value: the source's shape with a's dtype */
+    fx_node *src = n->args[1].tag == FX_IV_NODE ? n->args[1].u.node : NULL;
+    if (src && fx_node_set_val(view, &src->val, err)) return err->code;
+    /* copy(select(a), h) as the source is just h */
+    fx_ivalue source = n->args[1];
+    if (src && src->aten && src->aten->id == FX_OP_COPY && src->nusers == 1) source = src->args[1];
+    fx_ivalue ca[FX_SCHEMA_MAX_ARGS] = {0};
+    ca[0] = fx_iv_node(view);
+    ca[1] = source;
+    fx_node *c = insert_call(g, n, FX_OP_COPY_, ca, n, &view->val, err);
+    if (!c) return err->code;
+    fx_node_replace_all_uses(n, a);
+    int rc = fx_graph_erase(g, n, err);
+    if (!rc && src && src->nusers == 0 && src->aten && src->aten->id == FX_OP_COPY) rc = fx_graph_erase(g, src, err);
+    return rc;
+}
+
+int fx_pass_reinplace(fx_graph *g, int *count, fx_err *err) {
+    int done = 0;
+    number(g);
+    for (fx_node *n = fx_graph_first(g), *next; n; n = next) {
+        next = n->next;
+        if (n->op != FX_NODE_CALL_FUNCTION || !n->aten || n->nargs == 0 || n->args[0].tag != FX_IV_NODE)
+            continue;
+        if (fx_op_is_inplace(n->aten) || fx_op_is_view(n->aten)) continue;
+        fx_node *a = n->args[0].u.node;
+        if (!rewritable_base(a, n) || !same_meta(a, n) || !no_later_reader(a, n, 0)) continue;
+        int rc;
+        if (n->aten->id == FX_OP_SELECT_SCATTER || n->aten->id == FX_OP_SLICE_SCATTER) {
+            rc = rewrite_scatter(g, n, a, err);
+        } else {
+            const fx_opdef *ip = inplace_of(n->aten->id);
+            if (!ip || ip->schema.nargs < n->nargs) continue;
+            fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0};
+            for (int k = 0; k < n->nargs; k++) args[k] = n->args[k];
+            fx_node *r = insert_call(g, n, ip->id, args, n, &n->val, err);
+            if (!r) return err->code;
+            fx_node_replace_all_uses(n, a);
+            rc = fx_graph_erase(g, n, err);
+        }
+        if (rc) return rc;
+        number(g);
+        done++;
+    }
+    /* copy_(state, state) left at the end is a no-op */
+    for (fx_node *n = fx_graph_first(g), *next; n; n = next) {
+        next = n->next;
+        if (n->aten && n->aten->id == FX_OP_COPY_ && n->nusers == 0 && n->args[0].tag == FX_IV_NODE &&
+            n->args[1].tag == FX_IV_NODE && n->args[0].u.node == n->args[1].u.node) {
+            int rc = fx_graph_erase(g, n, err);
+            if (rc) return rc;
+        }
+    }
+    if (count) *count = done;
+    return fx_pass_dce(g, NULL, err); /* the functional views the rewrites no longer read */
+}
