@@ -574,8 +574,13 @@ void fxlua_register(lua_State *L, const char *name, lua_CFunction fn) {
 
 /* The hook fxlua_interrupt installs: removes itself and raises, as lua.c's lstop does. */
 static void interrupt_hook(lua_State *L, lua_Debug *ar) {
-    (void)ar;
     lua_sethook(L, NULL, 0, 0);
+    /* a debugger session's coroutine pauses instead of failing (lx_session.c) */
+    switch (lx_session_interrupt(L, ar)) {
+    case LX_INTR_PAUSE: lua_yield(L, 0); return;
+    case LX_INTR_LATER: lua_sethook(L, interrupt_hook, LUA_MASKCOUNT, 1); return;
+    default: break;
+    }
     luaL_error(L, "interrupted!");
 }
 
@@ -691,6 +696,7 @@ int fxlua_openlibs(lua_State *L) {
     lx_open_torch(L);
     lx_open_export(L);
     lx_open_debug(L);
+    lx_open_session(L);
     lx_open_safetensors(L);
     if (lua_getglobal(L, "fxdb") != LUA_TTABLE) { /* fxdb exists for registration */
         lua_newtable(L);

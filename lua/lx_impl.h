@@ -22,10 +22,12 @@
 /* Each Lua thread (coroutine) dispatches through one context. The main thread and any thread not
  * bound to a trace use the shared eager context; a trace binds its coroutine to the tracer's
  * context, so ops the REPL runs while a trace is paused are not recorded. */
+typedef struct lx_sess lx_sess; /* a debugger session's hook state (lx_session.c) */
 typedef struct lx_state {
     fx_ctx *ctx;          /* dispatch context for ops run by this thread */
     fx_tracer *tracer;    /* non-NULL while this thread runs a trace */
     bool strict;          /* the trace is strict (module attribute assignment is watched) */
+    lx_sess *sess;        /* the debugger session pausing this thread, or NULL */
 } lx_state;
 
 /* The state of the running thread L (the eager default when unbound).  [-0, +0, -] */
@@ -80,6 +82,7 @@ void lx_open_torch(lua_State *L);    /* lx_torch.c: global torch, torch.ops.aten
 void lx_open_graph(lua_State *L);    /* lx_graph.c: Graph and Node metatables */
 void lx_open_export(lua_State *L);   /* lx_export.c: torch.export, ExportedProgram */
 void lx_open_debug(lua_State *L);    /* lx_debug.c: global fxdb */
+void lx_open_session(lua_State *L);  /* lx_session.c: session hooks, fxdb._partial_functional */
 void lx_open_safetensors(lua_State *L); /* lx_safetensors.c: torch.load/save_safetensors */
 /* The device of torch.set_default_device (lx_torch.c); lx_dispatch gives it to creation ops. */
 fx_device lx_default_device(lua_State *L);
@@ -117,5 +120,23 @@ int lx_index_set(lua_State *L);
  * (FX_DTYPE_UNDEFINED: inferred: any float -> float32, else any integer -> int64, else bool);
  * while tracing it becomes a lifted constant (fx_tracer_constant). Pushes it.  [-0, +1, e] */
 void lx_tensor_from_lua(lua_State *L, int idx, fx_dtype dt);
+
+/* ---- debugger sessions (lx_session.c; additions of the debugger issue) -------------------------- */
+/* The tracer at idx (a "fxdb.Tracer" that is not finished), or raises (lx_export.c).  [-0, +0, e] */
+fx_tracer *lx_check_tracer(lua_State *L, int idx);
+/* The SessionHook at idx, or raises.  [-0, +0, e] */
+lx_sess *lx_session_check(lua_State *L, int idx);
+/* The session's coroutine is now co (bound and about to run), or NULL (unbound).  [-0, +0, -] */
+void lx_session_bound(lx_sess *s, lua_State *co);
+/* The tracer's step callback for a session: queues n and asks the coroutine to pause at its next
+ * instruction. Never raises (FX_ENOMEM in err when the queue cannot grow). */
+int lx_session_on_node(lx_sess *s, fx_node *n, fx_err *err);
+/* A data-dependent read (`what`, e.g. "item()") of a real traced value in thread L: pauses the
+ * session running L, if any.  [-0, +0, -] */
+void lx_session_datadep(lua_State *L, const char *what);
+/* Called by the Ctrl-C hook in thread L: LX_INTR_PAUSE (the caller yields: a session pauses),
+ * LX_INTR_LATER (re-arm a count hook and try at the next instruction) or LX_INTR_RAISE.  */
+enum { LX_INTR_RAISE = 0, LX_INTR_PAUSE, LX_INTR_LATER };
+int lx_session_interrupt(lua_State *L, lua_Debug *ar);
 
 #endif

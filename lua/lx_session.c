@@ -1,0 +1,386 @@
+/* lua/lx_session.c — the C side of debugger trace sessions: pausing the traced coroutine.
+ * Layer: lua. lua/session.lua drives a session (breakpoints, stepping, banners); this file gives it
+ * the pieces that must run inside the coroutine, where Lua code cannot:
+ *
+ *   fxdb._session_hook()        -> SessionHook h (one per trace session; the tracer holds it, see
+ *                                  tr:attach in lx_export.c)
+ *   h:take(raw_graph)           -> {Node...} recorded since the last take, in order
+ *   h:status()                  -> {interrupted, datadep, returned = {n = k, ...}} since the last
+ *                                  status (each field only when it happened), then cleared
+ *   h:finish_at(depth)          -> pause when a module call returns and nn._module_stack is shorter
+ *                                  than depth (0: off)
+ *   fxdb._partial_functional(tracer[, lift_mutated_constants])
+ *                               -> Graph: the functional graph of the trace so far (a clone of the
+ *                                  raw graph with an output node over its leaves, functionalized)
+ *   fxdb._node_frames(node)     -> {{file, line, func, code}...} innermost first
+ *   fxdb._node_schema(node)     -> {mutated = i, view = i, qualname = s} (1-based arg indices)
+ *   fxdb._storage_id(t)         -> integer id of t's storage (aliasing shows as equal ids)
+ *
+ * How a pause works. A C function may only yield as its return, and an op can be dispatched deep
+ * inside one (x[{0, 1}] = v dispatches three ops from one __newindex). So nothing yields where
+ * the op is recorded: the tracer's step callback (lx_session_on_node) appends the node to the
+ * session's queue and arms a count hook on the coroutine; the hook runs at the next Lua
+ * instruction the coroutine executes, which is after the C function (or metamethod) returned,
+ * and yields there with no values (Lua 5.4 lets count hooks yield). The driver resumes and
+ * yields back with the whole queue, and decides in Lua which queued node is a stop. The same hook,
+ * with a return mask, notices the end of a module call for :finish (nn.lua's module_call,
+ * registry "fxdb.module_call", returning below a depth), copying its returned values. Ctrl-C in a
+ * session coroutine pauses it the same way (lx_session_interrupt, called by lx_aux.c's interrupt
+ * hook) instead of raising "interrupted!". */
+#include <stdio.h>
+#include <string.h>
+
+#include <lauxlib.h>
+#include <lua.h>
+
+#include "lua/lx_impl.h"
+
+#define LX_SESSHOOK "fxdb.SessionHook"
+#define LX_SESSRET "fxdb.sessret" /* registry: {[lightuserdata sess] = returned values} */
+
+struct lx_sess {
+    lua_State *co;       /* the traced coroutine while it runs bound (borrowed), else NULL */
+    fx_node **steps;     /* (nsteps,) nodes recorded since the last take; owned by the graph */
+    int nsteps, cap;     /* used / allocated entries of steps */
+    bool want_stop;      /* yield at the next instruction where the coroutine can */
+    int finish_depth;    /* > 0: a module call that returns below this depth pauses */
+    bool call_returned;  /* a module call returned below finish_depth since the last status */
+    bool interrupted;    /* Ctrl-C paused the coroutine since the last status */
+    char datadep[64];    /* the data-dependent read that paused it ("item()"), or "" */
+};
+
+/* ==== the hook ================================================================================== */
+
+static void sess_hook(lua_State *L, lua_Debug *ar);
+
+/* Sets co's hook from the session's wishes: count (pause soon) and/or return (watch module
+ * calls end). Leaves another hook alone (the interrupt hook must not be lost). Never raises. */
+static void sess_arm(lx_sess *s) {
+    if (!s->co) return;
+    lua_Hook cur = lua_gethook(s->co);
+    if (cur != NULL && cur != sess_hook) return;
+    int mask = (s->want_stop ? LUA_MASKCOUNT : 0) | (s->finish_depth > 0 ? LUA_MASKRET : 0);
+    lua_sethook(s->co, mask ? sess_hook : NULL, mask, mask ? 1 : 0);
+}
+
+/* Length of nn._module_stack, read raw (cannot raise); -1 when absent. */
+static int module_depth(lua_State *L) {
+    int top = lua_gettop(L), depth = -1;
+    lua_pushglobaltable(L); /* [G] */
+    lua_pushliteral(L, "nn");
+    if (lua_rawget(L, -2) == LUA_TTABLE) { /* [G, nn] */
+        lua_pushliteral(L, "_module_stack");
+        if (lua_rawget(L, -2) == LUA_TTABLE) depth = (int)lua_rawlen(L, -1); /* [G, nn, st] */
+    }
+    lua_settop(L, top);
+    return depth;
+}
+
+/* A return event: when the function returning is nn.lua's module call and the module stack fell
+ * below finish_depth, copies the returned values to registry[LX_SESSRET][s] and asks to pause. */
+static void check_return(lua_State *L, lua_Debug *ar, lx_sess *s) {
+    if (!lua_checkstack(L, 8)) return;
+    int top = lua_gettop(L);
+    if (!lua_getinfo(L, "fr", ar)) return;                  /* [f] */
+    lua_getfield(L, LUA_REGISTRYINDEX, "fxdb.module_call"); /* [f, callfn] */
+    bool is_call = lua_rawequal(L, -1, -2);
+    lua_settop(L, top);
+    if (!is_call) return;
+    int depth = module_depth(L);
+    if (depth < 0 || depth >= s->finish_depth) return;
+    lua_getfield(L, LUA_REGISTRYINDEX, LX_SESSRET); /* [ret] */
+    lua_createtable(L, ar->ntransfer, 1);           /* [ret, vals] */
+    for (int i = 0; i < ar->ntransfer; i++) {
+        if (!lua_getlocal(L, ar, ar->ftransfer + i)) lua_pushnil(L);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_pushinteger(L, ar->ntransfer);
+    lua_setfield(L, -2, "n");
+    lua_rawsetp(L, -2, s); /* [ret] */
+    lua_settop(L, top);
+    s->finish_depth = 0;
+    s->call_returned = true;
+    s->want_stop = true;
+    sess_arm(s);
+}
+
+static void sess_hook(lua_State *L, lua_Debug *ar) {
+    lx_sess *s = lx_current(L)->sess;
+    if (!s) {
+        lua_sethook(L, NULL, 0, 0);
+        return;
+    }
+    if (ar->event == LUA_HOOKRET) {
+        if (s->finish_depth > 0) check_return(L, ar, s);
+        return;
+    }
+    if (ar->event == LUA_HOOKCOUNT && s->want_stop && lua_isyieldable(L)) {
+        s->want_stop = false;
+        sess_arm(s);
+        lua_yield(L, 0); /* a hook yields by ending with lua_yield(L, 0) */
+        return;
+    }
+}
+
+/* ==== entry points for the other lua/ files ===================================================== */
+
+lx_sess *lx_session_check(lua_State *L, int idx) {
+    return luaL_checkudata(L, idx, LX_SESSHOOK);
+}
+
+void lx_session_bound(lx_sess *s, lua_State *co) {
+    if (s->co && s->co != co && lua_gethook(s->co) == sess_hook) lua_sethook(s->co, NULL, 0, 0);
+    s->co = co;
+    sess_arm(s);
+}
+
+int lx_session_on_node(lx_sess *s, fx_node *n, fx_err *err) {
+    if (s->nsteps == s->cap) {
+        int cap = s->cap ? s->cap * 2 : 64;
+        fx_node **ns = fx_realloc(s->steps, sizeof *ns * (size_t)cap);
+        if (!ns) return fx_err_setf(err, FX_ENOMEM, "out of memory recording a debugger step");
+        s->steps = ns;
+        s->cap = cap;
+    }
+    s->steps[s->nsteps++] = n;
+    s->want_stop = true;
+    sess_arm(s);
+    return FX_OK;
+}
+
+void lx_session_datadep(lua_State *L, const char *what) {
+    lx_sess *s = lx_current(L)->sess;
+    if (!s) return;
+    snprintf(s->datadep, sizeof s->datadep, "%s", what);
+    s->want_stop = true;
+    sess_arm(s);
+}
+
+int lx_session_interrupt(lua_State *L, lua_Debug *ar) {
+    lx_sess *s = lx_current(L)->sess;
+    if (!s) return LX_INTR_RAISE;
+    if (ar->event != LUA_HOOKCOUNT || !lua_isyieldable(L)) return LX_INTR_LATER;
+    s->interrupted = true;
+    s->want_stop = false;
+    /* the signal armed the main thread too: this pause is the interruption, so disarm it */
+    lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+    lua_State *main = lua_tothread(L, -1);
+    lua_pop(L, 1);
+    if (main && main != L) lua_sethook(main, NULL, 0, 0);
+    return LX_INTR_PAUSE;
+}
+
+/* ==== SessionHook methods ======================================================================= */
+
+static int sess_gc(lua_State *L) {
+    lx_sess *s = luaL_checkudata(L, 1, LX_SESSHOOK);
+    fx_free(s->steps);
+    s->steps = NULL;
+    s->nsteps = s->cap = 0;
+    if (lua_getfield(L, LUA_REGISTRYINDEX, LX_SESSRET) == LUA_TTABLE) { /* [h, ret] */
+        lua_pushnil(L);
+        lua_rawsetp(L, -2, s);
+    }
+    lua_pop(L, 1);
+    return 0;
+}
+
+/* fxdb._session_hook() -> SessionHook.  [-0, +1, e] */
+static int l_session_hook(lua_State *L) {
+    lx_sess *s = lua_newuserdatauv(L, sizeof *s, 0); /* [h] */
+    memset(s, 0, sizeof *s);
+    luaL_setmetatable(L, LX_SESSHOOK);
+    return 1;
+}
+
+/* h:take(graph) -> list of the nodes recorded since the last take (Node userdata owned by the
+ * Graph at index 2, which must be the graph they were recorded into).  [-0, +1, e] */
+static int sess_take(lua_State *L) {
+    lx_sess *s = lx_session_check(L, 1);
+    lx_check_graph(L, 2);
+    lua_createtable(L, s->nsteps, 0); /* [h, g, list] */
+    for (int i = 0; i < s->nsteps; i++) {
+        lx_push_node(L, s->steps[i], 2);
+        lua_rawseti(L, -2, i + 1);
+    }
+    s->nsteps = 0;
+    return 1;
+}
+
+/* h:status() -> {interrupted = true, datadep = "item()", returned = {n = k, ...}}, each field only
+ * when it happened since the last call; clears them.  [-0, +1, e] */
+static int sess_status(lua_State *L) {
+    lx_sess *s = lx_session_check(L, 1);
+    lua_createtable(L, 0, 3); /* [h, st] */
+    if (s->interrupted) {
+        lua_pushboolean(L, 1);
+        lua_setfield(L, -2, "interrupted");
+    }
+    if (s->datadep[0]) {
+        lua_pushstring(L, s->datadep);
+        lua_setfield(L, -2, "datadep");
+    }
+    if (s->call_returned) {
+        lua_getfield(L, LUA_REGISTRYINDEX, LX_SESSRET); /* [h, st, ret] */
+        lua_rawgetp(L, -1, s);                          /* [h, st, ret, vals] */
+        lua_setfield(L, -3, "returned");
+        lua_pushnil(L);
+        lua_rawsetp(L, -2, s);
+        lua_pop(L, 1);
+    }
+    s->interrupted = false;
+    s->datadep[0] = 0;
+    s->call_returned = false;
+    return 1;
+}
+
+/* h:finish_at(depth): pause when a module call returns with nn._module_stack shorter than depth;
+ * 0 turns it off.  [-0, +0, e] */
+static int sess_finish_at(lua_State *L) {
+    lx_sess *s = lx_session_check(L, 1);
+    lua_Integer d = luaL_checkinteger(L, 2);
+    s->finish_depth = d > 0 ? (int)d : 0;
+    sess_arm(s);
+    return 0;
+}
+
+/* ==== partial functionalization ================================================================= */
+
+/* Appends to list (an FX_IV_LIST being built) a node reference for every tensor-valued
+ * call_function node without users: what the trace has produced and not consumed yet. */
+static int leaf_outputs(fx_graph *g, fx_ivalue *list, fx_err *err) {
+    int n = 0;
+    for (fx_node *x = fx_graph_first(g); x; x = x->next)
+        if (x->op == FX_NODE_CALL_FUNCTION && x->nusers == 0 && x->val.tag == FX_IV_TENSOR) n++;
+    int rc = fx_iv_list(n, list, err);
+    int k = 0;
+    for (fx_node *x = fx_graph_first(g); !rc && x; x = x->next)
+        if (x->op == FX_NODE_CALL_FUNCTION && x->nusers == 0 && x->val.tag == FX_IV_TENSOR)
+            list->u.list.items[k++] = fx_iv_node(x);
+    return rc;
+}
+
+/* fxdb._partial_functional(tracer[, lift]) -> Graph (owned): the raw graph recorded so far,
+ * cloned, given an output node over its leaves (when it has none yet), functionalized and cleaned
+ * by dce — "functional up to here". Errors of functionalization are raised as export errors.
+ * [-0, +1, e] */
+static int l_partial_functional(lua_State *L) {
+    fx_tracer *tr = lx_check_tracer(L, 1);
+    bool lift = lua_toboolean(L, 2);
+    fx_err err;
+    fx_err_clear(&err);
+    fx_graph *g = fx_graph_clone(fx_tracer_graph(tr), &err);
+    if (!g) return lx_error(L, &err);
+    lx_push_graph(L, g, 0); /* [.., clone] owns g */
+    if (!fx_graph_output_node(g)) {
+        fx_ivalue *outs = lx_ivbox_new(L, 1); /* [.., clone, box] */
+        if (leaf_outputs(g, &outs[0], &err)) return lx_error(L, &err);
+        if (!fx_graph_output(g, &outs[0], &err)) return lx_error(L, &err);
+        lua_pop(L, 1);
+    }
+    int ninfos = 0;
+    const fx_input_info *in = fx_tracer_inputs(tr, &ninfos);
+    fx_input_info *map = lua_newuserdatauv(L, sizeof *map * (size_t)(ninfos + 1), 0);
+    for (int i = 0; i < ninfos; i++) {
+        map[i] = in[i];
+        map[i].node = in[i].node ? fx_graph_find(g, in[i].node->name) : NULL;
+    }
+    fx_functionalize_result res = {0};
+    if (fx_functionalize(g, map, ninfos, lift, &res, &err)) return lx_error(L, &err);
+    fx_free(res.mutated);
+    int removed = 0;
+    if (fx_pass_dce(res.graph, &removed, &err)) {
+        fx_graph_free(res.graph);
+        return lx_error(L, &err);
+    }
+    lx_push_graph(L, res.graph, 0);
+    return 1;
+}
+
+/* ==== node and tensor helpers =================================================================== */
+
+/* fxdb._node_frames(node) -> {{file =, line =, func =, code =}...}, innermost first. */
+static int l_node_frames(lua_State *L) {
+    fx_node *n = lx_check_node(L, 1);
+    lua_createtable(L, n->nstack, 0);
+    for (int i = 0; i < n->nstack; i++) {
+        const fx_frame *f = &n->stack[i];
+        lua_createtable(L, 0, 4);
+        lua_pushstring(L, f->file ? f->file : "?");
+        lua_setfield(L, -2, "file");
+        lua_pushinteger(L, f->line);
+        lua_setfield(L, -2, "line");
+        lua_pushstring(L, f->func ? f->func : "?");
+        lua_setfield(L, -2, "func");
+        lua_pushstring(L, f->code ? f->code : "");
+        lua_setfield(L, -2, "code");
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* fxdb._node_schema(node) -> {mutated = i, view = i, qualname = "add_.Tensor"} for ATen nodes
+ * (argument indices 1-based, absent when the op neither writes nor views), {} otherwise. */
+static int l_node_schema(lua_State *L) {
+    fx_node *n = lx_check_node(L, 1);
+    lua_createtable(L, 0, 3);
+    if (!n->aten) return 1;
+    const fx_schema *s = &n->aten->schema;
+    if (s->mutated_arg >= 0) {
+        lua_pushinteger(L, s->mutated_arg + 1);
+        lua_setfield(L, -2, "mutated");
+    }
+    if (s->view_arg >= 0 && fx_op_is_view(n->aten)) {
+        lua_pushinteger(L, s->view_arg + 1);
+        lua_setfield(L, -2, "view");
+    }
+    lua_pushstring(L, fx_op_qualname(n->aten));
+    lua_setfield(L, -2, "qualname");
+    return 1;
+}
+
+/* fxdb._storage_id(t) -> integer. */
+static int l_storage_id(lua_State *L) {
+    fx_tensor *t = lx_check_tensor(L, 1);
+    lua_pushinteger(L, (lua_Integer)fx_storage_id(fx_tensor_storage(t)));
+    return 1;
+}
+
+/* ==== opening =================================================================================== */
+
+static const luaL_Reg sess_methods[] = {
+    {"take", sess_take},
+    {"status", sess_status},
+    {"finish_at", sess_finish_at},
+    {NULL, NULL},
+};
+
+static const luaL_Reg session_funcs[] = {
+    {"_session_hook", l_session_hook},
+    {"_partial_functional", l_partial_functional},
+    {"_node_frames", l_node_frames},
+    {"_node_schema", l_node_schema},
+    {"_storage_id", l_storage_id},
+    {NULL, NULL},
+};
+
+void lx_open_session(lua_State *L) {
+    luaL_newmetatable(L, LX_SESSHOOK); /* [mt] */
+    lua_pushliteral(L, "SessionHook");
+    lua_setfield(L, -2, "__name");
+    lua_pushcfunction(L, sess_gc);
+    lua_setfield(L, -2, "__gc");
+    luaL_newlib(L, sess_methods);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_setfield(L, LUA_REGISTRYINDEX, LX_SESSRET);
+    if (lua_getglobal(L, "fxdb") != LUA_TTABLE) { /* [fxdb?] */
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_pushvalue(L, -1);
+        lua_setglobal(L, "fxdb");
+    }
+    luaL_setfuncs(L, session_funcs, 0);
+    lua_pop(L, 1);
+}
