@@ -160,11 +160,13 @@ end
 
 -- ---- export ----------------------------------------------------------------------------------------
 
-local function do_export(m, args, opts, strict, tr)
+-- Export runs in three steps, so that a debugger session (lua/session.lua) can pause between
+-- them: export_begin swaps the module's state for tracing tensors and makes the coroutine that
+-- will run forward; export_resume runs (or resumes) it; export_complete checks attributes
+-- (non-strict), appends the output node and builds the program. do_export chains them.
+local function export_begin(m, args, opts, strict, tr)
   local paths = {}
   for _, pair in ipairs(m:named_modules()) do paths[pair[2]] = pair[1] end
-  nn._paths = paths
-  nn._module_stack = {}
 
   local state, statelist = m:_named_state(), {}
   for _, s in ipairs(state) do
@@ -189,17 +191,30 @@ local function do_export(m, args, opts, strict, tr)
     end
   end
 
-  local co = coroutine.create(function(...) return m(...) end)
-  if strict then nn._on_setattr = strict_hook(tr) end
-  tr:bind(co, strict)
-  local res = table.pack(coroutine.resume(co, table.unpack(targs, 1, nargs)))
-  tr:unbind(co)
-  nn._on_setattr = nil
-  if not res[1] then error(res[2], 0) end
-  if coroutine.status(co) ~= "dead" then
-    error("forward yielded during export; coroutines that yield are not supported inside forward", 0)
-  end
+  return {m = m, args = args, opts = opts, strict = strict, tr = tr, paths = paths,
+          module_stack = {}, state = state, statelist = statelist, names = names, targs = targs,
+          nargs = nargs,
+          co = coroutine.create(function(...) return m(...) end)}
+end
 
+-- Runs (or resumes) forward in job.co bound to the tracer, with the job's module paths, module
+-- stack and (strict) attribute watch installed only while it runs; returns coroutine.resume's
+-- results, packed.
+local function export_resume(job, ...)
+  local outer_stack, outer_paths, outer_hook = nn._module_stack, nn._paths, nn._on_setattr
+  nn._module_stack, nn._paths = job.module_stack, job.paths
+  nn._on_setattr = job.strict and strict_hook(job.tr) or nil
+  job.tr:bind(job.co, job.strict)
+  local res = table.pack(coroutine.resume(job.co, ...))
+  job.tr:unbind(job.co)
+  nn._module_stack, nn._paths, nn._on_setattr = outer_stack, outer_paths, outer_hook
+  return res
+end
+
+-- After forward returned (res: its packed resume results, res[1] == true).
+local function export_complete(job, res)
+  local opts, strict, tr, paths, state = job.opts, job.strict, job.tr, job.paths, job.state
+  local statelist, args, names, nargs = job.statelist, job.args, job.names, job.nargs
   if not strict then
     -- aot_autograd's _detect_attribute_assignment: compare after the call.
     local slots = {}
@@ -250,6 +265,17 @@ local function do_export(m, args, opts, strict, tr)
   return tr:build(statelist, {training_ir = opts.ir == "training",
                               lift_mutated_constants = opts.lift_mutated_constants})
 end
+
+local function do_export(m, args, opts, strict, tr)
+  local job = export_begin(m, args, opts, strict, tr)
+  local res = export_resume(job, table.unpack(job.targs, 1, job.nargs))
+  if not res[1] then error(res[2], 0) end
+  if coroutine.status(job.co) ~= "dead" then
+    error("forward yielded during export; coroutines that yield are not supported inside forward", 0)
+  end
+  return export_complete(job, res)
+end
+E.export_begin, E.export_resume, E.export_complete = export_begin, export_resume, export_complete
 
 -- torch.export.export(m, args, {strict = true, real = false, ir = "functional",
 --                                 lift_mutated_constants = false}) -> ExportedProgram
