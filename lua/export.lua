@@ -158,6 +158,29 @@ local function strict_hook(tr)
   end
 end
 
+-- A mutated user input that shares storage with another input: aot_autograd would need a
+-- synthetic base, which the export workflow refuses.
+local function check_aliased_inputs(ep, args, names, nargs)
+  local mutated = {}
+  for _, spec in ipairs(ep.graph_signature.output_specs) do
+    if spec.kind == "USER_INPUT_MUTATION" then mutated[spec.target] = true end
+  end
+  for i = 1, nargs do
+    for j = 1, nargs do
+      local a, b = args[i], args[j]
+      if i ~= j and mutated[names[i]] and torch.is_tensor(a) and torch.is_tensor(b)
+         and fxdb._same_storage(a, b) then
+        export_error("aliased_input_mutation",
+          "Encountered aliased inputs that are mutated in the graph, but this is not supported " ..
+          "in the aot_export workflow (input '" .. names[i] .. "' is mutated and shares storage " ..
+          "with input '" .. names[j] .. "').",
+          "pass a clone of one of them (" .. names[j] .. ":clone()), or mutate a local copy " ..
+          "inside forward", E.call_frame)
+      end
+    end
+  end
+end
+
 -- ---- export ----------------------------------------------------------------------------------------
 
 -- Export runs in three steps, so that a debugger session (lua/session.lua) can pause between
@@ -262,8 +285,10 @@ local function export_complete(job, res)
   end
 
   tr:finish(flatten(table.pack(table.unpack(res, 2, res.n)), {}))
-  return tr:build(statelist, {training_ir = opts.ir == "training",
-                              lift_mutated_constants = opts.lift_mutated_constants})
+  local ep = tr:build(statelist, {training_ir = opts.ir == "training",
+                                  lift_mutated_constants = opts.lift_mutated_constants})
+  check_aliased_inputs(ep, args, names, nargs)
+  return ep
 end
 
 local function do_export(m, args, opts, strict, tr)
@@ -290,6 +315,7 @@ function torch.export.export(m, args, opts)
   args = args or {}
   local strict = opts.strict ~= false
   opts._call_frame = user_frame()
+  E.call_frame = opts._call_frame
   local tr = E.tracer{real = opts.real}
   local snap = snapshot(m)
   local ok, result = pcall(do_export, m, args, opts, strict, tr)

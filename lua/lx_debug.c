@@ -224,6 +224,12 @@ static int l_readable(lua_State *L) {
     return 1;
 }
 
+/* fxdb._same_storage(a, b): whether two tensors view one storage (aliasing check). */
+static int l_same_storage(lua_State *L) {
+    lua_pushboolean(L, fx_tensor_same_storage(lx_check_tensor(L, 1), lx_check_tensor(L, 2)));
+    return 1;
+}
+
 static int l_placeholder_names(lua_State *L) {
     const fx_graph *g = fxlua_check_graph(L, 1);
     lua_newtable(L);
@@ -242,6 +248,7 @@ static const luaL_Reg debug_funcs[] = {
     {"_max_abs_diff", l_max_abs_diff},
     {"_placeholder_names", l_placeholder_names},
     {"_max_abs", l_max_abs},
+    {"_same_storage", l_same_storage},
     {"_type_str", l_type_str},
     {"_readable", l_readable},
     {NULL, NULL},

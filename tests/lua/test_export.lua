@@ -186,6 +186,21 @@ T.test("a shape error during tracing names the Lua line", function()
   T.eq(e.location, "tests/lua/test_export.lua:182")
 end)
 
+T.test("a mutated input that aliases another input is refused", function()
+  local M = nn.Module:extend("M")
+  function M:forward(x, y)
+    x:add_(1)
+    return y * 2
+  end
+  local base = torch.zeros(4)
+  local e = T.checkerr("Encountered aliased inputs that are mutated in the graph",
+    torch.export.export, M(), {base, base:view(2, 2)})
+  T.eq(e.kind, "aliased_input_mutation")
+  T.eq(base[0]:item(), 0)
+  local ep = torch.export.export(M(), {torch.zeros(4), torch.zeros(2, 2)})
+  T.eq(ep.graph_signature.output_specs[1].kind, "USER_INPUT_MUTATION")
+end)
+
 T.test("reinplace: the demo model's state updates become in-place again, same values", function()
   local Demo = nn.Module:extend("Demo")
   function Demo:init()
