@@ -286,3 +286,250 @@ int fx_c_matmul(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     out[0] = fx_iv_tensor_steal(r);
     return FX_OK;
 }
+
+/* ====================================================================================== */
+/* softmax / log_softmax                                                                   */
+/* ====================================================================================== */
+
+/* softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor and
+ * log_softmax.int(...): as aten's softmax(input, dim, dtype) on the CPU — self converted with
+ * _to_copy(self, dtype=dtype) when a different dtype is asked for (self.toType, which records
+ * nothing when the dtype already matches), then _softmax(converted, dim, False) (or
+ * _log_softmax). */
+int fx_c_softmax(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self, *conv = NULL;
+    int rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
+    bool log = ctx->op->id == FX_OP_LOG_SOFTMAX_INT;
+    if (a[2].tag == FX_IV_DTYPE && a[2].u.dtype != self->dtype) {
+        const fx_opdef *tc = fx_op_get(FX_OP__TO_COPY);
+        fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0}, outs[FX_SCHEMA_MAX_RETS];
+        args[0] = borrow(self);
+        args[fx_schema_arg_index(&tc->schema, "dtype")] = a[2];
+        if ((rc = fx_dispatch(ctx->ctx, tc, args, outs, ctx->err))) return rc;
+        conv = outs[0].u.t;
+    } else {
+        conv = fx_tensor_retain(self);
+    }
+    fx_ivalue cv = borrow(conv), dv = fx_iv_int(a[1].u.i), hv = fx_iv_bool(false);
+    rc = fx_call(ctx->ctx, log ? FX_OP__LOG_SOFTMAX : FX_OP__SOFTMAX, &out[0], ctx->err, 3, &cv,
+                 &dv, &hv);
+    fx_tensor_release(conv);
+    return rc;
+}
+
+/* ====================================================================================== */
+/* Shape composites: narrow, flatten, unflatten, expand_as, chunk, split.sizes, stack      */
+/* ====================================================================================== */
+
+/* narrow(Tensor(a) self, int dim, SymInt start, SymInt length) -> Tensor(a): aten's
+ * narrow_symint — slice(self, dim, start, start + length) with its checks ("narrow() cannot be
+ * applied to a 0-dim tensor.", "start out of range (expected to be in range of [-3, 3], but
+ * got 4)", "start (2) + length (2) exceeds dimension size (3)."). */
+int fx_c_narrow(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int rc, d;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
+    if (self->ndim == 0)
+        return fx_err_setf(ctx->err, FX_EINDEX, "narrow() cannot be applied to a 0-dim tensor.");
+    int64_t start = a[2].u.i, length = a[3].u.i;
+    if (length < 0) return fx_err_setf(ctx->err, FX_EARG, "narrow(): length must be non-negative.");
+    if ((rc = fx_wrap_dim(a[1].u.i, self->ndim, &d, ctx->err))) return rc;
+    int64_t size = self->sizes[d];
+    if (start < -size || start > size)
+        return fx_err_setf(ctx->err, FX_EINDEX,
+                           "start out of range (expected to be in range of [%lld, %lld], but got "
+                           "%lld)",
+                           (long long)-size, (long long)size, (long long)start);
+    if (start < 0) start += size;
+    if (start > size - length)
+        return fx_err_setf(ctx->err, FX_EINDEX,
+                           "start (%lld) + length (%lld) exceeds dimension size (%lld).",
+                           (long long)start, (long long)length, (long long)size);
+    fx_ivalue sv = borrow(self), dv = fx_iv_int(a[1].u.i), bv = fx_iv_int(start),
+              ev = fx_iv_int(start + length);
+    return fx_call(ctx->ctx, FX_OP_SLICE_TENSOR, &out[0], ctx->err, 4, &sv, &dv, &bv, &ev);
+}
+
+/* flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a): aten's
+ * flatten — reshape to (sizes before start_dim, their product, sizes after end_dim); a 0-dim
+ * self is reshape([1]); start_dim == end_dim is self itself (nothing recorded). */
+int fx_c_flatten(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int rc, s, e;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) ||
+        (rc = fx_wrap_dim(a[1].u.i, self->ndim, &s, ctx->err)) ||
+        (rc = fx_wrap_dim(a[2].u.i, self->ndim, &e, ctx->err)))
+        return rc;
+    if (s > e)
+        return fx_err_setf(ctx->err, FX_EARG,
+                           "flatten() has invalid args: start_dim cannot come after end_dim");
+    int64_t shape[FX_MAX_DIMS];
+    int n = 0;
+    if (self->ndim == 0) {
+        shape[n++] = 1;
+    } else {
+        if (s == e) {
+            out[0] = fx_iv_tensor(self);
+            return FX_OK;
+        }
+        int64_t prod = 1;
+        for (int d = 0; d < s; d++) shape[n++] = self->sizes[d];
+        for (int d = s; d <= e; d++) prod *= self->sizes[d];
+        shape[n++] = prod;
+        for (int d = e + 1; d < self->ndim; d++) shape[n++] = self->sizes[d];
+    }
+    fx_tensor *r;
+    if ((rc = op_tl(ctx, FX_OP_RESHAPE, self, n, shape, &r))) return rc;
+    out[0] = fx_iv_tensor_steal(r);
+    return FX_OK;
+}
+
+/* unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor(a): view(self, shape with dim
+ * replaced by sizes, one -1 inferred). "unflatten: sizes must be non-empty", "unflatten:
+ * Provided sizes [2, 2] don't multiply up to the size of dim 1 (5) in the input tensor". */
+int fx_c_unflatten(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int64_t sz[FX_MAX_DIMS], inferred[FX_MAX_DIMS], shape[FX_MAX_DIMS];
+    int rc, d, n;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) ||
+        (rc = fx_wrap_dim(a[1].u.i, self->ndim, &d, ctx->err)) ||
+        (rc = fx_kb_ints_arg(ctx, a, 2, sz, &n)))
+        return rc;
+    if (n == 0) return fx_err_setf(ctx->err, FX_EARG, "unflatten: sizes must be non-empty");
+    int64_t dsize = self->ndim ? self->sizes[d] : 1;
+    fx_err tmp;
+    fx_err_clear(&tmp);
+    if (fx_infer_view_shape(n, sz, dsize, inferred, &tmp)) {
+        if (!strstr(tmp.msg, "is invalid for input of size"))
+            return fx_err_setf(ctx->err, FX_ESHAPE, "unflatten got an unexpected error:\n%s",
+                               tmp.msg);
+        char b[160];
+        return fx_err_setf(ctx->err, FX_ESHAPE,
+                           "unflatten: Provided sizes %s don't multiply up to the size of dim %d "
+                           "(%lld) in the input tensor",
+                           fx_shape_str(n, sz, b, sizeof b), d, (long long)dsize);
+    }
+    int nd = 0;
+    if (self->ndim - 1 + n > FX_MAX_DIMS)
+        return fx_err_setf(ctx->err, FX_ESHAPE, "fxdb supports at most %d dimensions, got %d",
+                           FX_MAX_DIMS, self->ndim - 1 + n);
+    for (int e = 0; e < self->ndim; e++) {
+        if (e != d) {
+            shape[nd++] = self->sizes[e];
+            continue;
+        }
+        for (int k = 0; k < n; k++) shape[nd++] = inferred[k];
+    }
+    if (self->ndim == 0)
+        for (int k = 0; k < n; k++) shape[nd++] = inferred[k];
+    fx_tensor *r;
+    if ((rc = op_tl(ctx, FX_OP_VIEW, self, nd, shape, &r))) return rc;
+    out[0] = fx_iv_tensor_steal(r);
+    return FX_OK;
+}
+
+/* expand_as(Tensor(a) self, Tensor other) -> Tensor(a): expand(self, other.sizes). */
+int fx_c_expand_as(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self, *other, *r;
+    int rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_tensor_arg(ctx, a, 1, &other)))
+        return rc;
+    if ((rc = op_tl(ctx, FX_OP_EXPAND, self, other->ndim, other->sizes, &r))) return rc;
+    out[0] = fx_iv_tensor_steal(r);
+    return FX_OK;
+}
+
+/* chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]: split(self, ceil(size /
+ * chunks), dim), or split_with_sizes([0] * chunks, dim) for an empty dim (aten's chunk). */
+int fx_c_chunk(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int rc, d;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
+    if (self->ndim == 0)
+        return fx_err_setf(ctx->err, FX_ESHAPE, "chunk expects at least a 1-dimensional tensor");
+    int64_t chunks = a[1].u.i;
+    if (chunks <= 0)
+        return fx_err_setf(ctx->err, FX_EARG,
+                           "chunk expects `chunks` to be greater than 0, got: %lld",
+                           (long long)chunks);
+    if ((rc = fx_wrap_dim(a[2].u.i, self->ndim, &d, ctx->err))) return rc;
+    int64_t size = self->sizes[d], split = (size + chunks - 1) / chunks;
+    fx_ivalue sv = borrow(self), dv = fx_iv_int(a[2].u.i);
+    if (split == 0 && size == 0) {
+        if (chunks > FX_SCHEMA_MAX_ARGS * 64)
+            return fx_err_setf(ctx->err, FX_ENOTIMPL, "chunk: too many chunks (%lld)",
+                               (long long)chunks);
+        fx_ivalue lv;
+        if ((rc = fx_iv_list((int)chunks, &lv, ctx->err))) return rc;
+        for (int64_t i = 0; i < chunks; i++) lv.u.list.items[i] = fx_iv_int(0);
+        rc = fx_call(ctx->ctx, FX_OP_SPLIT_WITH_SIZES, &out[0], ctx->err, 3, &sv, &lv, &dv);
+        fx_ivalue_clear(&lv);
+        return rc;
+    }
+    fx_ivalue nv = fx_iv_int(split);
+    return fx_call(ctx->ctx, FX_OP_SPLIT_TENSOR, &out[0], ctx->err, 3, &sv, &nv, &dv);
+}
+
+/* split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]: what
+ * x.split([1, 2]) binds to; aten's split with a list is split_with_sizes. */
+int fx_c_split_sizes(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    return fx_call(ctx->ctx, FX_OP_SPLIT_WITH_SIZES, &out[0], ctx->err, 3, &a[0], &a[1], &a[2]);
+}
+
+/* stack(Tensor[] tensors, int dim=0) -> Tensor: every tensor must have the first one's sizes
+ * ("stack expects each tensor to be equal size, but got [2] at entry 0 and [3] at entry 1"),
+ * then cat([t.unsqueeze(dim) for t in tensors], dim) — the decomposition export records. */
+int fx_c_stack(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    const fx_ivalue *l = &a[0];
+    int n = l->tag == FX_IV_LIST ? l->u.list.n : 0, rc, d;
+    if (n == 0) return fx_err_setf(ctx->err, FX_EARG, "stack expects a non-empty TensorList");
+    const fx_tensor *t0 = l->u.list.items[0].u.t;
+    if ((rc = fx_wrap_dim(a[1].u.i, t0->ndim + 1, &d, ctx->err))) return rc;
+    for (int i = 1; i < n; i++) {
+        const fx_tensor *t = l->u.list.items[i].u.t;
+        if (t->ndim != t0->ndim ||
+            memcmp(t->sizes, t0->sizes, sizeof(int64_t) * (size_t)t0->ndim)) {
+            char b1[160], b2[160];
+            return fx_err_setf(ctx->err, FX_ESHAPE,
+                               "stack expects each tensor to be equal size, but got %s at entry 0 "
+                               "and %s at entry %d",
+                               fx_shape_str(t0->ndim, t0->sizes, b1, sizeof b1),
+                               fx_shape_str(t->ndim, t->sizes, b2, sizeof b2), i);
+        }
+    }
+    fx_ivalue lv;
+    if ((rc = fx_iv_list(n, &lv, ctx->err))) return rc;
+    for (int i = 0; i < n && !rc; i++) {
+        fx_tensor *u;
+        rc = op_ti(ctx, FX_OP_UNSQUEEZE, l->u.list.items[i].u.t, d, &u);
+        if (!rc) lv.u.list.items[i] = fx_iv_tensor_steal(u);
+    }
+    fx_ivalue dv = fx_iv_int(d);
+    if (!rc) rc = fx_call(ctx->ctx, FX_OP_CAT, &out[0], ctx->err, 2, &lv, &dv);
+    fx_ivalue_clear(&lv);
+    return rc;
+}
+
+/* outer(Tensor self, Tensor vec2) -> Tensor: aten's outer — both 1-D ("outer: Expected 1-D
+ * argument self, but got 2-D"), then mul(reshape(self, [n, 1]), vec2). */
+int fx_c_outer(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self, *vec, *col;
+    int rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_tensor_arg(ctx, a, 1, &vec)))
+        return rc;
+    if (self->ndim != 1)
+        return fx_err_setf(ctx->err, FX_ESHAPE, "outer: Expected 1-D argument self, but got %d-D",
+                           self->ndim);
+    if (vec->ndim != 1)
+        return fx_err_setf(ctx->err, FX_ESHAPE, "outer: Expected 1-D argument vec2, but got %d-D",
+                           vec->ndim);
+    int64_t shape[2] = {self->sizes[0], 1};
+    if ((rc = op_tl(ctx, FX_OP_RESHAPE, self, 2, shape, &col))) return rc;
+    fx_tensor *r = NULL;
+    rc = op_tt(ctx, FX_OP_MUL_TENSOR, col, vec, &r);
+    fx_tensor_release(col);
+    if (rc) return rc;
+    out[0] = fx_iv_tensor_steal(r);
+    return FX_OK;
+}

@@ -86,12 +86,28 @@ static int push_named(fx_named_tensor **v, int *n, const char *name, const fx_te
     return FX_OK;
 }
 
-/* Training IR: the raw graph with buffer assignments turned into copy_ into the buffer. */
+static bool is_assign(const fx_node *n) {
+    return !n->aten && n->op == FX_NODE_CALL_FUNCTION && !strcmp(n->target, "fxdb.assign_buffer");
+}
+
+/* Training IR: the raw graph with buffer assignments turned into copy_ into the buffer. The
+ * copy_ of a buffer's last assignment goes just before the output (earlier ones disappear): the
+ * assigned tensor may still be mutated after the assignment (`self.b = b * 3; self.b:div_(2)`),
+ * and reads of the old buffer in between must not see the new value, as in eager. */
 static int to_training_ir(fx_graph *g, fx_err *err) {
     for (fx_node *n = fx_graph_first(g), *next; n; n = next) {
         next = n->next;
-        if (n->aten || n->op != FX_NODE_CALL_FUNCTION || strcmp(n->target, "fxdb.assign_buffer")) continue;
-        fx_graph_set_insert_point(g, n);
+        if (!is_assign(n)) continue;
+        bool last = true;
+        for (fx_node *m = n->next; m && last; m = m->next)
+            if (is_assign(m) && m->args[0].u.node == n->args[0].u.node) last = false;
+        if (!last) {
+            fx_node_replace_all_uses(n, n->args[1].u.node);
+            int rc = fx_graph_erase(g, n, err);
+            if (rc) return rc;
+            continue;
+        }
+        fx_graph_set_insert_point(g, fx_graph_output_node(g));
         fx_ivalue a[FX_SCHEMA_MAX_ARGS] = {n->args[0], n->args[1]};
         fx_node *c = fx_graph_call(g, fx_op_get(FX_OP_COPY_), a, NULL, err);
         fx_graph_set_insert_point(g, NULL);

@@ -143,3 +143,40 @@ int fx_meta_slice_scatter(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         return rc;
     return fresh_like(ctx, self, out);
 }
+
+/* diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0, int dim2=1) -> Tensor:
+ * a fresh tensor like self; src must have the shape of self.diagonal(offset, dim1, dim2). */
+int fx_meta_diagonal_scatter(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self, *src;
+    fx_view_geom g;
+    int rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_tensor_arg(ctx, a, 1, &src)) ||
+        (rc = fx_diagonal_geom(self, a[2].u.i, a[3].u.i, a[4].u.i, &g, ctx->err)) ||
+        (rc = check_src(ctx, src, &g)))
+        return rc;
+    return fresh_like(ctx, self, out);
+}
+
+/* as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride,
+ * SymInt? storage_offset=None) -> Tensor: aten's clone_preserve_strides(self) — a copy of self's
+ * whole storage, viewed with self's sizes, strides and offset (so the as_strided geometry, which
+ * is absolute in the storage, means the same thing in the copy) — with src written into the
+ * as_strided view. A self with internal overlap is cloned densely instead, as aten does. */
+int fx_meta_as_strided_scatter(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self, *src, *full = NULL, *res = NULL;
+    fx_view_geom g;
+    int rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_tensor_arg(ctx, a, 1, &src)) ||
+        (rc = fx_as_strided_geom(ctx, self, a, 2, &g)) || (rc = check_src(ctx, src, &g)))
+        return rc;
+    if (fx_tensor_has_internal_overlap(self)) return fresh_like(ctx, self, out);
+    int64_t numel = self->storage->size_bytes / (int64_t)fx_dtype_size(self->dtype);
+    rc = fx_tensor_empty(1, &numel, self->dtype, ctx->device, &full, ctx->err);
+    if (!rc)
+        rc = fx_tensor_as_strided(full, self->ndim, self->sizes, self->strides, self->offset, &res,
+                                  ctx->err);
+    fx_tensor_release(full);
+    if (rc) return rc;
+    out[0] = fx_iv_tensor_steal(res);
+    return FX_OK;
+}

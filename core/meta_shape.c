@@ -1,14 +1,17 @@
 /* core/meta_shape.c — meta functions of the view ops (view, select, slice, unsqueeze, squeeze,
- * transpose, permute, t, expand, alias, as_strided) and of _unsafe_view.
+ * transpose, permute, t, expand, alias, as_strided, diagonal, and the list-returning split,
+ * split_with_sizes, unbind) and of _unsafe_view, cat and repeat.
  * Layer: core. A view op has no kernel: its meta function creates the result with
  * fx_tensor_as_strided, sharing self's storage (so it works the same on cpu and meta tensors),
  * and checks its arguments with aten/src/ATen/native/TensorShape.cpp's messages.
  *
  * Invariant of every view built here: each element it reaches lies inside self's storage
  * (fx_tensor_as_strided re-checks it), and self's version counter is shared. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "core/fx_alloc.h"
 #include "core/ops_impl.h"
 #include "core/ops_shape.h"
 #include "core/shape.h"
@@ -110,6 +113,16 @@ const char *fx_kb_scalar_name(fx_dtype dt) {
     case FX_DTYPE_BOOL: return "Bool";
     default: return "Undefined";
     }
+}
+
+/* A fresh contiguous tensor on ctx->device into out[0]. */
+static int fresh_tensor(fx_opctx *ctx, int ndim, const int64_t *sizes, fx_dtype dt,
+                        fx_ivalue *out) {
+    fx_tensor *t;
+    int rc = fx_tensor_empty(ndim, sizes, dt, ctx->device, &t, ctx->err);
+    if (rc) return rc;
+    out[0] = fx_iv_tensor_steal(t);
+    return FX_OK;
 }
 
 /* ====================================================================================== */
@@ -394,17 +407,17 @@ int fx_meta_alias(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     return fx_kb_view(ctx, self, self->ndim, self->sizes, self->strides, self->offset, out);
 }
 
-/* as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None)
- * -> Tensor(a): any geometry inside self's storage; the offset is absolute (default: self's). */
-int fx_meta_as_strided(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
-    fx_tensor *self;
-    int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+/* The geometry of as_strided(self, a[first], a[first + 1], a[first + 2]) with as_strided's
+ * checks (lengths, negative strides / sizes, offset, checkInBoundsForStorage's message). */
+int fx_as_strided_geom(fx_opctx *ctx, const fx_tensor *self, const fx_ivalue *a, int first,
+                       fx_view_geom *g) {
+    int64_t *sizes = g->sizes, *strides = g->strides;
     int n, ns, rc;
-    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
-    if (a[1].tag == FX_IV_LIST && a[2].tag == FX_IV_LIST && a[1].u.list.n != a[2].u.list.n)
+    if (a[first].tag == FX_IV_LIST && a[first + 1].tag == FX_IV_LIST &&
+        a[first].u.list.n != a[first + 1].u.list.n)
         return fx_err_setf(ctx->err, FX_EARG, "mismatch in length of strides and shape");
-    if ((rc = fx_kb_ints_arg(ctx, a, 1, sizes, &n)) ||
-        (rc = fx_kb_ints_arg(ctx, a, 2, strides, &ns)))
+    if ((rc = fx_kb_ints_arg(ctx, a, first, sizes, &n)) ||
+        (rc = fx_kb_ints_arg(ctx, a, first + 1, strides, &ns)))
         return rc;
     if (n != ns) return fx_err_setf(ctx->err, FX_EARG, "mismatch in length of strides and shape");
     char b1[160], b2[160];
@@ -419,7 +432,7 @@ int fx_meta_as_strided(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
             return fx_err_setf(ctx->err, FX_ESHAPE,
                                "Trying to create tensor with negative dimension %lld: %s",
                                (long long)sizes[d], fx_shape_str(n, sizes, b1, sizeof b1));
-    int64_t offset = a[3].tag == FX_IV_INT ? a[3].u.i : self->offset;
+    int64_t offset = a[first + 2].tag == FX_IV_INT ? a[first + 2].u.i : self->offset;
     if (offset < 0)
         return fx_err_setf(ctx->err, FX_EARG, "Tensor: invalid storage offset %lld",
                            (long long)offset);
@@ -441,5 +454,264 @@ int fx_meta_as_strided(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
                            fx_shape_str(n, strides, b2, sizeof b2), (long long)offset,
                            (long long)item, (long long)((span + offset) * item),
                            (long long)self->storage->size_bytes);
-    return fx_kb_view(ctx, self, n, sizes, strides, offset, out);
+    g->ndim = n;
+    g->offset = offset;
+    return FX_OK;
+}
+
+/* as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None)
+ * -> Tensor(a): any geometry inside self's storage; the offset is absolute (default: self's). */
+int fx_meta_as_strided(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    fx_view_geom g;
+    int rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_as_strided_geom(ctx, self, a, 1, &g)))
+        return rc;
+    return fx_kb_view(ctx, self, g.ndim, g.sizes, g.strides, g.offset, out);
+}
+
+int fx_diagonal_geom(const fx_tensor *t, int64_t offset, int64_t dim1, int64_t dim2,
+                     fx_view_geom *g, fx_err *err) {
+    int d1, d2, rc;
+    if ((rc = fx_wrap_dim(dim1, t->ndim, &d1, err)) || (rc = fx_wrap_dim(dim2, t->ndim, &d2, err)))
+        return rc;
+    if (d1 == d2)
+        return fx_err_setf(err, FX_EARG, "diagonal dimensions cannot be identical %lld, %lld",
+                           (long long)dim1, (long long)dim2);
+    int64_t n = offset >= 0 ? t->sizes[d2] - offset : t->sizes[d1] + offset;
+    int64_t m = offset >= 0 ? t->sizes[d1] : t->sizes[d2];
+    int64_t diag = n < m ? n : m;
+    if (diag < 0) diag = 0;
+    geom_of(t, g);
+    if (diag > 0) g->offset += offset >= 0 ? offset * t->strides[d2] : -offset * t->strides[d1];
+    int64_t st = t->strides[d1] + t->strides[d2];
+    geom_drop_dim(g, d1 > d2 ? d1 : d2);
+    geom_drop_dim(g, d1 > d2 ? d2 : d1);
+    g->sizes[g->ndim] = diag;
+    g->strides[g->ndim] = st;
+    g->ndim++;
+    return FX_OK;
+}
+
+/* diagonal(Tensor(a) self, int offset=0, int dim1=0, int dim2=1) -> Tensor(a): dims dim1 and dim2
+ * dropped, a last dim walking their diagonal (stride stride1 + stride2); offset > 0 is above
+ * the main diagonal. "diagonal dimensions cannot be identical 0, 0". */
+int fx_meta_diagonal(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    fx_view_geom g;
+    int rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) ||
+        (rc = fx_diagonal_geom(self, a[1].u.i, a[2].u.i, a[3].u.i, &g, ctx->err)))
+        return rc;
+    return fx_kb_view(ctx, self, g.ndim, g.sizes, g.strides, g.offset, out);
+}
+
+/* ====================================================================================== */
+/* List-returning views: split, split_with_sizes, unbind                                   */
+/* ====================================================================================== */
+
+/* out[0] = a list of n views of self; geometry i comes from geom(i). On error nothing is left
+ * in out. */
+static int view_list(fx_opctx *ctx, fx_tensor *self, int64_t n, const fx_view_geom *geoms,
+                     fx_ivalue *out) {
+    if (n > INT32_MAX) return fx_err_setf(ctx->err, FX_ENOMEM, "too many views (%lld)", (long long)n);
+    fx_ivalue list;
+    int rc = fx_iv_list((int)n, &list, ctx->err);
+    for (int64_t i = 0; i < n && !rc; i++)
+        rc = fx_kb_view(ctx, self, geoms[i].ndim, geoms[i].sizes, geoms[i].strides,
+                        geoms[i].offset, &list.u.list.items[i]);
+    if (rc) {
+        fx_ivalue_clear(&list);
+        return rc;
+    }
+    out[0] = list;
+    return FX_OK;
+}
+
+/* Geometries of self.narrow(dim, start_i, len_i) for the n pieces given by lens (fx_malloc'd
+ * array in *out, n entries; free with fx_free). */
+static int narrow_geoms(fx_opctx *ctx, const fx_tensor *self, int d, int64_t n,
+                        const int64_t *lens, fx_view_geom **out) {
+    fx_view_geom *g = fx_malloc(sizeof *g * (size_t)(n > 0 ? n : 1));
+    if (!g) return fx_err_setf(ctx->err, FX_ENOMEM, "out of memory splitting a tensor");
+    int64_t start = 0;
+    for (int64_t i = 0; i < n; i++) {
+        geom_of(self, &g[i]);
+        g[i].offset += start * self->strides[d];
+        g[i].sizes[d] = lens[i];
+        start += lens[i];
+    }
+    *out = g;
+    return FX_OK;
+}
+
+/* split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[] and
+ * split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]: views
+ * of consecutive pieces along dim (aten's split: ceil(size / split_size) pieces, the last one
+ * shorter, at least one piece). Messages of TensorShape.cpp. */
+int fx_meta_split(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int rc, d;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
+    if (self->ndim == 0)
+        return fx_err_setf(ctx->err, FX_ESHAPE, "split expects at least a 1-dimensional tensor");
+    bool with_sizes = ctx->op->id == FX_OP_SPLIT_WITH_SIZES;
+    int64_t dim = a[2].u.i;
+    int64_t *lens = NULL, n;
+    if (!with_sizes) {
+        int64_t split = a[1].u.i;
+        if (split < 0)
+            return fx_err_setf(ctx->err, FX_EARG,
+                               "split expects split_size be non-negative, but got split_size=%lld",
+                               (long long)split);
+        if ((rc = fx_wrap_dim(dim, self->ndim, &d, ctx->err))) return rc;
+        int64_t size = self->sizes[d];
+        if (split == 0 && size != 0)
+            return fx_err_setf(ctx->err, FX_EARG,
+                               "split_size can only be 0 if dimension size is 0, but got "
+                               "dimension size of %lld",
+                               (long long)size);
+        n = split ? (size + split - 1) / split : 1;
+        if (n < 1) n = 1;
+        if (!(lens = fx_malloc(sizeof(int64_t) * (size_t)n)))
+            return fx_err_setf(ctx->err, FX_ENOMEM, "out of memory splitting a tensor");
+        for (int64_t i = 0; i < n; i++) lens[i] = i < n - 1 ? split : size - split * (n - 1);
+    } else {
+        if ((rc = fx_wrap_dim(dim, self->ndim, &d, ctx->err))) return rc;
+        const fx_ivalue *l = &a[1];
+        n = l->tag == FX_IV_LIST ? l->u.list.n : 1;
+        if (!(lens = fx_malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1))))
+            return fx_err_setf(ctx->err, FX_ENOMEM, "out of memory splitting a tensor");
+        int64_t sum = 0;
+        bool neg = false;
+        for (int64_t i = 0; i < n; i++) {
+            lens[i] = l->tag == FX_IV_LIST ? l->u.list.items[i].u.i : l->u.i;
+            neg |= lens[i] < 0;
+            sum += lens[i];
+        }
+        if (neg || sum != self->sizes[d]) {
+            fx_strbuf sb = FX_STRBUF_INIT;
+            fx_strbuf_append(&sb, "[");
+            for (int64_t i = 0; i < n; i++)
+                fx_strbuf_appendf(&sb, "%s%lld", i ? ", " : "", (long long)lens[i]);
+            fx_strbuf_append(&sb, "]");
+            if (fx_strbuf_status(&sb, ctx->err)) rc = FX_ENOMEM;
+            else if (neg)
+                rc = fx_err_setf(ctx->err, FX_EARG,
+                                 "split_with_sizes expects split_sizes have only non-negative "
+                                 "entries, but got split_sizes=%s",
+                                 fx_strbuf_cstr(&sb));
+            else
+                rc = fx_err_setf(ctx->err, FX_EARG,
+                                 "split_with_sizes expects split_sizes to sum exactly to %lld "
+                                 "(input tensor's size at dimension %lld), but got "
+                                 "split_sizes=%s",
+                                 (long long)self->sizes[d], (long long)dim, fx_strbuf_cstr(&sb));
+            fx_strbuf_free(&sb);
+            fx_free(lens);
+            return rc;
+        }
+    }
+    fx_view_geom *g = NULL;
+    rc = narrow_geoms(ctx, self, d, n, lens, &g);
+    if (!rc) rc = view_list(ctx, self, n, g, out);
+    fx_free(g);
+    fx_free(lens);
+    return rc;
+}
+
+/* unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]: self.select(dim, i) for every i. */
+int fx_meta_unbind(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int rc, d;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
+    if (self->ndim == 0)
+        return fx_err_setf(ctx->err, FX_EINDEX,
+                           "Dimension specified as %lld but tensor has no dimensions",
+                           (long long)a[1].u.i);
+    if ((rc = fx_wrap_dim(a[1].u.i, self->ndim, &d, ctx->err))) return rc;
+    int64_t n = self->sizes[d];
+    fx_view_geom *g = fx_malloc(sizeof *g * (size_t)(n > 0 ? n : 1));
+    if (!g) return fx_err_setf(ctx->err, FX_ENOMEM, "out of memory unbinding a tensor");
+    for (int64_t i = 0; i < n && !rc; i++) rc = fx_select_geom(self, d, i, &g[i], ctx->err);
+    if (!rc) rc = view_list(ctx, self, n, g, out);
+    fx_free(g);
+    return rc;
+}
+
+/* ====================================================================================== */
+/* cat, repeat                                                                             */
+/* ====================================================================================== */
+
+/* cat(Tensor[] tensors, int dim=0) -> Tensor: TORCH_META_FUNC(cat)'s checks in order — a
+ * non-empty list, no 0-dim tensor, dim wrapped by the first tensor that is not a legacy empty
+ * [0] tensor (those are skipped everywhere), equal rank and equal sizes except along dim — and
+ * a fresh contiguous result of torch.result_type(tensors). */
+int fx_meta_cat(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    const fx_ivalue *l = &a[0];
+    int n = l->tag == FX_IV_LIST ? l->u.list.n : 0, rc;
+    if (n == 0)
+        return fx_err_setf(ctx->err, FX_EARG, "torch.cat(): expected a non-empty list of Tensors");
+    for (int i = 0; i < n; i++)
+        if (l->u.list.items[i].u.t->ndim == 0)
+            return fx_err_setf(ctx->err, FX_ESHAPE,
+                               "zero-dimensional tensor (at position %d) cannot be concatenated", i);
+    int valid = -1, d = 0;
+    fx_result_type_state rt;
+    fx_result_type_init(&rt);
+    for (int i = 0; i < n; i++) {
+        const fx_tensor *t = l->u.list.items[i].u.t;
+        fx_result_type_tensor(&rt, t->dtype, t->ndim);
+        if (valid < 0 && !(t->ndim == 1 && t->sizes[0] == 0)) valid = i;
+    }
+    fx_dtype dt = fx_result_type_get(&rt);
+    if (valid < 0) { /* every input is a legacy empty tensor: an empty [0] result */
+        int64_t zero = 0;
+        return fresh_tensor(ctx, 1, &zero, dt, out);
+    }
+    const fx_tensor *ref = l->u.list.items[valid].u.t;
+    if ((rc = fx_wrap_dim(a[1].u.i, ref->ndim, &d, ctx->err))) return rc;
+    int64_t sizes[FX_MAX_DIMS];
+    memcpy(sizes, ref->sizes, sizeof sizes);
+    sizes[d] = 0;
+    for (int i = 0; i < n; i++) {
+        const fx_tensor *t = l->u.list.items[i].u.t;
+        if (t->ndim == 1 && t->sizes[0] == 0) continue;
+        if (t->ndim != ref->ndim)
+            return fx_err_setf(ctx->err, FX_ESHAPE,
+                               "Tensors must have same number of dimensions: got %d and %d",
+                               ref->ndim, t->ndim);
+        for (int e = 0; e < ref->ndim; e++)
+            if (e != d && t->sizes[e] != ref->sizes[e])
+                return fx_err_setf(ctx->err, FX_ESHAPE,
+                                   "Sizes of tensors must match except in dimension %d. Expected "
+                                   "size %lld but got size %lld for tensor number %d in the list.",
+                                   d, (long long)ref->sizes[e], (long long)t->sizes[e], i);
+        sizes[d] += t->sizes[d];
+    }
+    return fresh_tensor(ctx, ref->ndim, sizes, dt, out);
+}
+
+/* repeat(Tensor self, SymInt[] repeats) -> Tensor: self padded with leading size-1 dims to
+ * len(repeats) dims, each dim's size multiplied by its repeat; a fresh contiguous result. */
+int fx_meta_repeat(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int64_t rep[FX_MAX_DIMS], sizes[FX_MAX_DIMS];
+    int n, rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_ints_arg(ctx, a, 1, rep, &n)))
+        return rc;
+    if (n < self->ndim)
+        return fx_err_setf(ctx->err, FX_ESHAPE,
+                           "Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor");
+    int pad = n - self->ndim;
+    for (int d = 0; d < n; d++) sizes[d] = (d < pad ? 1 : self->sizes[d - pad]) * rep[d];
+    for (int d = 0; d < n; d++)
+        if (sizes[d] < 0) {
+            char b[160];
+            return fx_err_setf(ctx->err, FX_ESHAPE,
+                               "Trying to create tensor with negative dimension %lld: %s",
+                               (long long)sizes[d], fx_shape_str(n, sizes, b, sizeof b));
+        }
+    return fresh_tensor(ctx, n, sizes, self->dtype, out);
 }

@@ -49,6 +49,15 @@ int fx_select_geom(const fx_tensor *t, int64_t dim, int64_t index, fx_view_geom 
 int fx_slice_geom(const fx_tensor *t, int64_t dim, const fx_ivalue *start, const fx_ivalue *end,
                   int64_t step, fx_view_geom *g, fx_err *err);
 
+/* diagonal(t, offset, dim1, dim2): dims wrapped, "diagonal dimensions cannot be identical 0, 0";
+ * the diagonal becomes the last dim (empty when offset runs off the matrix). */
+int fx_diagonal_geom(const fx_tensor *t, int64_t offset, int64_t dim1, int64_t dim2,
+                     fx_view_geom *g, fx_err *err);
+/* as_strided(self, a[first], a[first + 1], a[first + 2]): sizes, strides, optional absolute
+ * storage offset (default self's), with as_strided's checks against self's storage. */
+int fx_as_strided_geom(fx_opctx *ctx, const fx_tensor *self, const fx_ivalue *a, int first,
+                       fx_view_geom *g);
+
 /* ---- advanced indexing (k_index.c) --------------------------------------------------------- */
 
 typedef struct fx_index_plan {
@@ -132,6 +141,17 @@ static inline int64_t walk_rows(kb_walk *w, int64_t *inner) {
  * converting the dtype as PyTorch's copy_ does (float -> int truncates, -> bool is != 0).
  * dst and src must not overlap in memory. */
 void fx_kb_copy(fx_tensor *dst, const fx_tensor *src);
+
+/* ---- matrix products (k_linalg.c) --------------------------------------------------------- */
+
+/* C[m, n] = alpha * A[m, k] @ B[k, n] + beta * C for strided A (element (r, c) at
+ * a + r * as0 + c * as1, in elements) and B (likewise), C row-major with leading dimension ldc;
+ * all of dtype dt. float32 / float64 go to OpenBLAS (gemv for a single row or column), half
+ * types through float32, integers by a wrap-around loop. beta == 0 never reads C. FX_ENOMEM
+ * when packing an operand fails; nothing is allocated otherwise except those packs. */
+int fx_kb_gemm(fx_dtype dt, const void *a, int64_t m, int64_t k, int64_t as0, int64_t as1,
+               const void *b, int64_t n, int64_t bs0, int64_t bs1, void *c, int64_t ldc,
+               double alpha, double beta, fx_err *err);
 
 /* The c10::ScalarType name of a dtype ("Float", "Double", "Half", "BFloat16", "Long", "Int",
  * "Short", "Char", "Byte", "Bool"), as PyTorch's messages print it. */

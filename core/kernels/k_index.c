@@ -428,19 +428,36 @@ int fx_k_index_put_(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
 /* select_scatter / slice_scatter                                                          */
 /* ====================================================================================== */
 
-/* select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor and
+/* select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor,
  * slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None,
- * SymInt step=1) -> Tensor: out[0] = self, then src copied (with dtype conversion) into the
- * select / slice view of out[0]. fx_meta_select_scatter / _slice_scatter checked src's shape. */
+ * SymInt step=1) -> Tensor, diagonal_scatter(Tensor self, Tensor src, int offset=0, int dim1=0,
+ * int dim2=1) -> Tensor and as_strided_scatter(Tensor self, Tensor src, SymInt[] size,
+ * SymInt[] stride, SymInt? storage_offset=None) -> Tensor: out[0] = self, then src copied (with
+ * dtype conversion) into the select / slice / diagonal / as_strided view of out[0]. The metas
+ * checked src's shape. as_strided_scatter's out[0] views a copy of self's whole storage
+ * (clone_preserve_strides), so the storage is copied first. */
 int fx_k_scatter_view(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self = a[0].u.t, *res = out[0].u.t, *src = a[1].u.t, *view = NULL;
     fx_view_geom g;
-    int rc = ctx->op->id == FX_OP_SELECT_SCATTER
-                 ? fx_select_geom(res, a[2].u.i, a[3].u.i, &g, ctx->err)
-                 : fx_slice_geom(res, a[2].u.i, &a[3], &a[4], a[5].u.i, &g, ctx->err);
+    int rc;
+    switch (ctx->op->id) {
+    case FX_OP_SELECT_SCATTER: rc = fx_select_geom(res, a[2].u.i, a[3].u.i, &g, ctx->err); break;
+    case FX_OP_SLICE_SCATTER:
+        rc = fx_slice_geom(res, a[2].u.i, &a[3], &a[4], a[5].u.i, &g, ctx->err);
+        break;
+    case FX_OP_DIAGONAL_SCATTER:
+        rc = fx_diagonal_geom(res, a[2].u.i, a[3].u.i, a[4].u.i, &g, ctx->err);
+        break;
+    default: rc = fx_as_strided_geom(ctx, res, a, 2, &g); break;
+    }
     if (!rc) rc = fx_tensor_as_strided(res, g.ndim, g.sizes, g.strides, g.offset, &view, ctx->err);
     if (rc) return rc;
-    fx_kb_copy(res, self);
+    bool whole = ctx->op->id == FX_OP_AS_STRIDED_SCATTER && res->storage != self->storage &&
+                 res->storage->size_bytes == self->storage->size_bytes;
+    if (whole)
+        memcpy(res->storage->data, self->storage->data, (size_t)self->storage->size_bytes);
+    else
+        fx_kb_copy(res, self);
     fx_kb_copy(view, src);
     fx_tensor_release(view);
     return FX_OK;

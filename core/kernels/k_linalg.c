@@ -1,5 +1,7 @@
-/* core/kernels/k_linalg.c — mm, bmm, dot, mv and linear on the CPU.
- * Layer: core (kernels). float32 / float64 go to OpenBLAS (cblas_sgemm / cblas_dgemm); an
+/* core/kernels/k_linalg.c — mm, bmm, dot, mv, linear, addmm and baddbmm on the CPU.
+ * Layer: core (kernels). float32 / float64 go to OpenBLAS (cblas_sgemm / cblas_dgemm, or
+ * cblas_sgemv / cblas_dgemv when one side of the product is a single row or column: the
+ * (1, dim) @ (dim, n) of a decoder's one-token step is a matrix-vector product); an
  * operand whose strides BLAS can express (unit stride in one dim, a leading dimension large
  * enough in the other) is passed as is, transposed when its unit stride is along rows, else it
  * is packed into a contiguous buffer first, as addmm_impl_cpu_ does. float16 / bfloat16 are
@@ -7,8 +9,9 @@
  * accumulate them in float32 too). Integer and bool products use a plain loop with 64-bit
  * wrap-around accumulation (bool: OR of ANDs).
  *
- * Every product funnels into gemm(): C[M, N] (+)= A[M, K] @ B[K, N] where A and B are strided
- * matrix views (kb_mat) and C is row-major with leading dimension ldc. */
+ * Every product funnels into gemm(): C[M, N] = alpha * A[M, K] @ B[K, N] + beta * C where A and
+ * B are strided matrix views (kb_mat) and C is row-major with leading dimension ldc; beta == 0
+ * overwrites C without reading it (NaNs in C do not propagate), as BLAS and addmm do. */
 #include <cblas.h>
 #include <limits.h>
 #include <string.h>
@@ -75,34 +78,118 @@ static int oom(fx_err *err) {
     return fx_err_setf(err, FX_ENOMEM, "out of memory packing a matrix operand");
 }
 
-/* C (+)= A @ B in float32 (C float32, row-major, ldc). Half operands are always packed. */
-static int gemm_f32(fx_dtype dt, const kb_mat *A, const kb_mat *B, float *C, int64_t ldc, bool acc,
-                    fx_err *err) {
+/* ---- matrix-vector products ----------------------------------------------------------------- */
+
+/* A strided vector for BLAS: BLAS needs a non-zero increment, so a broadcast (stride-0) vector
+ * is packed. *buf receives the packed copy (or stays NULL). */
+#define GEMV_VEC(T, NAME)                                                                          \
+    static const T *NAME(const T *p, int64_t n, int64_t stride, int64_t *inc, T **buf) {         \
+        *buf = NULL;                                                                               \
+        if (n <= 1 || stride != 0) {                                                               \
+            *inc = n <= 1 ? 1 : stride;                                                            \
+            return p;                                                                              \
+        }                                                                                          \
+        if (!(*buf = fx_malloc(sizeof(T) * (size_t)n))) return NULL;                               \
+        for (int64_t i = 0; i < n; i++) (*buf)[i] = p[0];                                          \
+        *inc = 1;                                                                                  \
+        return *buf;                                                                               \
+    }
+GEMV_VEC(float, vec_f32)
+GEMV_VEC(double, vec_f64)
+
+/* The matrix-vector form of C = alpha * A @ B + beta * C when M == 1 (a row times B: y = B^T x,
+ * y is C's row 0, contiguous) or N == 1 (A times a column: y = A x, y is C's column 0, stride
+ * ldc). The matrix operand goes to BLAS in place when blas_layout allows it, else it is packed.
+ * Returns FX_OK, or -1 when this form does not apply (the caller runs gemm). */
+#define GEMV_IMPL(T, NAME, VEC, PACK, GEMV)                                                        \
+    static int NAME(const kb_mat *A, const kb_mat *B, T *C, int64_t ldc, T alpha, T beta,        \
+                    fx_err *err) {                                                                 \
+        int64_t M = A->rows, N = B->cols, K = A->cols;                                             \
+        bool row = M == 1;                                                                         \
+        if (!row && N != 1) return -1;                                                             \
+        const kb_mat *mat = row ? B : A;                                                           \
+        kb_mat mt = *mat; /* the matrix as BLAS sees it: y = op(mt) v */                           \
+        const T *vp = row ? A->p : B->p;                                                           \
+        int64_t vstride = row ? A->s1 : B->s0, incv, incy = row ? 1 : ldc, ld;                     \
+        int64_t ylen = row ? N : M;                                                                \
+        enum CBLAS_TRANSPOSE tr;                                                                   \
+        T *vbuf = NULL, *mbuf = NULL;                                                              \
+        const T *v = VEC(vp, K, vstride, &incv, &vbuf), *mp = mt.p;                                \
+        if (!v) return oom(err);                                                                   \
+        if (!blas_layout(&mt, &tr, &ld)) {                                                         \
+            if (!(mbuf = PACK(&mt))) {                                                             \
+                fx_free(vbuf);                                                                     \
+                return oom(err);                                                                   \
+            }                                                                                      \
+            mp = mbuf, tr = CblasNoTrans, ld = mt.cols > 1 ? mt.cols : 1;                          \
+        }                                                                                          \
+        /* row: y[N] = mt[K, N]^T v; column: y[M] = mt[M, K] v. In row-major BLAS terms the     \
+         * stored matrix is (rows x cols) = mt's shape when NoTrans, its transpose when Trans. */  \
+        bool want_t = row; /* do we need op(mt)^T of the logical matrix? */                        \
+        enum CBLAS_TRANSPOSE op = (tr == CblasTrans) != want_t ? CblasTrans : CblasNoTrans;        \
+        int64_t srows = tr == CblasNoTrans ? mt.rows : mt.cols;                                    \
+        int64_t scols = tr == CblasNoTrans ? mt.cols : mt.rows;                                    \
+        if (beta == 0)                                                                             \
+            for (int64_t i = 0; i < ylen; i++) C[i * incy] = 0;                                    \
+        GEMV(CblasRowMajor, op, (blasint)srows, (blasint)scols, alpha, mp, (blasint)ld, v,         \
+             (blasint)incv, beta, C, (blasint)incy);                                               \
+        fx_free(vbuf);                                                                             \
+        fx_free(mbuf);                                                                             \
+        return FX_OK;                                                                              \
+    }
+
+static float *pack_f32_plain(const kb_mat *m) { return pack_f32(FX_DTYPE_F32, m); }
+GEMV_IMPL(float, gemv_f32, vec_f32, pack_f32_plain, cblas_sgemv)
+GEMV_IMPL(double, gemv_f64, vec_f64, pack_f64, cblas_dgemv)
+
+/* ---- matrix-matrix products ----------------------------------------------------------------- */
+
+/* C = alpha * A @ B + beta * C in float32 (C float32, row-major, ldc). Half operands are widened
+ * into float32 buffers first; single rows / columns go to sgemv. */
+static int gemm_f32(fx_dtype dt, const kb_mat *A, const kb_mat *B, float *C, int64_t ldc,
+                    float alpha, float beta, fx_err *err) {
     int64_t M = A->rows, N = B->cols, K = A->cols, lda = K, ldb = N;
+    if (dt != FX_DTYPE_F32) { /* widen both operands once, then the float32 path */
+        float *abuf = pack_f32(dt, A), *bbuf = abuf ? pack_f32(dt, B) : NULL;
+        int rc = FX_OK;
+        if (!bbuf) {
+            rc = oom(err);
+        } else {
+            kb_mat a32 = {abuf, M, K, K, 1}, b32 = {bbuf, K, N, N, 1};
+            rc = gemm_f32(FX_DTYPE_F32, &a32, &b32, C, ldc, alpha, beta, err);
+        }
+        fx_free(abuf);
+        fx_free(bbuf);
+        return rc;
+    }
+    int rc = gemv_f32(A, B, C, ldc, alpha, beta, err);
+    if (rc >= 0) return rc;
     enum CBLAS_TRANSPOSE ta = CblasNoTrans, tb = CblasNoTrans;
     float *abuf = NULL, *bbuf = NULL;
     const float *ap = A->p, *bp = B->p;
-    if (dt != FX_DTYPE_F32 || !blas_layout(A, &ta, &lda)) {
+    if (!blas_layout(A, &ta, &lda)) {
         if (!(abuf = pack_f32(dt, A))) return oom(err);
         ap = abuf, ta = CblasNoTrans, lda = K > 1 ? K : 1;
     }
-    if (dt != FX_DTYPE_F32 || !blas_layout(B, &tb, &ldb)) {
+    if (!blas_layout(B, &tb, &ldb)) {
         if (!(bbuf = pack_f32(dt, B))) {
             fx_free(abuf);
             return oom(err);
         }
         bp = bbuf, tb = CblasNoTrans, ldb = N > 1 ? N : 1;
     }
-    cblas_sgemm(CblasRowMajor, ta, tb, (blasint)M, (blasint)N, (blasint)K, 1.0f, ap, (blasint)lda,
-                bp, (blasint)ldb, acc ? 1.0f : 0.0f, C, (blasint)ldc);
+    cblas_sgemm(CblasRowMajor, ta, tb, (blasint)M, (blasint)N, (blasint)K, alpha, ap, (blasint)lda,
+                bp, (blasint)ldb, beta, C, (blasint)ldc);
     fx_free(abuf);
     fx_free(bbuf);
     return FX_OK;
 }
 
-static int gemm_f64(const kb_mat *A, const kb_mat *B, double *C, int64_t ldc, bool acc,
-                    fx_err *err) {
+static int gemm_f64(const kb_mat *A, const kb_mat *B, double *C, int64_t ldc, double alpha,
+                    double beta, fx_err *err) {
     int64_t M = A->rows, N = B->cols, K = A->cols, lda = K, ldb = N;
+    int rc = gemv_f64(A, B, C, ldc, alpha, beta, err);
+    if (rc >= 0) return rc;
     enum CBLAS_TRANSPOSE ta = CblasNoTrans, tb = CblasNoTrans;
     double *abuf = NULL, *bbuf = NULL;
     const double *ap = A->p, *bp = B->p;
@@ -117,30 +204,33 @@ static int gemm_f64(const kb_mat *A, const kb_mat *B, double *C, int64_t ldc, bo
         }
         bp = bbuf, tb = CblasNoTrans, ldb = N > 1 ? N : 1;
     }
-    cblas_dgemm(CblasRowMajor, ta, tb, (blasint)M, (blasint)N, (blasint)K, 1.0, ap, (blasint)lda,
-                bp, (blasint)ldb, acc ? 1.0 : 0.0, C, (blasint)ldc);
+    cblas_dgemm(CblasRowMajor, ta, tb, (blasint)M, (blasint)N, (blasint)K, alpha, ap, (blasint)lda,
+                bp, (blasint)ldb, beta, C, (blasint)ldc);
     fx_free(abuf);
     fx_free(bbuf);
     return FX_OK;
 }
 
-/* Integer / bool product: 64-bit wrap-around sums, stored back modulo the type's width. */
+/* Integer / bool product: 64-bit wrap-around sums, stored back modulo the type's width;
+ * alpha and beta are integers here (addmm's Scalar arguments converted as PyTorch does). */
 #define GEMM_INT_LOOP(T)                                                                           \
     do {                                                                                           \
         const T *a = A->p, *b = B->p;                                                              \
         T *c = C;                                                                                  \
         for (int64_t i = 0; i < M; i++)                                                            \
             for (int64_t j = 0; j < N; j++) {                                                      \
-                uint64_t s = acc ? (uint64_t)(int64_t)c[i * ldc + j] : 0;                          \
+                uint64_t s = 0;                                                                    \
                 for (int64_t k = 0; k < K; k++)                                                    \
                     s += (uint64_t)(int64_t)a[i * A->s0 + k * A->s1] *                             \
                          (uint64_t)(int64_t)b[k * B->s0 + j * B->s1];                              \
+                s *= (uint64_t)alpha;                                                              \
+                if (beta) s += (uint64_t)beta * (uint64_t)(int64_t)c[i * ldc + j];                 \
                 c[i * ldc + j] = (T)(int64_t)s;                                                    \
             }                                                                                      \
     } while (0)
 
 static void gemm_int(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int64_t ldc,
-                     bool acc) {
+                     int64_t alpha, int64_t beta) {
     int64_t M = A->rows, N = B->cols, K = A->cols;
     switch (dt) {
     case FX_DTYPE_I64: GEMM_INT_LOOP(int64_t); break;
@@ -153,10 +243,11 @@ static void gemm_int(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int
         uint8_t *c = C;
         for (int64_t i = 0; i < M; i++)
             for (int64_t j = 0; j < N; j++) {
-                bool s = acc && c[i * ldc + j];
+                bool s = false;
                 for (int64_t k = 0; k < K && !s; k++)
                     s = a[i * A->s0 + k * A->s1] && b[k * B->s0 + j * B->s1];
-                c[i * ldc + j] = s;
+                s = s && alpha;
+                c[i * ldc + j] = s || (beta && c[i * ldc + j]);
             }
         break;
     }
@@ -164,36 +255,42 @@ static void gemm_int(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int
     }
 }
 
-/* C[M, N] = A @ B (+ C when acc), C of dtype dt, row-major with leading dimension ldc.
- * A and B have dtype dt. Empty products leave C as it is (acc) or zero it. */
-static int gemm(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int64_t ldc, bool acc,
-                fx_err *err) {
+/* C[M, N] = alpha * A @ B + beta * C, C of dtype dt, row-major with leading dimension ldc.
+ * A and B have dtype dt. beta == 0 never reads C. An empty product (K == 0) leaves beta * C. */
+static int gemm(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int64_t ldc,
+                double alpha, double beta, fx_err *err) {
     int64_t M = A->rows, N = B->cols, K = A->cols;
     size_t item = fx_dtype_size(dt);
     if (M == 0 || N == 0) return FX_OK;
-    if (K == 0) {
-        if (!acc)
-            for (int64_t i = 0; i < M; i++)
-                memset((char *)C + i * ldc * (int64_t)item, 0, N * item);
-        return FX_OK;
+    if (K == 0 || alpha == 0) {
+        for (int64_t i = 0; i < M; i++) {
+            char *row = (char *)C + i * ldc * (int64_t)item;
+            if (beta == 0) {
+                memset(row, 0, N * item);
+                continue;
+            }
+            for (int64_t j = 0; j < N; j++)
+                fx_dtype_store_f64(dt, row, j, beta * fx_dtype_load_f64(dt, row, j));
+        }
+        if (alpha == 0 || K == 0) return FX_OK;
     }
     if (M > INT_MAX || N > INT_MAX || K > INT_MAX || ldc > INT_MAX)
         return fx_err_setf(err, FX_ENOTIMPL, "matrix dimensions exceed the BLAS integer range");
     switch (dt) {
-    case FX_DTYPE_F32: return gemm_f32(dt, A, B, C, ldc, acc, err);
-    case FX_DTYPE_F64: return gemm_f64(A, B, C, ldc, acc, err);
+    case FX_DTYPE_F32: return gemm_f32(dt, A, B, C, ldc, (float)alpha, (float)beta, err);
+    case FX_DTYPE_F64: return gemm_f64(A, B, C, ldc, alpha, beta, err);
     case FX_DTYPE_F16:
     case FX_DTYPE_BF16: {
         float *c32 = fx_malloc(sizeof(float) * (size_t)(M * N));
         if (!c32) return oom(err);
         uint16_t *c = C;
         bool h = dt == FX_DTYPE_F16;
-        if (acc)
+        if (beta != 0)
             for (int64_t i = 0; i < M; i++)
                 for (int64_t j = 0; j < N; j++)
                     c32[i * N + j] =
                         h ? fx_f16_to_f32(c[i * ldc + j]) : fx_bf16_to_f32(c[i * ldc + j]);
-        int rc = gemm_f32(dt, A, B, c32, N, acc, err);
+        int rc = gemm_f32(dt, A, B, c32, N, (float)alpha, (float)beta, err);
         if (!rc)
             for (int64_t i = 0; i < M; i++)
                 for (int64_t j = 0; j < N; j++)
@@ -202,8 +299,15 @@ static int gemm(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int64_t 
         fx_free(c32);
         return rc;
     }
-    default: gemm_int(dt, A, B, C, ldc, acc); return FX_OK;
+    default: gemm_int(dt, A, B, C, ldc, (int64_t)alpha, (int64_t)beta); return FX_OK;
     }
+}
+
+int fx_kb_gemm(fx_dtype dt, const void *a, int64_t m, int64_t k, int64_t as0, int64_t as1,
+               const void *b, int64_t n, int64_t bs0, int64_t bs1, void *c, int64_t ldc,
+               double alpha, double beta, fx_err *err) {
+    kb_mat A = {a, m, k, as0, as1}, B = {b, k, n, bs0, bs1};
+    return gemm(dt, &A, &B, c, ldc, alpha, beta, err);
 }
 
 static kb_mat mat_of(const fx_tensor *t, int d0, int d1) {
@@ -227,16 +331,15 @@ int fx_k_mm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     int rc = need_contiguous(ctx, r);
     if (rc) return rc;
     kb_mat A = mat_of(s, 0, 1), B = mat_of(m, 0, 1);
-    return gemm(s->dtype, &A, &B, fx_tensor_data(r), r->sizes[1] > 1 ? r->sizes[1] : 1, false,
+    return gemm(s->dtype, &A, &B, fx_tensor_data(r), r->sizes[1] > 1 ? r->sizes[1] : 1, 1, 0,
                 ctx->err);
 }
 
-/* bmm(Tensor self, Tensor mat2) -> Tensor: one gemm per batch entry (batch strides may be 0,
- * as matmul's expanded operands have). */
-int fx_k_bmm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
-    fx_tensor *s = a[0].u.t, *m = a[1].u.t, *r = out[0].u.t;
+/* out[b] = alpha * s[b] @ m[b] + beta * out[b] for every batch entry (batch strides may be 0, as
+ * matmul's expanded operands have); out is contiguous [B, n, p]. */
+static int bmm_into(fx_opctx *ctx, fx_tensor *s, fx_tensor *m, fx_tensor *r, double alpha,
+                    double beta) {
     int rc = need_contiguous(ctx, r);
-    if (rc) return rc;
     size_t item = fx_dtype_size(s->dtype);
     int64_t N = r->sizes[2], ldc = N > 1 ? N : 1;
     kb_mat A = mat_of(s, 1, 2), B = mat_of(m, 1, 2);
@@ -245,9 +348,15 @@ int fx_k_bmm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     for (int64_t b = 0; b < s->sizes[0] && !rc; b++) {
         A.p = sp + b * s->strides[0] * (int64_t)item;
         B.p = mp + b * m->strides[0] * (int64_t)item;
-        rc = gemm(s->dtype, &A, &B, rp + b * r->sizes[1] * N * (int64_t)item, ldc, false, ctx->err);
+        rc = gemm(s->dtype, &A, &B, rp + b * r->sizes[1] * N * (int64_t)item, ldc, alpha, beta,
+                  ctx->err);
     }
     return rc;
+}
+
+/* bmm(Tensor self, Tensor mat2) -> Tensor: one gemm per batch entry. */
+int fx_k_bmm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    return bmm_into(ctx, a[0].u.t, a[1].u.t, out[0].u.t, 1, 0);
 }
 
 /* dot(Tensor self, Tensor tensor) -> Tensor: a [1, n] @ [n, 1] product into the 0-dim out. */
@@ -255,7 +364,7 @@ int fx_k_dot(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *s = a[0].u.t, *o = a[1].u.t, *r = out[0].u.t;
     kb_mat A = {fx_tensor_data(s), 1, s->sizes[0], 1, s->strides[0]};
     kb_mat B = {fx_tensor_data(o), o->sizes[0], 1, o->strides[0], 1};
-    return gemm(s->dtype, &A, &B, fx_tensor_data(r), 1, false, ctx->err);
+    return gemm(s->dtype, &A, &B, fx_tensor_data(r), 1, 1, 0, ctx->err);
 }
 
 /* mv(Tensor self, Tensor vec) -> Tensor: [n, m] @ [m, 1] into the [n] out. */
@@ -265,19 +374,34 @@ int fx_k_mv(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (rc) return rc;
     kb_mat A = mat_of(s, 0, 1);
     kb_mat B = {fx_tensor_data(v), v->sizes[0], 1, v->strides[0], 1};
-    return gemm(s->dtype, &A, &B, fx_tensor_data(r), 1, false, ctx->err);
+    return gemm(s->dtype, &A, &B, fx_tensor_data(r), 1, 1, 0, ctx->err);
+}
+
+/* Copies t broadcast to r's shape into r (the beta term of addmm / baddbmm and linear's
+ * bias). */
+static int fill_broadcast(fx_opctx *ctx, fx_tensor *r, fx_tensor *t) {
+    int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+    fx_tensor *te = NULL;
+    memcpy(sizes, r->sizes, sizeof sizes);
+    int rc = fx_expand_strides(t, r->ndim, sizes, strides, ctx->err);
+    if (!rc) rc = fx_tensor_as_strided(t, r->ndim, sizes, strides, t->offset, &te, ctx->err);
+    if (!rc) fx_kb_copy(r, te);
+    fx_tensor_release(te);
+    return rc;
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor: one GEMM over the flattened
  * leading dims of input, out = input @ weight.T (+ bias, pre-filled into out and accumulated,
- * as addmm does with beta = 1). An input whose leading dims cannot be flattened without a copy
- * is copied to a contiguous buffer first. */
+ * as addmm does with beta = 1). A 1-D weight [k] makes it input @ weight, one matrix-vector
+ * product into out [...]. An input whose leading dims cannot be flattened without a copy is
+ * copied to a contiguous buffer first. A single row (decoding one token) is a gemv. */
 int fx_k_linear(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *x = a[0].u.t, *w = a[1].u.t, *r = out[0].u.t, *xc = NULL;
     fx_tensor *b = a[2].tag == FX_IV_TENSOR ? a[2].u.t : NULL;
     int rc = need_contiguous(ctx, r);
     if (rc) return rc;
-    int64_t K = x->sizes[x->ndim - 1], N = w->sizes[0], M = 1;
+    bool wvec = w->ndim == 1;
+    int64_t K = x->sizes[x->ndim - 1], N = wvec ? 1 : w->sizes[0], M = 1;
     for (int d = 0; d + 1 < x->ndim; d++) M *= x->sizes[d];
     int64_t msz[2] = {M, K}, mst[2];
     if (x->ndim == 1) {
@@ -290,17 +414,59 @@ int fx_k_linear(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         mst[0] = K, mst[1] = 1;
     }
     kb_mat A = {fx_tensor_data(xc ? xc : x), M, K, mst[0], mst[1]};
-    kb_mat B = {fx_tensor_data(w), K, N, w->strides[1], w->strides[0]}; /* weight.T */
-    if (b) { /* out = bias broadcast, then out += x @ w.T */
-        int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
-        fx_tensor *be = NULL;
-        memcpy(sizes, r->sizes, sizeof sizes);
-        rc = fx_expand_strides(b, r->ndim, sizes, strides, ctx->err);
-        if (!rc) rc = fx_tensor_as_strided(b, r->ndim, sizes, strides, b->offset, &be, ctx->err);
-        if (!rc) fx_kb_copy(r, be);
-        fx_tensor_release(be);
-    }
-    if (!rc) rc = gemm(x->dtype, &A, &B, fx_tensor_data(r), N > 1 ? N : 1, b != NULL, ctx->err);
+    kb_mat B = wvec ? (kb_mat){fx_tensor_data(w), K, 1, w->strides[0], 1}
+                    : (kb_mat){fx_tensor_data(w), K, N, w->strides[1], w->strides[0]}; /* w.T */
+    if (b) rc = fill_broadcast(ctx, r, b); /* out = bias broadcast, then out += x @ w.T */
+    if (!rc) rc = gemm(x->dtype, &A, &B, fx_tensor_data(r), N > 1 ? N : 1, 1, b ? 1 : 0, ctx->err);
     fx_tensor_release(xc);
+    return rc;
+}
+
+/* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor and
+ * addmm_(Tensor(a!) self, ...) -> Tensor(a!): out = beta * self + alpha * (mat1 @ mat2), self
+ * broadcast to [n, p]; beta == 0 ignores self entirely (its NaNs too), as PyTorch. The in-place
+ * form writes into self, through a contiguous buffer when self is not contiguous. */
+int fx_k_addmm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self = a[0].u.t, *m1 = a[1].u.t, *m2 = a[2].u.t, *r = out[0].u.t, *tmp = NULL;
+    double beta = fx_ivalue_to_f64(&a[3]), alpha = fx_ivalue_to_f64(&a[4]);
+    bool inplace = fx_op_is_inplace(ctx->op);
+    int rc = FX_OK;
+    if (inplace && !fx_tensor_is_contiguous(r))
+        rc = fx_tensor_empty(r->ndim, r->sizes, r->dtype, FX_DEVICE_CPU, &tmp, ctx->err);
+    fx_tensor *dst = tmp ? tmp : r;
+    if (!rc && beta != 0) {
+        if (inplace && tmp)
+            fx_kb_copy(tmp, self);
+        else if (!inplace)
+            rc = fill_broadcast(ctx, dst, self);
+    }
+    kb_mat A = mat_of(m1, 0, 1), B = mat_of(m2, 0, 1);
+    if (!rc)
+        rc = gemm(m1->dtype, &A, &B, fx_tensor_data(dst), dst->sizes[1] > 1 ? dst->sizes[1] : 1,
+                  alpha, beta, ctx->err);
+    if (!rc && tmp) fx_kb_copy(r, tmp);
+    fx_tensor_release(tmp);
+    return rc;
+}
+
+/* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
+ * and baddbmm_: out[b] = beta * self[b] + alpha * batch1[b] @ batch2[b], as addmm per batch. */
+int fx_k_baddbmm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self = a[0].u.t, *b1 = a[1].u.t, *b2 = a[2].u.t, *r = out[0].u.t, *tmp = NULL;
+    double beta = fx_ivalue_to_f64(&a[3]), alpha = fx_ivalue_to_f64(&a[4]);
+    bool inplace = fx_op_is_inplace(ctx->op);
+    int rc = FX_OK;
+    if (inplace && !fx_tensor_is_contiguous(r))
+        rc = fx_tensor_empty(r->ndim, r->sizes, r->dtype, FX_DEVICE_CPU, &tmp, ctx->err);
+    fx_tensor *dst = tmp ? tmp : r;
+    if (!rc && beta != 0) {
+        if (inplace && tmp)
+            fx_kb_copy(tmp, self);
+        else if (!inplace)
+            rc = fill_broadcast(ctx, dst, self);
+    }
+    if (!rc) rc = bmm_into(ctx, b1, b2, dst, alpha, beta);
+    if (!rc && tmp) fx_kb_copy(r, tmp);
+    fx_tensor_release(tmp);
     return rc;
 }

@@ -84,10 +84,11 @@ static void test_flags_follow_alias_annotations(void **state) {
         for (const char *p = arrow; (p = strstr(p, "Tensor(")); p++) {
             char set = p[7];
             if (p[8] == '!') continue;
-            char pat[16];
+            char pat[16], pat2[16];
             snprintf(pat, sizeof pat, "Tensor(%c)", set);
-            const char *q = strstr(t, pat);
-            if (q && q < arrow) aliases = true;
+            snprintf(pat2, sizeof pat2, "Tensor(%c -> *)", set); /* split, unbind, chunk */
+            const char *q = strstr(t, pat), *q2 = strstr(t, pat2);
+            if ((q && q < arrow) || (q2 && q2 < arrow)) aliases = true;
         }
         bool composite = op->flags & FX_OPF_COMPOSITE;
         if (fx_op_is_inplace(op) != writes) fail_msg("%s: inplace flag", op->qualname);
