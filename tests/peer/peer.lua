@@ -152,7 +152,9 @@ function P.numbers(m, ep, args)
     end
   end
   torch._export.restore(snap)
-  for i, s in ipairs(m:_named_state()) do s.tensor:copy_(saved[i]) end
+  torch.no_grad(function()
+    for i, s in ipairs(m:_named_state()) do s.tensor:copy_(saved[i]) end
+  end)
   return r.outputs
 end
 

@@ -52,14 +52,10 @@ P.modes(function(strict, mode)
     T.truthy(c.ok, tostring(c))
     T.eq(c.max_abs_error, 0)
     P.values(fxdb.run(ep, {x, "attr"}).outputs[1], {3, 2}, {5, 6, 7, 8, 9, 10})
-    P.values(ep:module()(x), {3, 2}, {5, 6, 7, 8, 9, 10})
+    -- the unlifted module takes the exported call's arguments, the string included
+    P.values(ep:module()(x, "attr"), {3, 2}, {5, 6, 7, 8, 9, 10})
+    P.numbers(m, ep, {x, "attr"})
   end)
-  P.pending("tensor_setattr: the unlifted module takes the original arguments, " .. mode,
-    "lua/lx_export.c: ep:module() takes only the tensor inputs (PyTorch's unlifted module takes " ..
-    "the exported call's arguments, constants included, and checks them against its in_spec)",
-    function()
-      P.values(ep:module()(x, "attr"), {3, 2}, {5, 6, 7, 8, 9, 10})
-    end)
 end)
 
 P.done()
