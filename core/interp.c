@@ -1,13 +1,58 @@
-/* core/interp.c — graph interpreter on the CPU kernels.
+/* core/interp.c — graph interpreter on the CPU kernels, with an execution plan and a memory pool.
  * Layer: core. Like torch.fx.Interpreter: values live in a per-node table; each value is
  * released right after its last use (unless keep_values), so peak memory stays near the live
- * set. Hooks run before and after each node for stepping and breakpoints. */
+ * set. Hooks run before and after each node for stepping and breakpoints.
+ *
+ * The plan (built once per interpreter, kept across fx_interp_reset, so a module that runs the same
+ * graph every step plans once): unless keep_values or opts.naive is set, every call_function node
+ * is given one of these ways to run —
+ *   DIRECT   a functional op with one tensor result and a kernel: its output tensor is made once,
+ *            at plan time, from the node's meta["val"] (sizes, strides, dtype) inside a pool
+ *            buffer, and each run calls the kernel on it directly — no argument copies, no meta
+ *            function, no allocation. Pool buffers are shared by outputs of the same dtype and
+ *            byte size whose lifetimes do not overlap (a value's lifetime runs from its node to
+ *            the last use of any view or in-place result of it), so elementwise chains keep
+ *            landing in the same few cache-hot buffers.
+ *   INPLACE  an in-place op with a kernel: the kernel writes into the mutated argument, which is
+ *            also the result; copy_(x, y) where y already is x's memory (a write-back made
+ *            redundant by reinplacing) does nothing.
+ *   VIEW     a view op: dispatched on the first run; later runs reuse that view while its input is
+ *            the same tensor object (planned outputs and module attributes are).
+ *   GENERIC  everything else (list arguments, several results, composites, getitem, values that
+ *            leave the graph as outputs, which must be fresh tensors the caller may keep): resolve
+ *            the arguments and fx_dispatch, as torch.fx.Interpreter.run_node does.
+ * Values in the table are owned (GENERIC and outputs) or borrowed from the plan (DIRECT) or from
+ * the inputs (placeholders); `owned` tells which. A run that meets a meta tensor as input or
+ * attribute runs every node through GENERIC, so meta programs keep producing meta values. */
 #include "core/interp.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "core/fx_alloc.h"
+
+typedef enum ex_kind { EX_GENERIC = 0, EX_DIRECT, EX_INPLACE, EX_VIEW } ex_kind;
+
+/* One call_function node's plan. */
+typedef struct ex_node {
+    ex_kind kind;
+    const fx_opdef *op;
+    fx_ivalue *consts;   /* (nargs,) normalized constant arguments, UNSET where slot >= 0; owned */
+    int *slot;           /* (nargs,) position of the node an argument refers to, or -1 */
+    int nargs;
+    fx_tensor *out;      /* DIRECT: the planned output (a view of a pool buffer); one reference */
+    int buf;             /* DIRECT: pool buffer index */
+    fx_tensor *view_in;  /* VIEW: the input of the cached view (one reference), or NULL */
+    fx_tensor *view_out; /* VIEW: the cached view (one reference), or NULL */
+} ex_node;
+
+/* A pool buffer: contiguous storage of one dtype, shared by DIRECT outputs. */
+typedef struct ex_buf {
+    fx_tensor *t;        /* 1-d, `elems` elements; one reference */
+    fx_dtype dtype;
+    int64_t elems;
+    int end;             /* position of the last read of the value that holds it now */
+} ex_buf;
 
 struct fx_interp {
     const fx_graph *g;
@@ -16,13 +61,19 @@ struct fx_interp {
     int n;              /* node count */
     fx_node **nodes;    /* (n,) in order */
     fx_ivalue *vals;    /* (n,) values (FX_IV_UNSET when not computed or freed) */
+    unsigned char *owned; /* (n,) 1 when vals[i] holds references of its own */
     int *last_use;      /* (n,) position of the last user, -1 if none */
     fx_ivalue *inputs;  /* (ninputs,) owned copies */
     int ninputs;
     int pc;             /* next position to run */
     int ph_seen;
     bool done;
+    bool meta_run;      /* this run met a meta tensor: every node runs GENERIC */
     int64_t live_bytes, peak_bytes;
+    ex_node *plan;      /* (n,) or NULL when not planned (keep_values / naive) */
+    ex_buf *bufs;       /* (nbufs,) pool */
+    int nbufs;
+    fx_interp_stats stats;
 };
 
 static int64_t value_bytes(const fx_ivalue *v) {
@@ -40,12 +91,46 @@ static void mark_uses(fx_interp *it, const fx_ivalue *v, int pos) {
         for (int i = 0; i < v->u.list.n; i++) mark_uses(it, &v->u.list.items[i], pos);
 }
 
+/* Drops value i (releasing it when owned). */
+static void drop_value(fx_interp *it, int i) {
+    if (it->owned[i]) fx_ivalue_clear(&it->vals[i]);
+    else it->vals[i].tag = FX_IV_UNSET;
+    it->owned[i] = 0;
+}
+
+static void clear_values(fx_interp *it) {
+    for (int i = 0; i < it->n; i++) drop_value(it, i);
+    for (int i = 0; i < it->ninputs; i++) fx_ivalue_clear(&it->inputs[i]);
+    it->ninputs = 0;
+}
+
+static void free_plan(fx_interp *it) {
+    if (it->plan) {
+        for (int i = 0; i < it->n; i++) {
+            ex_node *e = &it->plan[i];
+            for (int k = 0; k < e->nargs; k++) fx_ivalue_clear(&e->consts[k]);
+            fx_free(e->consts);
+            fx_free(e->slot);
+            fx_tensor_release(e->out);
+            fx_tensor_release(e->view_in);
+            fx_tensor_release(e->view_out);
+        }
+        fx_free(it->plan);
+        it->plan = NULL;
+    }
+    for (int b = 0; b < it->nbufs; b++) fx_tensor_release(it->bufs[b].t);
+    fx_free(it->bufs);
+    it->bufs = NULL;
+    it->nbufs = 0;
+}
+
 void fx_interp_free(fx_interp *it) {
     if (!it) return;
-    for (int i = 0; i < it->n; i++) fx_ivalue_clear(&it->vals[i]);
-    for (int i = 0; i < it->ninputs; i++) fx_ivalue_clear(&it->inputs[i]);
+    if (it->vals && it->owned) clear_values(it);
+    free_plan(it);
     fx_free(it->inputs);
     fx_free(it->vals);
+    fx_free(it->owned);
     fx_free(it->nodes);
     fx_free(it->last_use);
     fx_free(it);
@@ -78,6 +163,236 @@ static int check_input(const fx_node *ph, const fx_ivalue *v, int index, fx_err 
     return FX_OK;
 }
 
+/* Numbers the nodes (n->tag = position); the plan and the value table index by it. */
+static void stamp(fx_interp *it) {
+    for (int i = 0; i < it->n; i++) it->nodes[i]->tag = i;
+}
+
+/* Copies the inputs in (checked against the placeholders) and rewinds to the first node. */
+static int load_inputs(fx_interp *it, const fx_ivalue *inputs, int ninputs, fx_err *err) {
+    int nph = 0;
+    for (int i = 0; i < it->n; i++)
+        if (it->nodes[i]->op == FX_NODE_PLACEHOLDER) nph++;
+    if (ninputs != nph)
+        return fx_err_setf(err, FX_EARG, "the graph takes %d inputs but %d were given", nph, ninputs);
+    int k = 0;
+    for (int i = 0; i < it->n; i++) {
+        if (it->nodes[i]->op != FX_NODE_PLACEHOLDER) continue;
+        int rc = check_input(it->nodes[i], &inputs[k], k, err);
+        if (!rc) rc = fx_ivalue_copy(&it->inputs[k], &inputs[k], err);
+        if (rc) return rc;
+        it->ninputs = ++k;
+    }
+    it->pc = 0;
+    it->ph_seen = 0;
+    it->done = false;
+    it->meta_run = false;
+    it->live_bytes = 0;
+    return FX_OK;
+}
+
+/* ==== planning ================================================================================ */
+
+/* An argument as dispatch would normalize it: defaults for UNSET, None for optional, and a single
+ * int given for an int[N] as a one-element list. */
+static int normalize_const(const fx_arg_schema *as, const fx_ivalue *v, fx_ivalue *out, fx_err *err) {
+    const fx_ivalue *src = v;
+    fx_ivalue none = fx_iv_none();
+    if (v->tag == FX_IV_UNSET) src = as->has_default ? &as->def : &none;
+    if (as->type == FX_TY_INT_LIST && src->tag == FX_IV_INT) {
+        int64_t x = src->u.i;
+        return fx_iv_int_list(1, &x, out, err);
+    }
+    return fx_ivalue_copy(out, src, err);
+}
+
+static bool has_node_ref(const fx_ivalue *v) {
+    if (v->tag == FX_IV_NODE) return true;
+    if (v->tag == FX_IV_LIST)
+        for (int i = 0; i < v->u.list.n; i++)
+            if (has_node_ref(&v->u.list.items[i])) return true;
+    return false;
+}
+
+/* Does the val tensor t fit the op's own output rules closely enough to stand in for the meta
+ * function's result (a real dtype, sizes >= 0)? */
+static bool val_usable(const fx_tensor *t) {
+    return t && fx_tensor_dtype(t) >= 0 && fx_tensor_dtype(t) < FX_DTYPE_COUNT;
+}
+
+/* Elements a tensor with these sizes and strides reaches from offset 0 (0 when empty). */
+static int64_t span_of(const fx_tensor *t) {
+    int64_t hi = 0;
+    for (int d = 0; d < fx_tensor_ndim(t); d++) {
+        if (fx_tensor_size(t, d) == 0) return 0;
+        hi += (fx_tensor_size(t, d) - 1) * fx_tensor_stride(t, d);
+    }
+    return hi + 1;
+}
+
+/* root[i]: the position of the node whose storage value i may live in. */
+static int root_of_arg(const int *root, const fx_ivalue *v) {
+    return v->tag == FX_IV_NODE ? root[v->u.node->tag] : -1;
+}
+
+/* Marks every root a value refers to (through lists) as escaping. */
+static void mark_escape(const fx_ivalue *v, const int *root, bool *escapes) {
+    if (v->tag == FX_IV_NODE) escapes[root[v->u.node->tag]] = true;
+    else if (v->tag == FX_IV_LIST)
+        for (int i = 0; i < v->u.list.n; i++) mark_escape(&v->u.list.items[i], root, escapes);
+}
+
+static void extend_ends(const fx_ivalue *v, const int *root, int *end, int to) {
+    if (v->tag == FX_IV_NODE) {
+        int r = root[v->u.node->tag];
+        if (end[r] < to) end[r] = to;
+    } else if (v->tag == FX_IV_LIST) {
+        for (int i = 0; i < v->u.list.n; i++) extend_ends(&v->u.list.items[i], root, end, to);
+    }
+}
+
+/* Builds it->plan. Called once, after the nodes are stamped and last uses known. */
+static int build_plan(fx_interp *it, fx_err *err) {
+    int n = it->n, rc = FX_OK;
+    it->plan = fx_calloc((size_t)n + 1, sizeof *it->plan);
+    int *root = fx_malloc(sizeof(int) * ((size_t)n + 1));
+    int *end = fx_malloc(sizeof(int) * ((size_t)n + 1));
+    bool *escapes = fx_calloc((size_t)n + 1, sizeof(bool));
+    it->bufs = fx_calloc((size_t)n + 1, sizeof *it->bufs);
+    if (!it->plan || !root || !end || !escapes || !it->bufs) {
+        rc = fx_err_setf(err, FX_ENOMEM, "out of memory planning the graph");
+        goto done;
+    }
+    /* 1. kinds and alias roots */
+    for (int i = 0; i < n; i++) {
+        fx_node *nd = it->nodes[i];
+        ex_node *e = &it->plan[i];
+        root[i] = i;
+        end[i] = it->last_use[i] > i ? it->last_use[i] : i;
+        e->buf = -1;
+        if (nd->op == FX_NODE_OUTPUT) {
+            for (int a = 0; a < nd->nargs; a++) mark_escape(&nd->args[a], root, escapes);
+            continue;
+        }
+        if (nd->op != FX_NODE_CALL_FUNCTION) continue;
+        const fx_opdef *op = nd->aten;
+        if (!op) { /* getitem aliases its list; other targets may alias anything they read */
+            if (!strcmp(nd->target, "getitem") && nd->nargs > 0 && nd->args[0].tag == FX_IV_NODE)
+                root[i] = root_of_arg(root, &nd->args[0]);
+            else
+                for (int a = 0; a < nd->nargs; a++) mark_escape(&nd->args[a], root, escapes);
+            continue;
+        }
+        e->op = op;
+        const fx_schema *s = &op->schema;
+        if (op->flags & FX_OPF_COMPOSITE) { /* contiguous, reshape, ... may return an input */
+            for (int a = 0; a < nd->nargs; a++) mark_escape(&nd->args[a], root, escapes);
+            continue;
+        }
+        if (s->mutated_arg >= 0 && s->mutated_arg < nd->nargs &&
+            nd->args[s->mutated_arg].tag == FX_IV_NODE) {
+            const fx_ivalue *self = &nd->args[s->mutated_arg];
+            root[i] = root_of_arg(root, self);
+            if (op->kernel && s->nrets == 1) e->kind = EX_INPLACE;
+            if (!op->kernel) { /* transpose_ & co. change a tensor's geometry: never a planned one */
+                mark_escape(self, root, escapes);
+                if (it->plan[self->u.node->tag].kind == EX_VIEW) it->plan[self->u.node->tag].kind = EX_GENERIC;
+            }
+        } else if (fx_op_is_view(op)) {
+            int va = s->view_arg >= 0 ? s->view_arg : 0;
+            if (va < nd->nargs && nd->args[va].tag == FX_IV_NODE) root[i] = root_of_arg(root, &nd->args[va]);
+            if (s->nrets == 1) e->kind = EX_VIEW;
+        } else if (op->kernel && s->nrets == 1 && val_usable(fx_node_tensor(nd))) {
+            e->kind = EX_DIRECT;
+        }
+        /* arguments: constants normalized once; node references by position */
+        if (e->kind == EX_DIRECT || e->kind == EX_INPLACE) {
+            for (int a = 0; a < nd->nargs; a++)
+                if (nd->args[a].tag == FX_IV_LIST && has_node_ref(&nd->args[a])) e->kind = EX_GENERIC;
+            if (nd->nargs > s->nargs) e->kind = EX_GENERIC;
+        }
+        if (e->kind == EX_DIRECT || e->kind == EX_INPLACE) {
+            e->nargs = s->nargs;
+            e->consts = fx_calloc((size_t)s->nargs + 1, sizeof *e->consts);
+            e->slot = fx_malloc(sizeof(int) * ((size_t)s->nargs + 1));
+            if (!e->consts || !e->slot) {
+                rc = fx_err_setf(err, FX_ENOMEM, "out of memory planning the graph");
+                goto done;
+            }
+            for (int a = 0; a < s->nargs; a++) {
+                e->slot[a] = -1;
+                fx_ivalue unset = {0};
+                const fx_ivalue *v = a < nd->nargs ? &nd->args[a] : &unset;
+                if (v->tag == FX_IV_NODE) e->slot[a] = v->u.node->tag;
+                else if ((rc = normalize_const(&s->args[a], v, &e->consts[a], err))) goto done;
+            }
+        }
+    }
+    /* 2. lifetimes: a root lives until the last read of anything that aliases it */
+    for (int i = 0; i < n; i++) {
+        int r = root[i];
+        int last = it->last_use[i] > i ? it->last_use[i] : i;
+        if (end[r] < last) end[r] = last;
+    }
+    /* values read by composites / unknown targets stay until the end of the run */
+    for (int i = 0; i < n; i++) {
+        fx_node *nd = it->nodes[i];
+        if (nd->op != FX_NODE_CALL_FUNCTION) continue;
+        bool opaque = !nd->aten ? strcmp(nd->target, "getitem") != 0
+                                : (nd->aten->flags & FX_OPF_COMPOSITE) != 0;
+        if (opaque)
+            for (int a = 0; a < nd->nargs; a++) extend_ends(&nd->args[a], root, end, n);
+    }
+    /* 3. pool buffers for DIRECT outputs that do not escape */
+    for (int i = 0; i < n; i++) {
+        ex_node *e = &it->plan[i];
+        if (e->kind != EX_DIRECT) continue;
+        if (escapes[i]) {
+            e->kind = EX_GENERIC; /* outputs are fresh tensors each run: the caller may keep them */
+            continue;
+        }
+        const fx_tensor *val = fx_node_tensor(it->nodes[i]);
+        fx_dtype dt = fx_tensor_dtype(val);
+        int64_t elems = span_of(val);
+        int pick = -1;
+        for (int b = 0; b < it->nbufs && pick < 0; b++)
+            if (it->bufs[b].end < i && it->bufs[b].dtype == dt && it->bufs[b].elems == elems)
+                pick = b;
+        if (pick < 0) {
+            pick = it->nbufs;
+            ex_buf *nb = &it->bufs[pick];
+            int64_t sz = elems > 0 ? elems : 1;
+            if ((rc = fx_tensor_empty(1, &sz, dt, FX_DEVICE_CPU, &nb->t, err))) goto done;
+            nb->dtype = dt;
+            nb->elems = elems;
+            it->nbufs++;
+            it->stats.buffers++;
+            it->stats.pool_bytes += sz * (int64_t)fx_dtype_size(dt);
+        }
+        it->bufs[pick].end = end[i];
+        e->buf = pick;
+        it->stats.planned_bytes += elems * (int64_t)fx_dtype_size(dt);
+        rc = fx_tensor_as_strided(it->bufs[pick].t, fx_tensor_ndim(val), fx_tensor_sizes(val),
+                                  fx_tensor_strides(val), 0, &e->out, err);
+        if (rc) goto done;
+    }
+    for (int i = 0; i < n; i++) {
+        if (it->nodes[i]->op == FX_NODE_CALL_FUNCTION) it->stats.nodes++;
+        switch (it->plan[i].kind) {
+        case EX_DIRECT: it->stats.direct++; break;
+        case EX_INPLACE: it->stats.inplace++; break;
+        case EX_VIEW: it->stats.views++; break;
+        default: break;
+        }
+    }
+done:
+    fx_free(root);
+    fx_free(end);
+    fx_free(escapes);
+    if (rc) free_plan(it);
+    return rc;
+}
+
 int fx_interp_new(const fx_graph *g, const fx_ivalue *inputs, int ninputs,
                   const fx_interp_opts *opts, fx_interp **out, fx_err *err) {
     *out = NULL;
@@ -90,39 +405,40 @@ int fx_interp_new(const fx_graph *g, const fx_ivalue *inputs, int ninputs,
     it->n = fx_graph_count(g);
     it->nodes = fx_calloc((size_t)it->n + 1, sizeof *it->nodes);
     it->vals = fx_calloc((size_t)it->n + 1, sizeof *it->vals);
+    it->owned = fx_calloc((size_t)it->n + 1, 1);
     it->last_use = fx_calloc((size_t)it->n + 1, sizeof *it->last_use);
     it->inputs = fx_calloc((size_t)ninputs + 1, sizeof *it->inputs);
-    if (!it->nodes || !it->vals || !it->last_use || !it->inputs) {
+    if (!it->nodes || !it->vals || !it->owned || !it->last_use || !it->inputs) {
         fx_interp_free(it);
         return fx_err_setf(err, FX_ENOMEM, "out of memory");
     }
-    int i = 0, nph = 0;
+    int i = 0;
     for (fx_node *n = fx_graph_first(g); n; n = n->next, i++) {
         n->tag = i;
         it->nodes[i] = n;
         it->last_use[i] = -1;
-        if (n->op == FX_NODE_PLACEHOLDER) nph++;
     }
     for (i = 0; i < it->n; i++)
         for (int a = 0; a < it->nodes[i]->nargs; a++) mark_uses(it, &it->nodes[i]->args[a], i);
-    if (ninputs != nph) {
+    int rc = load_inputs(it, inputs, ninputs, err);
+    if (!rc && !it->opts.keep_values && !it->opts.naive) rc = build_plan(it, err);
+    if (rc) {
         fx_interp_free(it);
-        return fx_err_setf(err, FX_EARG, "the graph takes %d inputs but %d were given", nph, ninputs);
-    }
-    int k = 0;
-    for (i = 0; i < it->n; i++) {
-        if (it->nodes[i]->op != FX_NODE_PLACEHOLDER) continue;
-        int rc = check_input(it->nodes[i], &inputs[k], k, err);
-        if (!rc) rc = fx_ivalue_copy(&it->inputs[k], &inputs[k], err);
-        if (rc) {
-            fx_interp_free(it);
-            return rc;
-        }
-        it->ninputs = ++k;
+        return rc;
     }
     *out = it;
     return FX_OK;
 }
+
+int fx_interp_reset(fx_interp *it, const fx_ivalue *inputs, int ninputs, fx_err *err) {
+    if (fx_graph_count(it->g) != it->n)
+        return fx_err_setf(err, FX_EARG, "the graph changed since the interpreter was made");
+    clear_values(it);
+    stamp(it);
+    return load_inputs(it, inputs, ninputs, err);
+}
+
+/* ==== running ================================================================================= */
 
 /* Node refs -> values (borrowed tensors retained into the copy). */
 static int resolve(fx_interp *it, const fx_ivalue *v, fx_ivalue *out, fx_err *err) {
@@ -141,25 +457,8 @@ static int resolve(fx_interp *it, const fx_ivalue *v, fx_ivalue *out, fx_err *er
     return fx_ivalue_copy(out, v, err);
 }
 
-static int run_node(fx_interp *it, fx_node *n, fx_ivalue *res, fx_err *err) {
-    switch (n->op) {
-    case FX_NODE_PLACEHOLDER:
-        return fx_ivalue_copy(res, &it->inputs[it->ph_seen++], err);
-    case FX_NODE_GET_ATTR: {
-        if (n->subgraph) {
-            *res = fx_iv_none();
-            return FX_OK;
-        }
-        if (!it->opts.attr)
-            return fx_err_setf(err, FX_EARG, "get_attr %s: no attribute resolver", n->target);
-        fx_tensor *t = NULL;
-        int rc = it->opts.attr(it->opts.attr_ud, n->target, &t, err);
-        if (!rc) *res = fx_iv_tensor(t);
-        return rc;
-    }
-    case FX_NODE_OUTPUT: return resolve(it, &n->args[0], res, err);
-    case FX_NODE_CALL_FUNCTION: break;
-    }
+/* The generic way: resolve every argument and dispatch. *res is owned. */
+static int run_generic(fx_interp *it, fx_node *n, fx_ivalue *res, fx_err *err) {
     if (!n->aten) {
         if (!strcmp(n->target, "getitem")) {
             fx_ivalue src;
@@ -192,12 +491,136 @@ static int run_node(fx_interp *it, fx_node *n, fx_ivalue *res, fx_err *err) {
     return rc;
 }
 
+/* Fills a[] for a planned node: constants as planned, node values borrowed (no references). */
+static int gather(fx_interp *it, const ex_node *e, const fx_node *n, fx_ivalue *a, fx_err *err) {
+    for (int k = 0; k < e->nargs; k++) {
+        if (e->slot[k] < 0) {
+            a[k] = e->consts[k];
+            continue;
+        }
+        a[k] = it->vals[e->slot[k]];
+        if (a[k].tag == FX_IV_UNSET)
+            return fx_err_setf(err, FX_EINTERNAL, "%s: an argument's value is not available", n->name);
+        if (a[k].tag == FX_IV_TENSOR && fx_tensor_is_meta(a[k].u.t)) return 1; /* not for us */
+    }
+    return FX_OK;
+}
+
+static bool same_view(const fx_tensor *x, const fx_tensor *y) {
+    if (!fx_tensor_same_storage(x, y) || fx_tensor_offset(x) != fx_tensor_offset(y) ||
+        fx_tensor_ndim(x) != fx_tensor_ndim(y) || fx_tensor_dtype(x) != fx_tensor_dtype(y))
+        return false;
+    for (int d = 0; d < fx_tensor_ndim(x); d++)
+        if (fx_tensor_size(x, d) != fx_tensor_size(y, d) ||
+            (fx_tensor_size(x, d) > 1 && fx_tensor_stride(x, d) != fx_tensor_stride(y, d)))
+            return false;
+    return true;
+}
+
+/* Runs a planned node. Sets *res (owned when *owned) and returns FX_OK; returns 1 (not an error)
+ * when the node must run the generic way after all. */
+static int run_planned(fx_interp *it, fx_node *n, fx_ivalue *res, bool *owned, fx_err *err) {
+    ex_node *e = &it->plan[n->tag];
+    const fx_opdef *op = e->op;
+    if (e->kind == EX_VIEW) {
+        const fx_schema *s = &op->schema;
+        int va = s->view_arg >= 0 ? s->view_arg : 0;
+        const fx_ivalue *in = va < n->nargs && n->args[va].tag == FX_IV_NODE
+                                  ? &it->vals[n->args[va].u.node->tag] : NULL;
+        if (!in || in->tag != FX_IV_TENSOR || fx_tensor_is_meta(in->u.t)) return 1;
+        if (e->view_out && e->view_in == in->u.t) {
+            *res = fx_iv_tensor(e->view_out);
+            *owned = true;
+            it->stats.view_hits++;
+            return FX_OK;
+        }
+        int rc = run_generic(it, n, res, err);
+        if (rc) return rc;
+        *owned = true;
+        if (res->tag == FX_IV_TENSOR) { /* cache it for the next run */
+            fx_tensor_release(e->view_in);
+            fx_tensor_release(e->view_out);
+            e->view_in = fx_tensor_retain(in->u.t);
+            e->view_out = fx_tensor_retain(res->u.t);
+        }
+        return FX_OK;
+    }
+    fx_ivalue a[FX_SCHEMA_MAX_ARGS];
+    int rc = gather(it, e, n, a, err);
+    if (rc) return rc;
+    fx_ivalue out[FX_SCHEMA_MAX_RETS];
+    fx_opctx oc = {&it->eager, op, FX_DEVICE_CPU, err};
+    if (e->kind == EX_INPLACE) {
+        const fx_ivalue *self = &a[op->schema.mutated_arg];
+        if (self->tag != FX_IV_TENSOR) return 1;
+        out[0] = *self; /* borrowed: in-place kernels write into self and return it */
+        bool noop = op->id == FX_OP_COPY_ && a[1].tag == FX_IV_TENSOR && same_view(self->u.t, a[1].u.t);
+        if (!noop) {
+            it->eager.depth++;
+            rc = op->kernel(&oc, a, out);
+            it->eager.depth--;
+            if (rc) return rc;
+        } else {
+            it->stats.noop_copies++;
+        }
+        fx_tensor_bump_version(self->u.t);
+        *res = fx_iv_tensor(self->u.t); /* its own reference: self's value may die here */
+        *owned = true;
+        return FX_OK;
+    }
+    /* EX_DIRECT */
+    out[0] = fx_iv_tensor_steal(e->out); /* borrowed for the call; the plan keeps its reference */
+    it->eager.depth++;
+    rc = op->kernel(&oc, a, out);
+    it->eager.depth--;
+    if (rc) return rc;
+    *res = out[0];
+    *owned = false;
+    return FX_OK;
+}
+
+static int run_node(fx_interp *it, fx_node *n, fx_ivalue *res, bool *owned, fx_err *err) {
+    *owned = true;
+    switch (n->op) {
+    case FX_NODE_PLACEHOLDER: {
+        const fx_ivalue *in = &it->inputs[it->ph_seen++];
+        if (in->tag == FX_IV_TENSOR && fx_tensor_is_meta(in->u.t)) it->meta_run = true;
+        *res = *in;
+        *owned = false; /* the interpreter's copy of the inputs lives until the next reset */
+        return FX_OK;
+    }
+    case FX_NODE_GET_ATTR: {
+        if (n->subgraph) {
+            *res = fx_iv_none();
+            return FX_OK;
+        }
+        if (!it->opts.attr)
+            return fx_err_setf(err, FX_EARG, "get_attr %s: no attribute resolver", n->target);
+        fx_tensor *t = NULL;
+        int rc = it->opts.attr(it->opts.attr_ud, n->target, &t, err);
+        if (!rc) {
+            *res = fx_iv_tensor(t);
+            if (t && fx_tensor_is_meta(t)) it->meta_run = true;
+        }
+        return rc;
+    }
+    case FX_NODE_OUTPUT: return resolve(it, &n->args[0], res, err);
+    case FX_NODE_CALL_FUNCTION: break;
+    }
+    if (it->plan && !it->meta_run && it->plan[n->tag].kind != EX_GENERIC) {
+        int rc = run_planned(it, n, res, owned, err);
+        if (rc != 1) return rc;
+        *owned = true;
+    }
+    return run_generic(it, n, res, err);
+}
+
 static void release_dead(fx_interp *it, const fx_ivalue *v, int pos) {
     if (v->tag == FX_IV_NODE) {
         int d = v->u.node->tag;
         if (it->last_use[d] == pos && it->vals[d].tag != FX_IV_UNSET) {
             it->live_bytes -= value_bytes(&it->vals[d]);
-            fx_ivalue_clear(&it->vals[d]);
+            drop_value(it, d);
         }
     } else if (v->tag == FX_IV_LIST) {
         for (int i = 0; i < v->u.list.n; i++) release_dead(it, &v->u.list.items[i], pos);
@@ -212,19 +635,21 @@ int fx_interp_step(fx_interp *it, bool *done, fx_err *err) {
     fx_debug_break(n);
     if (it->opts.hook && (rc = it->opts.hook(it->opts.hook_ud, it, n, false, err))) return rc;
     fx_ivalue res = {0};
-    if ((rc = run_node(it, n, &res, err))) {
+    bool owned = true;
+    if ((rc = run_node(it, n, &res, &owned, err))) {
         if (!err->node[0]) snprintf(err->node, sizeof err->node, "%s", n->name);
         return rc;
     }
-    fx_ivalue_clear(&it->vals[it->pc]);
+    drop_value(it, it->pc);
     it->vals[it->pc] = res;
+    it->owned[it->pc] = owned;
     it->live_bytes += value_bytes(&res);
     if (it->live_bytes > it->peak_bytes) it->peak_bytes = it->live_bytes;
     if (!it->opts.keep_values && n->op != FX_NODE_OUTPUT) {
         for (int a = 0; a < n->nargs; a++) release_dead(it, &n->args[a], it->pc);
         if (n->nusers == 0 && it->last_use[it->pc] < 0) {
             it->live_bytes -= value_bytes(&it->vals[it->pc]);
-            fx_ivalue_clear(&it->vals[it->pc]);
+            drop_value(it, it->pc);
         }
     }
     if (it->opts.hook && (rc = it->opts.hook(it->opts.hook_ud, it, n, true, err))) {
@@ -260,8 +685,9 @@ int fx_interp_set_value(fx_interp *it, const fx_node *n, const fx_ivalue *v, fx_
     fx_ivalue c;
     int rc = fx_ivalue_copy(&c, v, err);
     if (rc) return rc;
-    fx_ivalue_clear(&it->vals[n->tag]);
+    drop_value(it, n->tag);
     it->vals[n->tag] = c;
+    it->owned[n->tag] = 1;
     return FX_OK;
 }
 
@@ -283,18 +709,25 @@ const fx_ivalue *fx_interp_outputs(const fx_interp *it, int *n) {
 
 int64_t fx_interp_peak_bytes(const fx_interp *it) { return it->peak_bytes; }
 
+void fx_interp_get_stats(const fx_interp *it, fx_interp_stats *out) { *out = it->stats; }
+
 int fx_graph_run(const fx_graph *g, const fx_ivalue *inputs, int ninputs,
                  const fx_interp_opts *opts, fx_ivalue *out, fx_err *err) {
     fx_interp *it;
     int rc = fx_interp_new(g, inputs, ninputs, opts, &it, err);
     if (rc) return rc;
     rc = fx_interp_run(it, err);
-    if (!rc) {
-        int n;
-        const fx_ivalue *o = fx_interp_outputs(it, &n);
-        rc = fx_iv_list(n, out, err);
-        for (int i = 0; !rc && i < n; i++) rc = fx_ivalue_copy(&out->u.list.items[i], &o[i], err);
-    }
+    if (!rc) rc = fx_interp_take_outputs(it, out, err);
     fx_interp_free(it);
+    return rc;
+}
+
+int fx_interp_take_outputs(fx_interp *it, fx_ivalue *out, fx_err *err) {
+    int n;
+    const fx_ivalue *o = fx_interp_outputs(it, &n);
+    if (!o && !it->done) return fx_err_setf(err, FX_EARG, "the graph has not finished running");
+    int rc = fx_iv_list(n, out, err);
+    for (int i = 0; !rc && i < n; i++) rc = fx_ivalue_copy(&out->u.list.items[i], &o[i], err);
+    if (rc) fx_ivalue_clear(out);
     return rc;
 }
