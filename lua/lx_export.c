@@ -530,6 +530,8 @@ typedef struct lx_gm {
     fx_named_tensor *attrs; /* (nattrs,) owned: the module's own parameters / buffers */
     int nattrs;
     int nuser;              /* number of user inputs */
+    fx_interp *it;          /* made by the first call, reset by the next: the graph is planned
+                               once (core/interp.c), so steady-state calls allocate only outputs */
 } lx_gm;
 
 static lx_gm *check_gm(lua_State *L, int idx) {
@@ -540,6 +542,8 @@ static lx_gm *check_gm(lua_State *L, int idx) {
 
 static int gm_gc(lua_State *L) {
     lx_gm *m = luaL_checkudata(L, 1, LX_GRAPHMODULE);
+    fx_interp_free(m->it);
+    m->it = NULL;
     fx_graph_free(m->g);
     m->g = NULL;
     for (int i = 0; i < m->nattrs; i++) {
@@ -562,15 +566,19 @@ static int gm_attr(void *ud, const char *target, fx_tensor **out, fx_err *err) {
     return fx_err_setf(err, FX_EARG, "GraphModule has no attribute '%s'", target);
 }
 
-/* ep:module(): the stateful unlifted module. Its state starts as clones of the program's
- * state_dict and constants, so calling it never changes the ExportedProgram. */
+/* ep:module([{reinplace = bool, share_state = bool}]): the stateful unlifted module. Its state
+ * starts as clones of the program's state_dict and constants, so calling it never changes the
+ * ExportedProgram; with share_state it is the program's own tensors, as PyTorch's ep.module()
+ * shares them (the exported module's buffers then are the traced module's). */
 static int l_module(lua_State *L) {
     const fx_program *p = fxlua_check_program(L, 1);
-    bool reinplace = false;
+    bool reinplace = false, share = false;
     if (lua_istable(L, 2)) {
         lua_getfield(L, 2, "reinplace");
         reinplace = lua_toboolean(L, -1);
-        lua_pop(L, 1);
+        lua_getfield(L, 2, "share_state"); /* attributes are the program's own tensors */
+        share = lua_toboolean(L, -1);
+        lua_pop(L, 2);
     }
     lx_gm *m = lua_newuserdatauv(L, sizeof *m, 1); /* [ep, opts?, gm] */
     memset(m, 0, sizeof *m);
@@ -588,7 +596,8 @@ static int l_module(lua_State *L) {
         const fx_named_tensor *src = i < p->nstate ? &p->state[i] : &p->constants[i - p->nstate];
         fx_ivalue a = fx_iv_tensor(src->t);
         fx_tensor *c = NULL;
-        int rc = fx_call_t(&eager, FX_OP_CLONE, &c, &err, 1, &a);
+        int rc = share ? (c = fx_tensor_retain(src->t), FX_OK)
+                       : fx_call_t(&eager, FX_OP_CLONE, &c, &err, 1, &a);
         fx_ivalue_clear(&a);
         if (rc) return lx_error(L, &err);
         m->attrs[m->nattrs].t = c;
@@ -620,16 +629,48 @@ static int gm_call(lua_State *L) {
     fx_ivalue *res = lx_ivbox_new(L, 1);    /* [..., box, resbox] */
     fx_err err;
     fx_err_clear(&err);
-    if (fx_graph_run(m->g, in, nargs, &o, &res[0], &err)) return lx_error(L, &err);
+    int rc = m->it ? fx_interp_reset(m->it, in, nargs, &err)
+                   : fx_interp_new(m->g, in, nargs, &o, &m->it, &err);
+    if (!rc) rc = fx_interp_run(m->it, &err);
+    if (!rc) rc = fx_interp_take_outputs(m->it, &res[0], &err);
+    if (rc) return lx_error(L, &err);
     int n = res[0].u.list.n;
     luaL_checkstack(L, n, "too many results");
     for (int i = 0; i < n; i++) lx_push_ivalue(L, &res[0].u.list.items[i]);
     return n;
 }
 
+/* gm:plan_stats() -> {nodes, direct, inplace, views, view_hits, noop_copies, buffers,
+ * pool_bytes, planned_bytes} of the interpreter plan (core/interp.h), or nil before the first
+ * call.  [-0, +1, e] */
+static int gm_plan_stats(lua_State *L) {
+    lx_gm *m = check_gm(L, 1);
+    if (!m->it) return 0;
+    fx_interp_stats st;
+    fx_interp_get_stats(m->it, &st);
+    lua_createtable(L, 0, 9);
+    const struct {
+        const char *k;
+        int64_t v;
+    } f[] = {{"nodes", st.nodes},         {"direct", st.direct},
+             {"inplace", st.inplace},     {"views", st.views},
+             {"view_hits", st.view_hits}, {"noop_copies", st.noop_copies},
+             {"buffers", st.buffers},     {"pool_bytes", st.pool_bytes},
+             {"planned_bytes", st.planned_bytes}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        lua_pushinteger(L, (lua_Integer)f[i].v);
+        lua_setfield(L, -2, f[i].k);
+    }
+    return 1;
+}
+
 static int gm_index(lua_State *L) {
     lx_gm *m = check_gm(L, 1);
     const char *k = luaL_checkstring(L, 2);
+    if (!strcmp(k, "plan_stats")) {
+        lua_pushcfunction(L, gm_plan_stats);
+        return 1;
+    }
     if (!strcmp(k, "graph")) {
         lua_getiuservalue(L, 1, 1);          /* [cache] */
         lua_getfield(L, -1, "graph");
