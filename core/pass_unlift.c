@@ -8,6 +8,76 @@
 #include "core/export.h"
 #include "core/fx_alloc.h"
 
+/* The node a view chain starts from: follows view ops and getitem (of list-returning views). */
+static const fx_node *view_root(const fx_node *n) {
+    while (n && n->op == FX_NODE_CALL_FUNCTION && n->nargs > 0 && n->args[0].tag == FX_IV_NODE &&
+           ((n->aten && fx_op_is_view(n->aten)) || (!n->aten && !strcmp(n->target, "getitem"))))
+        n = n->args[0].u.node;
+    return n;
+}
+
+/* The copy_ destination of mutation output spec `os`: the buffer's get_attr or the user input's
+ * placeholder; NULL when absent. */
+static fx_node *mutation_dst(fx_graph *g, const fx_output_spec *os) {
+    for (fx_node *n = fx_graph_first(g); n; n = n->next) {
+        if (os->kind == FX_OUTPUT_USER_INPUT_MUTATION && n->op == FX_NODE_PLACEHOLDER &&
+            !strcmp(n->name, os->target))
+            return n;
+        if (os->kind != FX_OUTPUT_USER_INPUT_MUTATION && n->op == FX_NODE_GET_ATTR &&
+            !strcmp(n->target, os->target))
+            return n;
+    }
+    return NULL;
+}
+
+/* Values the trailing copy_ nodes would change under the program's feet are cloned before the
+ * first copy_: a returned value, or the source of another copy_, that is (a view of) the old
+ * value of a state the copies overwrite. That happens only when forward rebound a buffer
+ * (`local v = self.a[0]; self.a = self.b; self.b = self.b * 2; return v`): eager PyTorch's `v`
+ * and the new `a` keep the old tensors' values, while the unlifted module has one tensor per
+ * buffer. A copy_ whose source is its own destination is left alone (a no-op). */
+static int protect_old_values(fx_graph *g, const fx_program *p, fx_node *outn, fx_err *err) {
+    fx_ivalue *items = outn->args[0].u.list.items;
+    int n = outn->args[0].u.list.n;
+    for (int k = 0; k < n; k++) {
+        if (items[k].tag != FX_IV_NODE) continue;
+        const fx_node *root = view_root(items[k].u.node);
+        fx_node *own = NULL;
+        if (k < p->sig.noutputs && p->sig.outputs[k].kind != FX_OUTPUT_USER_OUTPUT &&
+            p->sig.outputs[k].kind != FX_OUTPUT_TOKEN)
+            own = mutation_dst(g, &p->sig.outputs[k]);
+        if (own && items[k].u.node == own) continue;
+        bool overwritten = false;
+        for (int j = 0; j < p->sig.noutputs && j < n && !overwritten; j++) {
+            const fx_output_spec *os = &p->sig.outputs[j];
+            if (os->kind == FX_OUTPUT_USER_OUTPUT || os->kind == FX_OUTPUT_TOKEN) continue;
+            fx_node *dst = mutation_dst(g, os);
+            /* a mutation output that is exactly its old value writes nothing */
+            if (dst && dst == root && !(items[j].tag == FX_IV_NODE && items[j].u.node == dst))
+                overwritten = true;
+        }
+        if (!overwritten) continue;
+        fx_graph_set_insert_point(g, outn);
+        fx_ivalue a[FX_SCHEMA_MAX_ARGS] = {items[k]};
+        fx_node *c = fx_graph_call(g, fx_op_get(FX_OP_CLONE), a, NULL, err);
+        fx_graph_set_insert_point(g, NULL);
+        if (!c) return err->code;
+        int rc = fx_node_set_val(c, &items[k].u.node->val, err);
+        if (!rc) rc = fx_node_copy_meta(c, items[k].u.node, err);
+        fx_ivalue list = {0};
+        if (!rc) rc = fx_ivalue_copy(&list, &outn->args[0], err);
+        if (!rc) {
+            fx_ivalue_clear(&list.u.list.items[k]);
+            list.u.list.items[k] = fx_iv_node(c);
+            rc = fx_node_set_arg(outn, 0, &list, err);
+        }
+        fx_ivalue_clear(&list);
+        if (rc) return rc;
+        items = outn->args[0].u.list.items;
+    }
+    return FX_OK;
+}
+
 int fx_program_unlift(const fx_program *p, fx_graph **out, fx_err *err) {
     *out = NULL;
     fx_graph *g = fx_graph_clone(p->graph, err);
@@ -34,6 +104,7 @@ int fx_program_unlift(const fx_program *p, fx_graph **out, fx_err *err) {
         rc = fx_graph_erase(g, ph, err);
     }
     fx_node *outn = fx_graph_output_node(g);
+    if (!rc && outn && outn->args[0].tag == FX_IV_LIST) rc = protect_old_values(g, p, outn, err);
     if (!rc && outn && outn->args[0].tag == FX_IV_LIST) {
         const fx_ivalue *res = &outn->args[0];
         int nmut = 0;
@@ -42,15 +113,7 @@ int fx_program_unlift(const fx_program *p, fx_graph **out, fx_err *err) {
             if (os->kind == FX_OUTPUT_USER_OUTPUT || os->kind == FX_OUTPUT_TOKEN) continue;
             nmut++;
             /* The destination: the get_attr of the buffer, or the user input placeholder. */
-            fx_node *dst = NULL;
-            for (fx_node *n = fx_graph_first(g); n && !dst; n = n->next) {
-                if (os->kind == FX_OUTPUT_USER_INPUT_MUTATION && n->op == FX_NODE_PLACEHOLDER &&
-                    !strcmp(n->name, os->target))
-                    dst = n;
-                if (os->kind != FX_OUTPUT_USER_INPUT_MUTATION && n->op == FX_NODE_GET_ATTR &&
-                    !strcmp(n->target, os->target))
-                    dst = n;
-            }
+            fx_node *dst = mutation_dst(g, os);
             if (!dst || res->u.list.items[k].tag != FX_IV_NODE) {
                 rc = fx_err_setf(err, FX_EINTERNAL, "unlift: no destination for %s", os->target);
                 break;

@@ -271,6 +271,7 @@ static int t_item(lua_State *L) {
                          "a Tensor with %lld elements cannot be converted to Scalar",
                          (long long)fx_tensor_numel(t));
     if (fx_tensor_is_meta(t)) return data_dependent(L, "item()");
+    lx_session_datadep(L, "item()"); /* a real trace in a debugger session may stop here */
     push_elem(L, t, 0);
     return 1;
 }
@@ -294,6 +295,7 @@ static void tolist_rec(lua_State *L, const fx_tensor *t, int d, int64_t *flat) {
 static int t_tolist(lua_State *L) {
     fx_tensor *t = lx_check_tensor(L, 1);
     if (fx_tensor_is_meta(t)) return data_dependent(L, "tolist()");
+    lx_session_datadep(L, "tolist()");
     int64_t flat = 0;
     tolist_rec(L, t, 0, &flat);
     return 1;
