@@ -64,6 +64,29 @@ static bool overwritten_after(const fx_node *a, const fx_node *at) {
     return false;
 }
 
+/* Is some reader of v (or of its views) placed at or after `at`, or is v an output? */
+static bool read_from(const fx_node *v, const fx_node *at, int depth) {
+    if (depth > 16) return true;
+    for (int i = 0; i < v->nusers; i++) {
+        const fx_node *u = v->users[i];
+        if (u->op == FX_NODE_OUTPUT || u->tag >= at->tag) return true;
+        if (u->aten && fx_op_is_view(u->aten) && read_from(u, at, depth + 1)) return true;
+    }
+    return false;
+}
+
+/* After the rewrite n's readers read `a` itself, so a later copy_ into `a` whose source is not n
+ * (`neg = neg(b0); copy_(b0, x0); return neg`) must come after every use of n's value. */
+static bool outlives_overwrite(const fx_node *a, const fx_node *n) {
+    for (int i = 0; i < a->nusers; i++) {
+        const fx_node *w = a->users[i];
+        if (w->tag <= n->tag || !only_overwrites(w, a)) continue;
+        if (w->args[1].tag == FX_IV_NODE && w->args[1].u.node == n) continue;
+        if (read_from(n, w, 0)) return true;
+    }
+    return false;
+}
+
 static bool rewritable_base(const fx_node *a, const fx_node *at) {
     if (a->op == FX_NODE_GET_ATTR) return overwritten_after(a, at);
     if (a->op != FX_NODE_CALL_FUNCTION || !a->aten) return false;
@@ -125,7 +148,9 @@ int fx_pass_reinplace(fx_graph *g, int *count, fx_err *err) {
             continue;
         if (fx_op_is_inplace(n->aten) || fx_op_is_view(n->aten)) continue;
         fx_node *a = n->args[0].u.node;
-        if (!rewritable_base(a, n) || !same_meta(a, n) || !no_later_reader(a, n, 0)) continue;
+        if (!rewritable_base(a, n) || !same_meta(a, n) || !no_later_reader(a, n, 0) ||
+            outlives_overwrite(a, n))
+            continue;
         int rc;
         if (n->aten->id == FX_OP_SELECT_SCATTER || n->aten->id == FX_OP_SLICE_SCATTER) {
             rc = rewrite_scatter(g, n, a, err);
