@@ -375,6 +375,16 @@ function M.peak_rss()
   return kb and tonumber(kb) * 1024 or nil
 end
 
+-- Index of the largest logit of a 1-d tensor (greedy decoding): torch.argmax when fxdb has it,
+-- else a scan of the values (first maximum, as torch.argmax picks).
+function M.argmax(logits)
+  if torch._has_op("argmax.default") then return torch.argmax(logits):item() end
+  local v = logits:tolist()
+  local best, at = -math.huge, 0
+  for i = 1, #v do if v[i] > best then best, at = v[i], i - 1 end end
+  return at
+end
+
 -- Which ops the model needs that this build of fxdb does not have yet (empty when it can run).
 function M.missing_ops()
   local need = {"embedding.default", "silu.default", "cat.default", "rsqrt.default",
