@@ -70,6 +70,9 @@ static int fail_at(fstate *s, const fx_node *raw, int code, const char *kind) {
     return code;
 }
 
+static int functionalize_body(fstate *s, const fx_node *r, fx_graph **out);
+static int do_hop(fstate *s, int i);
+
 /* Replaces node refs by their vals (for meta dispatch). Result owned. */
 static int vals_of(const fx_ivalue *v, fx_ivalue *out, fx_err *err) {
     if (v->tag == FX_IV_NODE) return fx_ivalue_copy(out, &v->u.node->val, err);
@@ -411,6 +414,59 @@ static int do_getitem(fstate *s, int i) {
     return fx_node_add_from(n, r->name, s->err);
 }
 
+/* A higher-order op: its operands read as current values; the body was functionalized with its
+ * get_attr node. Outputs are fresh values (read through getitem nodes). */
+static int do_hop(fstate *s, int i) {
+    const fx_node *r = s->raw_nodes[i];
+    fx_ivalue args[16] = {0};
+    if (r->nargs > 16) return fx_err_setf(s->err, FX_EINTERNAL, "too many arguments");
+    int rc = FX_OK, made = 0;
+    for (; made < r->nargs && !rc; made++) rc = map_arg(s, &r->args[made], &args[made]);
+    fx_node *n = NULL;
+    if (!rc && !(n = fx_graph_call_target(s->g, r->target, args, r->nargs, NULL, s->err))) rc = s->err->code;
+    for (int k = 0; k < made; k++) fx_ivalue_clear(&args[k]);
+    if (rc) return rc;
+    if ((rc = fx_node_set_val(n, &r->val, s->err)) || (rc = fx_node_copy_meta(n, r, s->err))) return rc;
+    s->cur[i] = n;
+    return fx_node_add_from(n, r->name, s->err);
+}
+
+/* The body of a higher-order op, functionalized on its own: its placeholders are its inputs,
+ * which it may not mutate (PyTorch's check for scan / cond / map bodies). */
+static int functionalize_body(fstate *s, const fx_node *r, fx_graph **out) {
+    const fx_graph *body = r->subgraph;
+    int n = 0;
+    for (fx_node *p = fx_graph_first(body); p; p = p->next)
+        if (p->op == FX_NODE_PLACEHOLDER) n++;
+    fx_input_info *infos = fx_calloc((size_t)n + 1, sizeof *infos);
+    if (!infos) return fx_err_setf(s->err, FX_ENOMEM, "out of memory");
+    int k = 0;
+    for (fx_node *p = fx_graph_first(body); p; p = p->next)
+        if (p->op == FX_NODE_PLACEHOLDER) infos[k++] = (fx_input_info){.node = p, .kind = FX_INPUT_USER_INPUT};
+    fx_functionalize_result fr;
+    int rc = fx_functionalize(body, infos, n, false, &fr, s->err);
+    fx_free(infos);
+    if (rc) return rc;
+    if (fr.nmutated > 0) {
+        fx_free(fr.mutated);
+        fx_graph_free(fr.graph);
+        fx_err_setf(s->err, FX_EEXPORT,
+                    "The body of %s mutates one of its inputs; higher-order op bodies must be "
+                    "functional.",
+                    r->target);
+        fx_err_hintf(s->err, "compute a new value (x = x + y) instead of updating in place");
+        return fail_at(s, r, FX_EEXPORT, "hop_body_mutation");
+    }
+    fx_free(fr.mutated);
+    rc = fx_pass_dce(fr.graph, NULL, s->err);
+    if (rc) {
+        fx_graph_free(fr.graph);
+        return rc;
+    }
+    *out = fr.graph;
+    return FX_OK;
+}
+
 /* ---- the pass -------------------------------------------------------------------------------- */
 
 int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos,
@@ -471,10 +527,11 @@ int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos
             fx_node *p = fx_graph_get_attr(s.g, r->target, err);
             if (!p) { rc = err->code; break; }
             rc = fx_node_set_val(p, &r->val, err);
+            if (!rc) rc = fx_node_copy_meta(p, r, err);
             if (!rc && r->subgraph) {
-                fx_graph *sub = fx_graph_clone(r->subgraph, err);
-                if (!sub) rc = err->code;
-                else fx_node_set_subgraph(p, sub);
+                fx_graph *sub = NULL;
+                rc = functionalize_body(&s, r, &sub);
+                if (!rc) fx_node_set_subgraph(p, sub);
             }
             s.cur[i] = p;
             break;
@@ -483,6 +540,7 @@ int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos
             if (!r->aten) {
                 if (!strcmp(r->target, "fxdb.assign_buffer")) rc = do_assign(&s, i);
                 else if (!strcmp(r->target, "getitem")) rc = do_getitem(&s, i);
+                else if (!strncmp(r->target, "higher_order.", 13)) rc = do_hop(&s, i);
                 else {
                     fx_err_setf(err, FX_ENOTIMPL, "functionalization of %s is not supported yet",
                                 r->target);

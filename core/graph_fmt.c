@@ -165,7 +165,8 @@ static void strip_trailing_ws(fx_strbuf *sb) {
     sb->data[w] = 0;
 }
 
-static void format_forward(fx_strbuf *out, const fx_graph *g, int indent, bool verbose) {
+static void format_forward(fx_strbuf *out, const fx_graph *g, int indent, bool verbose,
+                           bool list_output) {
     int npos = fx_graph_count(g);
     fx_node **by_pos = fx_calloc((size_t)npos + 1, sizeof *by_pos);
     fx_node **order = fx_calloc((size_t)npos + 1, sizeof *order);
@@ -236,7 +237,8 @@ static void format_forward(fx_strbuf *out, const fx_graph *g, int indent, bool v
         any_line = true;
         if (n->op == FX_NODE_OUTPUT) {
             fx_strbuf_append(&sb, "return ");
-            if (n->nargs) fmt_output_value(&sb, &n->args[0], false);
+            if (n->nargs && list_output) fx_ivalue_format(&sb, &n->args[0], false);
+            else if (n->nargs) fmt_output_value(&sb, &n->args[0], false);
             fx_strbuf_putc(&sb, '\n');
             continue;
         }
@@ -283,23 +285,29 @@ done:
 }
 
 void fx_graph_format_forward(fx_strbuf *sb, const fx_graph *g, int indent, bool with_types) {
-    format_forward(sb, g, indent, with_types);
+    format_forward(sb, g, indent, with_types, false);
     fx_strbuf_putc(sb, '\n');
 }
 
-void fx_graph_format_code(fx_strbuf *sb, const fx_graph *g, int indent, const char *class_name) {
+/* Subgraphs of higher-order ops print after forward, as nested classes (print_readable's
+ * submodule code), their outputs as the list the body returned. */
+static void format_code(fx_strbuf *sb, const fx_graph *g, int indent, const char *class_name,
+                        bool list_output) {
     char pad[64];
     int ind = indent < 56 ? indent : 56;
     memset(pad, ' ', (size_t)ind);
     pad[ind] = 0;
     fx_strbuf_appendf(sb, "%sclass %s(torch.nn.Module):\n", pad, class_name ? class_name : "GraphModule");
-    /* Subgraphs of higher-order ops print first, as nested modules. */
+    format_forward(sb, g, ind + 4, true, list_output);
     for (const fx_node *n = fx_graph_first(g); n; n = n->next) {
         if (n->op != FX_NODE_GET_ATTR || !n->subgraph) continue;
-        fx_graph_format_code(sb, n->subgraph, ind + 4, n->target);
         fx_strbuf_putc(sb, '\n');
+        format_code(sb, n->subgraph, ind + 4, n->target, true);
     }
-    format_forward(sb, g, ind + 4, true);
-    fx_strbuf_putc(sb, '\n');
+    if (!list_output) fx_strbuf_putc(sb, '\n'); /* one blank line after the outermost class */
+}
+
+void fx_graph_format_code(fx_strbuf *sb, const fx_graph *g, int indent, const char *class_name) {
+    format_code(sb, g, indent, class_name, false);
 }
 

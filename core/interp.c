@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "core/fx_alloc.h"
+#include "core/hop.h"
 
 typedef enum ex_kind { EX_GENERIC = 0, EX_DIRECT, EX_INPLACE, EX_VIEW } ex_kind;
 
@@ -468,6 +469,15 @@ static int run_generic(fx_interp *it, fx_node *n, fx_ivalue *res, fx_err *err) {
             if (src.tag != FX_IV_LIST || i < 0 || i >= src.u.list.n) rc = fx_err_setf(err, FX_EINDEX, "getitem index out of range");
             else rc = fx_ivalue_copy(res, &src.u.list.items[i], err);
             fx_ivalue_clear(&src);
+            return rc;
+        }
+        if (!strncmp(n->target, "higher_order.", 13)) { /* core/hop.c */
+            fx_ivalue args[16] = {0};
+            if (n->nargs > 16) return fx_err_setf(err, FX_EARG, "%s: too many arguments", n->name);
+            int made = 0, rc = FX_OK;
+            for (made = 1; made < n->nargs && !rc; made++) rc = resolve(it, &n->args[made], &args[made], err);
+            if (!rc) rc = fx_hop_run(n, args, res, err);
+            for (int i = 1; i < made; i++) fx_ivalue_clear(&args[i]);
             return rc;
         }
         return fx_err_setf(err, FX_ENOTIMPL, "the interpreter cannot run %s yet", n->target);

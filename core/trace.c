@@ -277,6 +277,40 @@ int fx_tracer_assign_buffer(fx_tracer *tr, const char *target, fx_tensor *buffer
     return rc;
 }
 
+int fx_tracer_hop(fx_tracer *tr, const char *target, const char *attr_base, fx_graph *body,
+                  const fx_ivalue *args, int nargs, const fx_ivalue *outs, int nouts, fx_err *err) {
+    char name[96];
+    for (int k = 0;; k++) {
+        snprintf(name, sizeof name, "%s_%d", attr_base, k);
+        if (!fx_graph_find(tr->g, name)) break;
+    }
+    fx_node *ga = fx_graph_get_attr(tr->g, name, err);
+    if (!ga) {
+        fx_graph_free(body);
+        return err->code;
+    }
+    fx_node_set_subgraph(ga, body);
+    int rc = set_location(tr, ga, err);
+    fx_ivalue a[16] = {0};
+    if (nargs + 1 > 16) return fx_err_setf(err, FX_EARG, "%s: too many arguments", target);
+    a[0] = fx_iv_node(ga);
+    int made = 0;
+    for (; made < nargs && !rc; made++) rc = to_node_arg(tr, &args[made], &a[made + 1], err);
+    fx_node *n = NULL;
+    if (!rc && !(n = fx_graph_call_target(tr->g, target, a, nargs + 1, NULL, err))) rc = err->code;
+    for (int i = 0; i < made; i++) fx_ivalue_clear(&a[i + 1]);
+    if (rc) return rc;
+    fx_ivalue all;
+    if ((rc = fx_iv_list(nouts, &all, err))) return rc;
+    for (int i = 0; i < nouts && !rc; i++) rc = fx_ivalue_copy(&all.u.list.items[i], &outs[i], err);
+    if (!rc) rc = fx_node_set_val(n, &all, err);
+    fx_ivalue_clear(&all);
+    if (!rc) rc = set_location(tr, n, err);
+    if (!rc) rc = step(tr, n, err);
+    for (int i = 0; i < nouts && !rc; i++) rc = add_getitem(tr, n, i, &outs[i], err);
+    return rc;
+}
+
 int fx_tracer_finish(fx_tracer *tr, const fx_ivalue *outs, int nouts, fx_err *err) {
     fx_ivalue list;
     int rc = fx_iv_list(nouts, &list, err);

@@ -64,6 +64,12 @@ int fx_tracer_constant(fx_tracer *tr, fx_tensor *value, fx_tensor **out, fx_err 
  * after the call). `buffer_tensor` is the buffer's tracing tensor. */
 int fx_tracer_assign_buffer(fx_tracer *tr, const char *target, fx_tensor *buffer_tensor,
                             fx_tensor *value, fx_err *err);
+/* Records a higher-order op (core/hop.h): a get_attr node "<attr_base>_<k>" holding `body`
+ * (ownership taken, whatever happens), a call_function node `target` ("higher_order.scan") over
+ * [that get_attr, args...] (tensors in args become node references; lists recursively), and one
+ * getitem per output; outs[] (nouts tracing tensors) are tagged with their getitem nodes. */
+int fx_tracer_hop(fx_tracer *tr, const char *target, const char *attr_base, fx_graph *body,
+                  const fx_ivalue *args, int nargs, const fx_ivalue *outs, int nouts, fx_err *err);
 /* The node a tracing tensor currently stands for, or NULL if unseen. */
 fx_node *fx_tracer_node_of(fx_tracer *tr, const fx_tensor *t);
 /* Ends the trace: appends the output node over `outs` (tensors, numbers, lists; a tensor unseen

@@ -225,12 +225,15 @@ end
 -- results, packed.
 local function export_resume(job, ...)
   local outer_stack, outer_paths, outer_hook = nn._module_stack, nn._paths, nn._on_setattr
+  local outer_tracer, outer_strict = E.active_tracer, E.active_strict
   nn._module_stack, nn._paths = job.module_stack, job.paths
   nn._on_setattr = job.strict and strict_hook(job.tr) or nil
+  E.active_tracer, E.active_strict = job.tr, job.strict -- higher-order ops record here (hop.lua)
   job.tr:bind(job.co, job.strict)
   local res = table.pack(coroutine.resume(job.co, ...))
   job.tr:unbind(job.co)
   nn._module_stack, nn._paths, nn._on_setattr = outer_stack, outer_paths, outer_hook
+  E.active_tracer, E.active_strict = outer_tracer, outer_strict
   return res
 end
 

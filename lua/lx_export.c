@@ -25,6 +25,8 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "core/hop.h"
+#include "core/shape.h"
 #include "lua/lx_impl.h"
 
 #define LX_TRACER "fxdb.Tracer"
@@ -173,6 +175,8 @@ static int l_tracer_bind(lua_State *L) {
                    .sess = t->sess};
     lx_bind_thread(L, co, &st);
     t->co = co;
+    lua_pushvalue(L, 2);
+    lua_setiuservalue(L, 1, 1);
     if (t->sess) lx_session_bound(t->sess, co);
     return 0;
 }
@@ -182,7 +186,11 @@ static int l_tracer_unbind(lua_State *L) {
     lua_State *co = lua_tothread(L, 2);
     luaL_argexpected(L, co != NULL, 2, "thread");
     lx_unbind_thread(L, co);
-    if (t->co == co) t->co = NULL;
+    if (t->co == co) {
+        t->co = NULL;
+        lua_pushnil(L);
+        lua_setiuservalue(L, 1, 1);
+    }
     if (t->sess) lx_session_bound(t->sess, NULL);
     return 0;
 }
@@ -703,6 +711,101 @@ static int gm_tostring(lua_State *L) {
     return 1;
 }
 
+/* ==== higher-order ops ============================================================================ */
+
+/* _export.slice_meta(t, dim): a meta tensor shaped like t.select(dim, 0), recording nothing (the
+ * example a scan body's x_t placeholder is traced with). */
+static int l_slice_meta(lua_State *L) {
+    fx_tensor *t = lx_check_tensor(L, 1);
+    int nd = fx_tensor_ndim(t), d;
+    fx_err err;
+    fx_err_clear(&err);
+    if (nd == 0) return lx_errorf(L, FX_ESHAPE, NULL, "scan: xs must have at least one dimension");
+    if (fx_wrap_dim(luaL_checkinteger(L, 2), nd, &d, &err)) return lx_error(L, &err);
+    int64_t sizes[FX_MAX_DIMS];
+    for (int i = 0, k = 0; i < nd; i++)
+        if (i != d) sizes[k++] = fx_tensor_size(t, i);
+    fx_tensor *m;
+    if (fx_tensor_empty(nd - 1, sizes, fx_tensor_dtype(t), FX_DEVICE_META, &m, &err)) return lx_error(L, &err);
+    lx_push_tensor(L, m);
+    fx_tensor_release(m);
+    return 1;
+}
+
+static void table_to_list(lua_State *L, int idx, fx_ivalue *out) {
+    luaL_checktype(L, idx, LUA_TTABLE);
+    lx_to_ivalue(L, idx, out);
+    if (out->tag != FX_IV_LIST) luaL_argerror(L, idx, "list of tensors expected");
+}
+
+/* _export.scan_record(parent|nil, body_tracer, init, xs, dim, reverse, additional) -> {outs...}
+ * Takes the finished body trace; with a parent tracer records higher_order.scan there (outputs are
+ * meta, or computed when every operand is real); without one runs the scan eagerly. */
+static int l_scan_record(lua_State *L) {
+    lx_tracer *parent = lua_isnil(L, 1) ? NULL : check_tracer(L, 1);
+    lx_tracer *sub = check_tracer(L, 2);
+    fx_ivalue *v = lx_ivbox_new(L, 6 + 16); /* [.., box]: init, xs, dim, reverse, additional, res, outs... */
+    table_to_list(L, 3, &v[0]);
+    table_to_list(L, 4, &v[1]);
+    v[2] = fx_iv_int(luaL_optinteger(L, 5, 0));
+    v[3] = fx_iv_bool(lua_toboolean(L, 6));
+    if (lua_isnoneornil(L, 7)) {
+        fx_err e0;
+        fx_iv_list(0, &v[4], &e0);
+    } else {
+        table_to_list(L, 7, &v[4]);
+    }
+    fx_err err;
+    fx_err_clear(&err);
+    fx_graph *body;
+    fx_input_info *infos;
+    int ninfos;
+    if (fx_tracer_take(sub->tr, &body, &infos, &ninfos, &err)) return lx_error(L, &err);
+    bool captured = false;
+    for (int i = 0; i < ninfos; i++) captured |= infos[i].kind != FX_INPUT_USER_INPUT;
+    fx_input_infos_free(infos, ninfos);
+    if (captured) {
+        fx_graph_free(body);
+        return lx_errorf(L, FX_ENOTIMPL, "not_implemented",
+                         "scan: the combine function uses a tensor it did not receive as an "
+                         "argument (a captured or newly created tensor); pass it through "
+                         "additional_inputs");
+    }
+    bool real = true;
+    for (int w = 0; w < 5; w += 1) {
+        if (w == 2 || w == 3 || v[w].tag != FX_IV_LIST) continue;
+        for (int k = 0; k < v[w].u.list.n; k++)
+            if (v[w].u.list.items[k].tag == FX_IV_TENSOR && fx_tensor_is_meta(v[w].u.list.items[k].u.t)) real = false;
+    }
+    int nouts = 0, rc;
+    fx_ivalue *outs = &v[6];
+    if (real) {
+        rc = fx_hop_scan_run(body, &v[0], &v[1], v[2].u.i, v[3].u.b, &v[4], &v[5], &err);
+        if (!rc) {
+            nouts = v[5].u.list.n;
+            for (int k = 0; k < nouts && k < 16; k++) rc = rc ? rc : fx_ivalue_copy(&outs[k], &v[5].u.list.items[k], &err);
+        }
+    } else {
+        rc = fx_hop_scan_meta(body, &v[0], &v[1], v[2].u.i, outs, &nouts, 16, &err);
+    }
+    if (rc) {
+        fx_graph_free(body);
+        return lx_error(L, &err);
+    }
+    if (parent) {
+        if (fx_tracer_hop(parent->tr, "higher_order.scan", "scan_combine_graph", body, v, 5, outs, nouts, &err))
+            return lx_error(L, &err);
+    } else {
+        fx_graph_free(body);
+    }
+    lua_createtable(L, nouts, 0);
+    for (int k = 0; k < nouts; k++) {
+        lx_push_ivalue(L, &outs[k]);
+        lua_rawseti(L, -2, k + 1);
+    }
+    return 1;
+}
+
 /* ==== grad mode =================================================================================== */
 
 /* torch._set_grad_enabled(on) -> previous: grad mode of the running thread's dispatch context
@@ -780,6 +883,10 @@ void lx_open_export(lua_State *L) {
     }
     lua_pushcfunction(L, l_tracer_new);
     lua_setfield(L, -2, "tracer");
+    lua_pushcfunction(L, l_slice_meta);
+    lua_setfield(L, -2, "slice_meta");
+    lua_pushcfunction(L, l_scan_record);
+    lua_setfield(L, -2, "scan_record");
     lua_pop(L, 1);                             /* [torch] */
     lua_pushcfunction(L, l_set_grad_enabled);
     lua_setfield(L, -2, "_set_grad_enabled");
