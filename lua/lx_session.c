@@ -15,6 +15,10 @@
  *   fxdb._node_frames(node)     -> {{file, line, func, code}...} innermost first
  *   fxdb._node_schema(node)     -> {mutated = i, view = i, qualname = s} (1-based arg indices)
  *   fxdb._storage_id(t)         -> integer id of t's storage (aliasing shows as equal ids)
+ *   fxdb._graph_clone(g)        -> Graph (owned deep copy: outlives the tracer or program of g)
+ *   fxdb._interp(ep_or_graph, {inputs}) -> Interp it (run sessions: every value kept)
+ *   it:step() -> node, done     it:next_node() -> node|nil     it:value(node) -> value|nil
+ *   it:set(node, value)         it:outputs() -> {values}       it:count() -> nodes run
  *
  * How a pause works. A C function may only yield as its return, and an op can be dispatched deep
  * inside one (x[{0, 1}] = v dispatches three ops from one __newindex). So nothing yields where
@@ -234,6 +238,12 @@ static int sess_status(lua_State *L) {
     return 1;
 }
 
+/* h:clear(): forgets the queued nodes (their graph may be gone).  [-0, +0, e] */
+static int sess_clear(lua_State *L) {
+    lx_session_check(L, 1)->nsteps = 0;
+    return 0;
+}
+
 /* h:finish_at(depth): pause when a module call returns with nn._module_stack shorter than depth;
  * 0 turns it off.  [-0, +0, e] */
 static int sess_finish_at(lua_State *L) {
@@ -246,17 +256,22 @@ static int sess_finish_at(lua_State *L) {
 
 /* ==== partial functionalization ================================================================= */
 
-/* Appends to list (an FX_IV_LIST being built) a node reference for every tensor-valued
- * call_function node without users: what the trace has produced and not consumed yet. */
+/* A value the trace has produced and not consumed yet: a tensor-valued call_function node without
+ * users that is not a write (writes show up as mutation outputs of their base). */
+static bool is_leaf(const fx_node *x) {
+    return x->op == FX_NODE_CALL_FUNCTION && x->nusers == 0 && x->val.tag == FX_IV_TENSOR &&
+           !(x->aten && fx_op_is_inplace(x->aten)) && strcmp(x->target, "fxdb.assign_buffer") != 0;
+}
+
+/* Fills list (made here) with a node reference for every leaf of g, in order. */
 static int leaf_outputs(fx_graph *g, fx_ivalue *list, fx_err *err) {
     int n = 0;
     for (fx_node *x = fx_graph_first(g); x; x = x->next)
-        if (x->op == FX_NODE_CALL_FUNCTION && x->nusers == 0 && x->val.tag == FX_IV_TENSOR) n++;
+        if (is_leaf(x)) n++;
     int rc = fx_iv_list(n, list, err);
     int k = 0;
     for (fx_node *x = fx_graph_first(g); !rc && x; x = x->next)
-        if (x->op == FX_NODE_CALL_FUNCTION && x->nusers == 0 && x->val.tag == FX_IV_TENSOR)
-            list->u.list.items[k++] = fx_iv_node(x);
+        if (is_leaf(x)) list->u.list.items[k++] = fx_iv_node(x);
     return rc;
 }
 
@@ -346,12 +361,182 @@ static int l_storage_id(lua_State *L) {
     return 1;
 }
 
+/* fxdb._graph_clone(g) -> Graph owning a deep copy of g.  [-0, +1, e] */
+static int l_graph_clone(lua_State *L) {
+    const fx_graph *g = fxlua_check_graph(L, 1);
+    fx_err err;
+    fx_err_clear(&err);
+    fx_graph *c = fx_graph_clone(g, &err);
+    if (!c) return lx_error(L, &err);
+    lx_push_graph(L, c, 0);
+    return 1;
+}
+
+/* ==== Interp: a graph run node by node (run sessions) ============================================ */
+
+#define LX_INTERP "fxdb.Interp"
+
+/* User value 1: the Graph userdata the nodes belong to (keeps the graph and its owner alive). */
+typedef struct lx_interp {
+    fx_interp *it; /* owned; NULL after __gc */
+    int count;     /* nodes run so far */
+} lx_interp;
+
+static lx_interp *check_interp(lua_State *L, int idx) {
+    lx_interp *b = luaL_checkudata(L, idx, LX_INTERP);
+    if (!b->it) luaL_error(L, "attempt to use a freed Interp");
+    return b;
+}
+
+static int interp_gc(lua_State *L) {
+    lx_interp *b = luaL_checkudata(L, 1, LX_INTERP);
+    fx_interp_free(b->it);
+    b->it = NULL;
+    return 0;
+}
+
+/* fxdb._interp(ep_or_graph, inputs) -> Interp. For an ExportedProgram, `inputs` are the user
+ * inputs and the state comes from the program (as fxdb._run); for a Graph, one per placeholder.
+ * Values are kept (keep_values) so every node can be printed afterwards.  [-0, +1, e] */
+static int l_interp(lua_State *L) {
+    const fx_program *p = fxlua_to_program(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    lua_settop(L, 2);
+    lua_getfield(L, 1, "graph"); /* [ep|g, inputs, g?] */
+    if (!luaL_testudata(L, 3, LX_GRAPH)) {
+        lua_settop(L, 2);
+        lua_pushvalue(L, 1); /* a Graph itself */
+    }
+    const fx_graph *g = lx_check_graph(L, 3);
+    int nuser = (int)lua_rawlen(L, 2), nstate = 0;
+    if (p)
+        for (int i = 0; i < p->sig.ninputs; i++)
+            if (p->sig.inputs[i].kind != FX_INPUT_USER_INPUT) nstate++;
+    fx_ivalue *in = lx_ivbox_new(L, nstate + nuser); /* [.., g, box] */
+    int k = 0, u = 0;
+    if (p) {
+        for (int i = 0; i < p->sig.ninputs; i++) {
+            if (p->sig.inputs[i].kind == FX_INPUT_USER_INPUT) {
+                if (u >= nuser) {
+                    u++;
+                    continue;
+                }
+                lua_rawgeti(L, 2, ++u);
+                lx_to_ivalue(L, -1, &in[k++]);
+                lua_pop(L, 1);
+            } else {
+                fx_tensor *t = fx_program_input_value(p, i);
+                if (!t) return luaL_error(L, "no value for %s", p->sig.inputs[i].arg);
+                in[k++] = fx_iv_tensor(t);
+            }
+        }
+        if (u != nuser)
+            return lx_errorf(L, FX_EARG, NULL, "the program takes %d user inputs but %d were given",
+                             u, nuser);
+    } else {
+        for (int i = 0; i < nuser; i++) {
+            lua_rawgeti(L, 2, i + 1);
+            lx_to_ivalue(L, -1, &in[k++]);
+            lua_pop(L, 1);
+        }
+    }
+    lx_interp *b = lua_newuserdatauv(L, sizeof *b, 1); /* [.., g, box, it] */
+    b->it = NULL;
+    b->count = 0;
+    luaL_setmetatable(L, LX_INTERP);
+    lua_pushvalue(L, 3);
+    lua_setiuservalue(L, -2, 1);
+    fx_interp_opts o = {0};
+    o.keep_values = true;
+    fx_err err;
+    fx_err_clear(&err);
+    if (fx_interp_new(g, in, k, &o, &b->it, &err)) return lx_error(L, &err);
+    return 1;
+}
+
+/* The node n of the interp's graph as a Node userdata.  [-0, +1, e] */
+static void push_interp_node(lua_State *L, int it_idx, fx_node *n) {
+    lua_getiuservalue(L, it_idx, 1); /* [.., g] */
+    lx_push_node(L, n, -1);          /* [.., g, node] */
+    lua_remove(L, -2);
+}
+
+/* it:step() -> node just run, done. Raises the node's error (err.node names it).  [-0, +2, e] */
+static int interp_step(lua_State *L) {
+    lx_interp *b = check_interp(L, 1);
+    fx_node *n = fx_interp_next_node(b->it);
+    bool done = false;
+    fx_err err;
+    fx_err_clear(&err);
+    if (n && fx_interp_step(b->it, &done, &err)) return lx_error(L, &err);
+    if (n) b->count++;
+    if (n) push_interp_node(L, 1, n);
+    else lua_pushnil(L);
+    lua_pushboolean(L, fx_interp_next_node(b->it) == NULL);
+    return 2;
+}
+
+static int interp_next_node(lua_State *L) {
+    lx_interp *b = check_interp(L, 1);
+    fx_node *n = fx_interp_next_node(b->it);
+    if (!n) return 0;
+    push_interp_node(L, 1, n);
+    return 1;
+}
+
+/* it:value(node) -> the node's value (kept), or nothing when not computed.  [-0, +(0|1), e] */
+static int interp_value(lua_State *L) {
+    lx_interp *b = check_interp(L, 1);
+    const fx_ivalue *v = fx_interp_value(b->it, lx_check_node(L, 2));
+    if (!v) return 0;
+    lx_push_ivalue(L, v);
+    return 1;
+}
+
+/* it:set(node, value): replaces the node's value (partial evaluation).  [-0, +0, e] */
+static int interp_set(lua_State *L) {
+    lx_interp *b = check_interp(L, 1);
+    fx_node *n = lx_check_node(L, 2);
+    fx_ivalue *v = lx_ivbox_new(L, 1);
+    lx_to_ivalue(L, 3, &v[0]);
+    fx_err err;
+    fx_err_clear(&err);
+    if (fx_interp_set_value(b->it, n, &v[0], &err)) return lx_error(L, &err);
+    return 0;
+}
+
+/* it:outputs() -> {values} once the output node has run, else nil.  [-0, +1, e] */
+static int interp_outputs(lua_State *L) {
+    lx_interp *b = check_interp(L, 1);
+    int n = 0;
+    const fx_ivalue *v = fx_interp_outputs(b->it, &n);
+    if (!v) return 0;
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lx_push_ivalue(L, &v[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+static int interp_count(lua_State *L) {
+    lua_pushinteger(L, check_interp(L, 1)->count);
+    return 1;
+}
+
+static const luaL_Reg interp_methods[] = {
+    {"step", interp_step},       {"next_node", interp_next_node}, {"value", interp_value},
+    {"set", interp_set},         {"outputs", interp_outputs},     {"count", interp_count},
+    {NULL, NULL},
+};
+
 /* ==== opening =================================================================================== */
 
 static const luaL_Reg sess_methods[] = {
     {"take", sess_take},
     {"status", sess_status},
     {"finish_at", sess_finish_at},
+    {"clear", sess_clear},
     {NULL, NULL},
 };
 
@@ -361,6 +546,8 @@ static const luaL_Reg session_funcs[] = {
     {"_node_frames", l_node_frames},
     {"_node_schema", l_node_schema},
     {"_storage_id", l_storage_id},
+    {"_graph_clone", l_graph_clone},
+    {"_interp", l_interp},
     {NULL, NULL},
 };
 
@@ -371,6 +558,14 @@ void lx_open_session(lua_State *L) {
     lua_pushcfunction(L, sess_gc);
     lua_setfield(L, -2, "__gc");
     luaL_newlib(L, sess_methods);
+    lua_setfield(L, -2, "__index");
+    lua_pop(L, 1);
+    luaL_newmetatable(L, LX_INTERP); /* [mt] */
+    lua_pushliteral(L, "Interp");
+    lua_setfield(L, -2, "__name");
+    lua_pushcfunction(L, interp_gc);
+    lua_setfield(L, -2, "__gc");
+    luaL_newlib(L, interp_methods);
     lua_setfield(L, -2, "__index");
     lua_pop(L, 1);
     lua_newtable(L);

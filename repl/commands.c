@@ -124,12 +124,42 @@ static bool push_current(lua_State *L, const cmd_ctx *c) {
     return false;
 }
 
+/* Pushes fxdb.<name>(args...)'s first result when fxdb.<name> is a function (called protected,
+ * with nargs arguments below it... none here: the string s is the one argument), else nothing.
+ * Returns whether a value was pushed. Errors are dropped (the caller falls back). */
+static bool call_fxdb_str(lua_State *L, const char *name, const char *s) {
+    int top = lua_gettop(L);
+    if (lua_getglobal(L, "fxdb") != LUA_TTABLE || lua_getfield(L, -1, name) != LUA_TFUNCTION) {
+        lua_settop(L, top);
+        return false;
+    }
+    lua_remove(L, -2);                                                /* [fn] */
+    if (s != NULL)
+        lua_pushstring(L, s);
+    if (lua_pcall(L, s != NULL ? 1 : 0, 1, 0) != LUA_OK || lua_isnil(L, -1)) {
+        lua_settop(L, top);
+        return false;
+    }
+    return true;                                                      /* [result] */
+}
+
 /* Evaluates the Lua expression `expr` (argument argn of the command) and pushes its first value;
- * on a syntax or runtime error prints it and pushes nothing. */
+ * on a syntax or runtime error prints it and pushes nothing. With a debugger session paused the
+ * expression sees the paused frame's locals, and `%name` stands for a node's value (fxdb.eval's
+ * rules: fxdb._rewrite_nodes and the environment fxdb._expr_env gives). */
 static bool eval_expr(lua_State *L, const cmd_ctx *c, const char *expr, int argn) {
-    const char *code = lua_pushfstring(L, "return %s", expr);        /* [code] */
+    if (call_fxdb_str(L, "_rewrite_nodes", expr))                     /* [expr'] */
+        expr = lua_tostring(L, -1);
+    else
+        lua_pushstring(L, expr);
+    const char *code = lua_pushfstring(L, "return %s", expr);        /* [expr', code] */
     int status = luaL_loadbuffer(L, code, strlen(code), FXDB_CHUNKNAME);
+    lua_remove(L, -2);                                                /* [expr', chunk|err] */
     lua_remove(L, -2);                                                /* [chunk|err] */
+    if (status == LUA_OK && call_fxdb_str(L, "_expr_env", NULL)) {    /* [chunk, env] */
+        if (lua_setupvalue(L, -2, 1) == NULL)
+            lua_pop(L, 1);
+    }
     if (status != LUA_OK) {
         char msg[512];
         snprintf(msg, sizeof msg, "not a Lua expression: %s", lua_tostring(L, -1));
@@ -260,12 +290,14 @@ static bool is_stage(const char *s) {
 static int c_graph(lua_State *L, cmd_ctx *c) {
     if (!check_max_pos(c, 1))
         return CMD_ERROR;
-    const char *stage = c->npos ? c->pos[0] : "exported";
-    if (!is_stage(stage))
+    const char *stage = c->npos ? c->pos[0] : NULL;
+    if (stage != NULL && !is_stage(stage))
         return cmd_error(c, 1, stage, "unknown stage",
                          "stages are raw, functional, exported (the default), unlifted");
     if (!push_fxdb(L, "graph"))
         return CMD_ERROR;
+    if (stage == NULL)
+        return invoke(L, 0);
     lua_pushstring(L, stage);
     return invoke(L, 1);
 }
@@ -299,6 +331,9 @@ static int c_continue(lua_State *L, cmd_ctx *c) {
 }
 static int c_where(lua_State *L, cmd_ctx *c) {
     return call_noargs(L, c, "where");
+}
+static int c_kill(lua_State *L, cmd_ctx *c) {
+    return call_noargs(L, c, "kill");
 }
 
 /* :node / :users / :inputs %N -> fxdb.<name>("N") */
@@ -371,6 +406,118 @@ static int c_watch(lua_State *L, cmd_ctx *c) {
 }
 static int c_info(lua_State *L, cmd_ctx *c) {
     return call_rest(L, c, "info", true, "missing topic");
+}
+/* :until [WHERE] -> fxdb["until"](WHERE) (no WHERE: like :next) */
+static int c_until(lua_State *L, cmd_ctx *c) {
+    return call_rest(L, c, "until", false, NULL);
+}
+/* :list [N|FILE:N] -> fxdb.list(...) */
+static int c_list(lua_State *L, cmd_ctx *c) {
+    if (!check_max_pos(c, 1))
+        return CMD_ERROR;
+    return call_rest(L, c, "list", false, NULL);
+}
+/* :undisplay [N] -> fxdb.undisplay(N) */
+static int c_undisplay(lua_State *L, cmd_ctx *c) {
+    if (!check_max_pos(c, 1))
+        return CMD_ERROR;
+    lua_Integer n = 0;
+    if (c->npos == 1 && !pos_integer(c, c->pos[0], 1, &n))
+        return CMD_ERROR;
+    if (!push_fxdb(L, "undisplay"))
+        return CMD_ERROR;
+    if (c->npos == 0)
+        return invoke(L, 0);
+    lua_pushinteger(L, n);
+    return invoke(L, 1);
+}
+/* :display [EXPR] -> fxdb.display("EXPR"): the text is kept and evaluated again at each stop. */
+static int c_display(lua_State *L, cmd_ctx *c) {
+    if (!push_fxdb(L, "display"))
+        return CMD_ERROR;
+    if (c->rest[0] == '\0')
+        return invoke(L, 0);
+    lua_pushstring(L, c->rest);
+    return invoke(L, 1);
+}
+/* :set %N EXPR -> fxdb.set("N", <EXPR>) */
+static int c_set(lua_State *L, cmd_ctx *c) {
+    if (c->npos < 2)
+        return cmd_error(c, c->npos + 1, NULL, c->npos == 0 ? "missing node" : "missing EXPR",
+                         "usage: :set %NODE EXPR, e.g. :set %mul torch.ones(3)");
+    const char *n = c->pos[0][0] == '%' ? c->pos[0] + 1 : c->pos[0];
+    /* the EXPR is the raw text after the node word */
+    const char *e = c->rest;
+    while (*e && *e != ' ' && *e != '\t')
+        e++;
+    while (*e == ' ' || *e == '\t')
+        e++;
+    if (!push_fxdb(L, "set"))                         /* [fn] */
+        return CMD_ERROR;
+    lua_pushstring(L, n);                             /* [fn, n] */
+    if (!eval_expr(L, c, e, 2)) {                     /* [fn, n, v] */
+        lua_pop(L, 2);
+        return CMD_ERROR;
+    }
+    return invoke(L, 2);
+}
+/* :enable / :disable [N] -> fxdb.enable(N) / fxdb.disable(N) (no N: all) */
+static int toggle_cmd(lua_State *L, cmd_ctx *c, const char *name) {
+    if (!check_max_pos(c, 1))
+        return CMD_ERROR;
+    lua_Integer n = 0;
+    if (c->npos == 1 && !pos_integer(c, c->pos[0], 1, &n))
+        return CMD_ERROR;
+    if (!push_fxdb(L, name))
+        return CMD_ERROR;
+    if (c->npos == 0)
+        return invoke(L, 0);
+    lua_pushinteger(L, n);
+    return invoke(L, 1);
+}
+static int c_enable(lua_State *L, cmd_ctx *c) {
+    return toggle_cmd(L, c, "enable");
+}
+static int c_disable(lua_State *L, cmd_ctx *c) {
+    return toggle_cmd(L, c, "disable");
+}
+/* :frame [N], :up [N], :down [N] -> fxdb.frame(N) / fxdb.up(N) / fxdb.down(N) */
+static int frame_cmd(lua_State *L, cmd_ctx *c, const char *name) {
+    if (!check_max_pos(c, 1))
+        return CMD_ERROR;
+    lua_Integer n = 0;
+    if (c->npos == 1 && !pos_integer(c, c->pos[0], 1, &n))
+        return CMD_ERROR;
+    if (!push_fxdb(L, name))
+        return CMD_ERROR;
+    if (c->npos == 0)
+        return invoke(L, 0);
+    lua_pushinteger(L, n);
+    return invoke(L, 1);
+}
+static int c_frame(lua_State *L, cmd_ctx *c) {
+    return frame_cmd(L, c, "frame");
+}
+static int c_up(lua_State *L, cmd_ctx *c) {
+    return frame_cmd(L, c, "up");
+}
+static int c_down(lua_State *L, cmd_ctx *c) {
+    return frame_cmd(L, c, "down");
+}
+
+/* :reverse-step [N] -> fxdb.reverse_step(N) */
+static int c_reverse_step(lua_State *L, cmd_ctx *c) {
+    if (!check_max_pos(c, 1))
+        return CMD_ERROR;
+    lua_Integer n = 1;
+    if (c->npos == 1 && !pos_integer(c, c->pos[0], 1, &n))
+        return CMD_ERROR;
+    if (!push_fxdb(L, "reverse_step"))
+        return CMD_ERROR;
+    if (c->npos == 0)
+        return invoke(L, 0);
+    lua_pushinteger(L, n);
+    return invoke(L, 1);
 }
 
 /* :why T -> print(fxdb.provenance(fxdb.current, T)) */
@@ -588,9 +735,9 @@ static const cmd_row cmd_table[] = {
      "print one stage of the current graph", ":graph functional", c_graph, NULL, 0,
      "raw: as traced (in-place ops, views); functional: after functionalization;\n"
      "exported: lifted and signed (the default); unlifted: state as attributes + copy_"},
-    {"code", 3, ":code", "the Python-like code of the current graph", NULL, c_code, NULL, 0,
+    {"code", 3, ":code", "the Python-like code of the current graph", ":code", c_code, NULL, 0,
      NULL},
-    {"sig", 2, ":sig", "the graph signature (input and output kinds)", NULL, c_sig, NULL, 0,
+    {"sig", 2, ":sig", "the graph signature (input and output kinds)", ":sig", c_sig, NULL, 0,
      NULL},
     {"node", 2, ":node %N", "one node: target, args, users, meta, provenance", ":node %add_1",
      c_node, NULL, 0, "shows from_node and the mutation record too; Tab completes %names"},
@@ -615,7 +762,7 @@ static const cmd_row cmd_table[] = {
     {"run", 1, ":run [--step] [ARGS]", "execute the current program on CPU kernels",
      ":run {torch.ones(3)}", c_run, "--step", 0,
      "ARGS is a Lua table of inputs; every value is kept for :print"},
-    {"check", 2, ":check", "eager vs exported outputs and buffer updates", NULL, c_check, NULL, 0,
+    {"check", 2, ":check", "eager vs exported outputs and buffer updates", ":check", c_check, NULL, 0,
      "uses the module and inputs of the last :export; reports the max abs error"},
     {"print", 1, ":print EXPR", "a node's value or metadata, or any Lua value", ":print x:sum()",
      c_print, NULL, 0, NULL},
@@ -625,28 +772,62 @@ static const cmd_row cmd_table[] = {
     /* --- the debugger --- */
     {"trace", 2, ":trace EXPR [--non-strict] [--real] [--args LUA]",
      "start a trace session paused before the first op", ":trace m --real", c_trace,
-     "--non-strict --real --args*", 0, NULL},
+     "--non-strict --real --args*", 0,
+     "runs export's tracing step by step: every recorded op can be a stop; the module's state is\n"
+     "restored when the trace ends (or fails: then the session stays at the failure, post-mortem)"},
     {"step", 1, ":step [N]", "advance the session by N ops (default 1)", ":step 3", c_step, NULL,
-     CMD_F_REPEAT, NULL},
-    {"next", 1, ":next", "advance to the next Lua line of the model", NULL, c_next, NULL,
+     CMD_F_REPEAT, "enters submodule calls; in a run session, runs N nodes"},
+    {"next", 1, ":next", "advance to the next Lua line of the model", ":next", c_next, NULL,
      CMD_F_REPEAT, "steps over submodule calls"},
-    {"finish", 3, ":finish", "run to the end of the current module's forward", NULL, c_finish,
-     NULL, CMD_F_REPEAT, NULL},
-    {"continue", 1, ":continue", "run to the next breakpoint or the end", NULL, c_continue, NULL,
-     CMD_F_REPEAT, NULL},
+    {"finish", 3, ":finish", "run to the end of the current module's forward", ":finish",
+     c_finish, NULL, CMD_F_REPEAT, "shows what the module call returned"},
+    {"continue", 1, ":continue", "run to the next breakpoint or the end", ":continue",
+     c_continue, NULL, CMD_F_REPEAT, NULL},
+    {"until", 3, ":until [WHERE]", "run until WHERE (as for :break)",
+     ":until line model.lua:30", c_until, NULL, CMD_F_REPEAT,
+     "a temporary breakpoint at WHERE, then :continue; without WHERE, :next"},
+    {"reverse-step", 3, ":reverse-step [N]", "step back N nodes (run sessions)",
+     ":reverse-step", c_reverse_step, NULL, CMD_F_REPEAT,
+     "execution is deterministic: the run is replayed from the start, injected values included"},
+    {"rs", 2, ":rs [N]", "alias of :reverse-step", ":rs 2", c_reverse_step, NULL,
+     CMD_F_REPEAT | CMD_F_HIDDEN, NULL},
     {"break", 1, ":break WHERE [if LUA]", "set a breakpoint", ":break op aten.add_", c_break,
      NULL, 0,
-     "WHERE: op aten.add_ | line FILE:N | module PATH | node %n | mutation | view | item"},
+     "WHERE: op aten.add_ | line FILE:N | module PATH | node %n | mutation | view | item\n"
+     "LUA sees node, name, target, val (the node's value), args, mutation and the frame's locals"},
     {"tbreak", 2, ":tbreak WHERE [if LUA]", "a breakpoint deleted when first hit",
      ":tbreak mutation", c_tbreak, NULL, 0, NULL},
     {"delete", 1, ":delete [N]", "delete breakpoint N (all without N)", ":delete 2", c_delete,
      NULL, 0, NULL},
-    {"info", 1, ":info breaks", "list the breakpoints", NULL, c_info, NULL, 0, NULL},
+    {"disable", 4, ":disable [N]", "disable breakpoint N (all without N)", ":disable 1",
+     c_disable, NULL, 0, NULL},
+    {"enable", 2, ":enable [N]", "enable breakpoint N (all without N)", ":enable 1", c_enable,
+     NULL, 0, NULL},
+    {"info", 1, ":info breaks|mutations|display|session", "list breakpoints, buffer versions, ...",
+     ":info mutations", c_info, NULL, 0,
+     "breaks: every breakpoint and watchpoint with its hits; mutations: each buffer's versions\n"
+     "so far, with the op and the Lua line; display: the :display list; session: where it is"},
     {"watch", 2, ":watch TARGET", "stop whenever buffer/input TARGET is mutated", ":watch state",
      c_watch, NULL, 0, "also when it is written through a view"},
-    {"where", 3, ":where", "Lua and module stacks at the pause (alias :bt)", NULL, c_where, NULL,
-     0, NULL},
-    {"bt", 2, ":bt", "alias of :where", NULL, c_where, NULL, CMD_F_HIDDEN, NULL},
+    {"where", 3, ":where", "Lua and module stacks at the pause (alias :bt)", ":where", c_where,
+     NULL, 0, NULL},
+    {"bt", 2, ":bt", "alias of :where", ":bt", c_where, NULL, CMD_F_HIDDEN, NULL},
+    {"frame", 2, ":frame [N]", "select Lua frame N (0 = innermost)",
+     ":frame 1", c_frame, NULL, 0, ":print, :list and typed Lua then see that frame's locals"},
+    {"up", 2, ":up [N]", "select the frame N levels up (the caller)", ":up", c_up, NULL, 0, NULL},
+    {"down", 2, ":down [N]", "select the frame N levels down", ":down", c_down, NULL, 0, NULL},
+    {"list", 2, ":list [N|FILE:N]", "the Lua source around the pause", ":list", c_list, NULL, 0,
+     NULL},
+    {"display", 4, ":display [EXPR]", "print EXPR now and at every stop", ":display x.shape",
+     c_display, NULL, 0, "without EXPR: the list; :undisplay N removes one"},
+    {"undisplay", 3, ":undisplay [N]", "remove display N (all without N)", ":undisplay 1",
+     c_undisplay, NULL, 0, NULL},
+    {"set", 2, ":set %N EXPR", "inject a value for node N (run sessions)",
+     ":set %mul torch.ones(3)", c_set, NULL, 0,
+     "a node already run gets the value and what ran after it is replayed with it; a later\n"
+     "node gets it when it runs (partial evaluation)"},
+    {"kill", 1, ":kill", "end the current session", ":kill",
+     c_kill, NULL, 0, "a paused trace puts its module's state back"},
     /* --- the REPL --- */
     {"load", 1, ":load FILE", "run a Lua file in the REPL's globals", ":load model.lua", c_load,
      NULL, 0, NULL},
@@ -654,7 +835,7 @@ static const cmd_row cmd_table[] = {
      ":complete torch.zer", c_complete, NULL, CMD_F_HIDDEN, NULL},
     {"help", 1, ":help [CMD]", "list the commands, or show one in detail", ":help render",
      c_help, NULL, 0, NULL},
-    {"quit", 1, ":quit", "leave fxdb (Ctrl-D too)", NULL, c_quit, NULL, 0, NULL},
+    {"quit", 1, ":quit", "leave fxdb (Ctrl-D too)", ":quit", c_quit, NULL, 0, NULL},
 };
 
 #define CMD_COUNT ((int)(sizeof cmd_table / sizeof cmd_table[0]))
@@ -766,7 +947,8 @@ static int c_help(lua_State *L, cmd_ctx *c) {
         else
             printf("  %-*s  %s\n", width, r->usage, r->help);
     }
-    printf("An empty line repeats :step :next :continue :finish. ':help CMD' shows one command.\n");
+    printf("An empty line repeats :step :next :continue :finish :until :reverse-step. ':help CMD'\n"
+           "shows one command with an example. Node names: %%add_3; module paths: layers.0.attn.\n");
     fflush(stdout);
     return CMD_OK;
 }

@@ -195,6 +195,22 @@ static int multiline(lua_State *L) {
     }
 }
 
+/* While a debugger session is paused, a typed chunk sees the paused frame's locals: its _ENV
+ * becomes fxdb.chunk_env() (lua/session.lua) when that returns a table. The chunk stays in the
+ * main thread, whose dispatch context is eager: nothing it runs is recorded.
+ * [chunk] -> [chunk]  */
+static void set_session_env(lua_State *L) {
+    int top = lua_gettop(L);
+    if (lua_getglobal(L, "fxdb") == LUA_TTABLE && lua_getfield(L, -1, "chunk_env") == LUA_TFUNCTION
+        && lua_pcall(L, 0, 1, 0) == LUA_OK && lua_istable(L, -1)) {   /* [chunk, fxdb, env] */
+        if (lua_setupvalue(L, top, 1) != NULL) {
+            lua_settop(L, top);
+            return;
+        }
+    }
+    lua_settop(L, top);
+}
+
 /* Runs one Lua chunk typed at the prompt. Stack on entry: [.., line] with the line at base+1;
  * restored to base on return. */
 static void eval_lua(lua_State *L, int base) {
@@ -218,6 +234,8 @@ static void eval_lua(lua_State *L, int base) {
     edit_add_history(lua_tostring(L, eq ? base + 1 : base + 2));
     lua_remove(L, base + 1);
     lua_remove(L, base + 1);                          /* [chunk|err] */
+    if (status == LUA_OK)
+        set_session_env(L);
     if (status == LUA_OK)
         status = repl_docall(L, 0, LUA_MULTRET);      /* [results..] | [err] */
     if (status == LUA_OK) {
