@@ -1,10 +1,13 @@
-/* core/meta_index.c — meta functions of index.Tensor, index_put(_), select_scatter and
- * slice_scatter.
+/* core/meta_index.c — meta functions of index.Tensor, index_put(_), index_select, gather,
+ * scatter(_) / scatter_add(_), index_copy(_), masked_fill(_) and the scatter inverses
+ * select_scatter, slice_scatter, diagonal_scatter and as_strided_scatter.
  * Layer: core. Shapes and argument checks follow torch/_meta_registrations.py (meta_index_Tensor,
  * index_put) and TensorAdvancedIndexing.cpp / TensorShape.cpp for the messages. The advanced-
  * index plan itself lives in kernels/k_index.c (fx_index_plan_build), shared with the kernels. */
 #include <string.h>
 
+#include "core/kernels/k_iter.h"
+#include "core/meta_common.h"
 #include "core/ops_impl.h"
 #include "core/ops_shape.h"
 #include "core/shape.h"
@@ -179,4 +182,263 @@ int fx_meta_as_strided_scatter(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out
     if (rc) return rc;
     out[0] = fx_iv_tensor_steal(res);
     return FX_OK;
+}
+
+/* ====================================================================================== */
+/* index_select, gather, scatter, scatter_add, index_copy, masked_fill                     */
+/* ====================================================================================== */
+
+/* The caffe2::TypeMeta name of a dtype, as `tensor.dtype()` prints in C++ messages. */
+static const char *typemeta_name(fx_dtype dt) {
+    switch (dt) {
+    case FX_DTYPE_F32: return "float";
+    case FX_DTYPE_F64: return "double";
+    case FX_DTYPE_F16: return "c10::Half";
+    case FX_DTYPE_BF16: return "c10::BFloat16";
+    case FX_DTYPE_I64: return "long int";
+    case FX_DTYPE_I32: return "int";
+    case FX_DTYPE_I16: return "short int";
+    case FX_DTYPE_I8: return "signed char";
+    case FX_DTYPE_U8: return "unsigned char";
+    case FX_DTYPE_BOOL: return "bool";
+    default: return "?";
+    }
+}
+
+/* A fresh contiguous tensor on ctx->device into out[0]. */
+static int fresh_contig(fx_opctx *ctx, int ndim, const int64_t *sizes, fx_dtype dt,
+                        fx_ivalue *out) {
+    fx_tensor *t;
+    int rc = fx_tensor_empty(ndim, sizes, dt, ctx->device, &t, ctx->err);
+    if (rc) return rc;
+    out[0] = fx_iv_tensor_steal(t);
+    return FX_OK;
+}
+
+/* The result of an in-place op: self, retained. */
+static int self_out(fx_tensor *self, fx_ivalue *out) {
+    out[0] = fx_iv_tensor(self);
+    return FX_OK;
+}
+
+/* index_select(Tensor self, int dim, Tensor index) -> Tensor: self's sizes with dim replaced by
+ * index.numel() (a 0-dim self stays 0-dim), contiguous; index_select_out_cpu_'s checks. */
+int fx_meta_index_select(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self, *index;
+    int rc, d;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_tensor_arg(ctx, a, 2, &index)) ||
+        (rc = fx_wrap_dim(a[1].u.i, self->ndim, &d, ctx->err)))
+        return rc;
+    int64_t n = fx_tensor_numel(index);
+    if (index->ndim > 1)
+        return fx_err_setf(ctx->err, FX_EINDEX, "index_select(): Index is supposed to be a vector");
+    if (self->ndim == 0 && n != 1)
+        return fx_err_setf(ctx->err, FX_EINDEX,
+                           "index_select(): Index to scalar can have only 1 value, got %lld "
+                           "value(s)",
+                           (long long)n);
+    if (index->dtype != FX_DTYPE_I64 && index->dtype != FX_DTYPE_I32)
+        return fx_err_setf(ctx->err, FX_ETYPE,
+                           "index_select(): Expected dtype int32 or int64 for index");
+    int64_t sizes[FX_MAX_DIMS];
+    memcpy(sizes, self->sizes, sizeof sizes);
+    if (self->ndim) sizes[d] = n;
+    return fresh_contig(ctx, self->ndim, sizes, self->dtype, out);
+}
+
+/* max(ndim, 1) and the size of dim d (1 for a 0-dim tensor), as ensure_nonempty_* do. */
+static int ne_dim(const fx_tensor *t) { return t->ndim ? t->ndim : 1; }
+static int64_t ne_size(const fx_tensor *t, int d) { return t->ndim ? t->sizes[d] : 1; }
+
+/* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor: index's shape,
+ * self's dtype, contiguous. int64 index ("gather(): Expected dtype int64 for index"), same rank
+ * as self, index.size(d) <= self.size(d) off dim (gather_shape_check's message). */
+int fx_meta_gather(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self, *index;
+    int rc, d;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_tensor_arg(ctx, a, 2, &index)) ||
+        (rc = fx_wrap_dim(a[1].u.i, self->ndim, &d, ctx->err)))
+        return rc;
+    if (fx_tensor_numel(index) != 0) {
+        if (index->dtype != FX_DTYPE_I64)
+            return fx_err_setf(ctx->err, FX_ETYPE, "gather(): Expected dtype int64 for index");
+        if (ne_dim(self) != ne_dim(index))
+            return fx_err_setf(ctx->err, FX_ESHAPE,
+                               "Index tensor must have the same number of dimensions as input "
+                               "tensor");
+        for (int i = 0; i < ne_dim(self); i++)
+            if (i != d && ne_size(index, i) > ne_size(self, i)) {
+                char b1[160], b2[160];
+                return fx_err_setf(ctx->err, FX_ESHAPE,
+                                   "Size does not match at dimension %d expected index %s to be "
+                                   "smaller than self %s apart for dimension %d",
+                                   i, fx_shape_str(index->ndim, index->sizes, b1, sizeof b1),
+                                   fx_shape_str(self->ndim, self->sizes, b2, sizeof b2), d);
+            }
+    }
+    return fresh_contig(ctx, index->ndim, index->sizes, self->dtype, out);
+}
+
+/* The scatter family's checks (scatter_meta_impl): int64 index, src of self's dtype, the shape
+ * rule of scatter_shape_check, a valid reduce string; the out-of-place forms return a fresh
+ * contiguous tensor of self's sizes, the in-place ones self (without internal overlap). */
+int fx_meta_scatter(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self, *index, *src = NULL;
+    int rc, d;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_tensor_arg(ctx, a, 2, &index)) ||
+        (rc = fx_wrap_dim(a[1].u.i, self->ndim, &d, ctx->err)))
+        return rc;
+    const fx_ivalue *reduce = fx_arg(ctx, a, "reduce");
+    if (a[3].tag == FX_IV_TENSOR) {
+        src = a[3].u.t;
+    } else if (ctx->op->schema.args[3].type == FX_TY_TENSOR) {
+        return fx_kb_tensor_arg(ctx, a, 3, &src); /* a wrapped number where src is a Tensor */
+    }
+    bool empty = fx_tensor_numel(index) == 0;
+    if (!empty && index->dtype != FX_DTYPE_I64)
+        return fx_err_setf(ctx->err, FX_ETYPE, "scatter(): Expected dtype int64 for index");
+    if (src && src->dtype != self->dtype)
+        return fx_err_setf(ctx->err, FX_ETYPE,
+                           "scatter(): Expected self.dtype to be equal to src.dtype");
+    if (!empty) {
+        if (ne_dim(self) != ne_dim(index))
+            return fx_err_setf(ctx->err, FX_ESHAPE,
+                               "Index tensor must have the same number of dimensions as self "
+                               "tensor");
+        bool wrong = false;
+        for (int i = 0; i < ne_dim(self) && !wrong; i++)
+            if (i != d && ne_size(index, i) > ne_size(self, i)) wrong = true;
+        if (src && !wrong && ne_dim(src) >= ne_dim(self))
+            for (int i = 0; i < ne_dim(self) && !wrong; i++)
+                if (ne_size(index, i) > ne_size(src, i)) wrong = true;
+        if (src && !wrong && ne_dim(src) < ne_dim(self)) wrong = true;
+        if (wrong) {
+            char b1[160], b2[160], b3[160];
+            fx_shape_str(index->ndim, index->sizes, b1, sizeof b1);
+            fx_shape_str(self->ndim, self->sizes, b2, sizeof b2);
+            if (src)
+                return fx_err_setf(ctx->err, FX_ESHAPE,
+                                   "Expected index %s to be smaller than self %s apart from "
+                                   "dimension %d and to be smaller size than src %s",
+                                   b1, b2, d, fx_shape_str(src->ndim, src->sizes, b3, sizeof b3));
+            return fx_err_setf(ctx->err, FX_ESHAPE,
+                               "Expected index %s to be smaller than self %s apart from "
+                               "dimension %d",
+                               b1, b2, d);
+        }
+    }
+    if (reduce && reduce->tag == FX_IV_STR && strcmp(reduce->u.s, "add") &&
+        strcmp(reduce->u.s, "multiply"))
+        return fx_err_setf(ctx->err, FX_EARG, "reduce argument must be either add or multiply.");
+    const fx_ivalue *value = fx_arg(ctx, a, "value");
+    if (value && (rc = fx_scalar_check(self->dtype, value, ctx->err))) return rc;
+    if (fx_op_is_inplace(ctx->op)) {
+        if ((rc = fx_check_no_internal_overlap(self, ctx->err))) return rc;
+        return self_out(self, out);
+    }
+    return fresh_contig(ctx, self->ndim, self->sizes, self->dtype, out);
+}
+
+/* index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor and index_copy_:
+ * TORCH_PRECOMPUTE_META_FUNC(index_copy)'s checks and messages, in its order. */
+int fx_meta_index_copy(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self, *index, *src;
+    int rc, d;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_tensor_arg(ctx, a, 2, &index)) ||
+        (rc = fx_kb_tensor_arg(ctx, a, 3, &src)) ||
+        (rc = fx_wrap_dim(a[1].u.i, self->ndim, &d, ctx->err)))
+        return rc;
+    int64_t n = fx_tensor_numel(index);
+    if (index->ndim >= 2)
+        return fx_err_setf(ctx->err, FX_EINDEX,
+                           "index_copy_(): Index should have dimension 1 or 0 (got %d)",
+                           index->ndim);
+    if (src->ndim == 0 && n != 1)
+        return fx_err_setf(ctx->err, FX_EINDEX,
+                           "index_copy_(): When source is scalar, index should have one element "
+                           "(got %lld)",
+                           (long long)n);
+    if (src->ndim != self->ndim && src->ndim != 0 && self->ndim != 0)
+        return fx_err_setf(ctx->err, FX_EINDEX,
+                           "index_copy_(): When source and destination are not scalars, their "
+                           "dimensionality must match. Source dimensionality (%d), destination "
+                           "dimensionality (%d)",
+                           src->ndim, self->ndim);
+    if (index->dtype != FX_DTYPE_I64)
+        return fx_err_setf(ctx->err, FX_ETYPE,
+                           "index_copy_(): Expected a long tensor for index, but got %s",
+                           fx_kb_scalar_name(index->dtype));
+    if (self->dtype != src->dtype)
+        return fx_err_setf(ctx->err, FX_ETYPE,
+                           "index_copy_(): self and source expected to have the same dtype, but "
+                           "got (self) %s and (source) %s",
+                           fx_kb_scalar_name(self->dtype), fx_kb_scalar_name(src->dtype));
+    int64_t ss[FX_MAX_DIMS], rs[FX_MAX_DIMS];
+    int ns = 0, nr = 0;
+    for (int e = 0; e < self->ndim; e++)
+        if (e != d) ss[ns++] = self->sizes[e];
+    for (int e = 0; e < src->ndim; e++)
+        if (e != d) rs[nr++] = src->sizes[e];
+    if (ns != nr || memcmp(ss, rs, sizeof(int64_t) * (size_t)ns)) {
+        char b1[160], b2[160];
+        return fx_err_setf(ctx->err, FX_ESHAPE,
+                           "index_copy_(): Source/destination tensor must have same slice "
+                           "shapes. Destination slice shape: %s at dimension %d and source "
+                           "slice shape: %s at dimension 0.",
+                           fx_shape_str(ns, ss, b1, sizeof b1), d, fx_shape_str(nr, rs, b2, sizeof b2));
+    }
+    if (src->ndim != 0 && n != src->sizes[d])
+        return fx_err_setf(ctx->err, FX_EINDEX,
+                           "index_copy_(): Number of indices (%lld) should be equal to "
+                           "source.size(dim) (%lld)",
+                           (long long)n, (long long)src->sizes[d]);
+    if (fx_op_is_inplace(ctx->op)) return self_out(self, out);
+    return fresh_like(ctx, self, out);
+}
+
+/* masked_fill.Scalar / .Tensor and masked_fill_.Scalar / .Tensor: a bool mask ("masked_fill_
+ * only supports boolean masks, but got mask with dtype unsigned char"), a 0-dim value tensor
+ * for the .Tensor forms, a value that fits self's dtype. In place the mask must broadcast to
+ * self's shape; out of place self and mask broadcast together (aten's masked_fill expands both
+ * and clones) into a fresh contiguous result. */
+int fx_meta_masked_fill(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self, *mask;
+    int rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_tensor_arg(ctx, a, 1, &mask)))
+        return rc;
+    bool inplace = fx_op_is_inplace(ctx->op);
+    int64_t bs[FX_MAX_DIMS];
+    int nb;
+    if (!inplace &&
+        (rc = fx_broadcast_shape(mask->ndim, mask->sizes, self->ndim, self->sizes, &nb, bs,
+                                 ctx->err)))
+        return rc;
+    if (a[2].tag == FX_IV_TENSOR) {
+        const fx_tensor *v = a[2].u.t;
+        if (v->ndim != 0)
+            return fx_err_setf(ctx->err, FX_ESHAPE,
+                               "masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               "tensor with %d dimension(s).",
+                               v->ndim);
+    }
+    if (mask->dtype != FX_DTYPE_BOOL)
+        return fx_err_setf(ctx->err, FX_ETYPE,
+                           "masked_fill_ only supports boolean masks, but got mask with dtype %s",
+                           typemeta_name(mask->dtype));
+    if (a[2].tag != FX_IV_TENSOR && (rc = fx_scalar_check(self->dtype, &a[2], ctx->err))) return rc;
+    if (inplace) {
+        if ((rc = fx_broadcast_shape(self->ndim, self->sizes, mask->ndim, mask->sizes, &nb, bs,
+                                     ctx->err)))
+            return rc;
+        if (nb != self->ndim || memcmp(bs, self->sizes, sizeof(int64_t) * (size_t)nb)) {
+            char b1[160], b2[160];
+            return fx_err_setf(ctx->err, FX_ESHAPE,
+                               "output with shape %s doesn't match the broadcast shape %s",
+                               fx_shape_str(self->ndim, self->sizes, b1, sizeof b1),
+                               fx_shape_str(nb, bs, b2, sizeof b2));
+        }
+        if ((rc = fx_check_no_partial_overlap(self, mask, ctx->err))) return rc;
+        return self_out(self, out);
+    }
+    return fresh_contig(ctx, nb, bs, self->dtype, out);
 }

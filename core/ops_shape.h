@@ -107,7 +107,7 @@ static inline void walk_init(kb_walk *w, int nd, const int64_t *sizes, int ns) {
     memset(w, 0, sizeof *w);
     w->nd = nd;
     w->ns = ns;
-    if (nd) memcpy(w->size, sizes, sizeof(int64_t) * (size_t)nd);
+    if (nd > 0) memcpy(w->size, sizes, sizeof(int64_t) * (size_t)nd);
 }
 
 /* Moves to the next element in row-major order. */

@@ -780,17 +780,33 @@ if has("dropout.default") then
 end
 
 if has("embedding.default") then
+  -- Embedding(num_embeddings, embedding_dim, {padding_idx = i}): weight ~ N(0, 1); the row at
+  -- padding_idx (negative counts from the end, as PyTorch normalizes it) starts at zero, and
+  -- forward records aten.embedding(weight, idx[, padding_idx]) as F.embedding passes it.
   nn.Embedding = Module:extend("Embedding")
   function nn.Embedding:init(num_embeddings, embedding_dim, opts)
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-    self.weight = nn.Parameter(torch.randn({num_embeddings, embedding_dim}))
     local pad = opt(opts, "padding_idx", nil)
+    if pad ~= nil then
+      if pad >= 0 and pad >= num_embeddings then error("Padding_idx must be within num_embeddings", 2) end
+      if pad < 0 and pad < -num_embeddings then error("Padding_idx must be within num_embeddings", 2) end
+      if pad < 0 then pad = num_embeddings + pad end
+    end
     self.padding_idx = pad
-    if pad ~= nil then self.weight[pad] = 0 end
+    local w = torch.randn({num_embeddings, embedding_dim})
+    local dtype = opt(opts, "dtype", nil)
+    if dtype then w = w:to(dtype) end
+    if pad ~= nil then w[pad] = 0 end
+    self.weight = nn.Parameter(w)
   end
-  function nn.Embedding:forward(idx) return torch.embedding(self.weight, idx) end
+  function nn.Embedding:forward(idx)
+    if self.padding_idx ~= nil then return torch.embedding(self.weight, idx, self.padding_idx) end
+    return torch.embedding(self.weight, idx)
+  end
   function nn.Embedding:extra_repr()
-    return string.format("%d, %d", self.num_embeddings, self.embedding_dim)
+    local s = string.format("%d, %d", self.num_embeddings, self.embedding_dim)
+    if self.padding_idx ~= nil then s = s .. ", padding_idx=" .. self.padding_idx end
+    return s
   end
 end
 
@@ -845,6 +861,11 @@ if has("rms_norm.default") then
   end
   function nn.RMSNorm:forward(x)
     return torch.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+  end
+  function nn.RMSNorm:extra_repr()
+    return "(" .. table.concat(self.normalized_shape, ", ") .. ",), eps=" ..
+           (self.eps == nil and "None" or tostring(self.eps)) .. ", elementwise_affine=" ..
+           (self.elementwise_affine and "True" or "False")
   end
 end
 
