@@ -113,6 +113,7 @@ static fx_node *emit(fstate *s, fx_op_id id, const fx_ivalue *args, int nargs, c
 static int canon_of(fstate *s, const fx_node *n) { return s->canon[n->tag]; }
 
 static fx_node *read_value(fstate *s, int i);
+static bool is_list_view_item(fstate *s, int i);
 
 /* Maps a raw argument to the functional graph: node refs become current values. */
 static int map_arg(fstate *s, const fx_ivalue *v, fx_ivalue *out) {
@@ -163,7 +164,17 @@ static fx_node *read_value(fstate *s, int i) {
     if (s->fn[i] && s->fn_gen[i] == s->gen[b]) return s->fn[i];
     fx_node *p = read_value(s, s->parent[i]);
     if (!p) return NULL;
-    fx_node *n = replay_view(s, i, p);
+    fx_node *n;
+    if (is_list_view_item(s, i)) { /* getitem(split(...), k) on the list's current value */
+        fx_ivalue a[2] = {fx_iv_node(p), s->raw_nodes[i]->args[1]};
+        n = fx_graph_call_target(s->g, "getitem", a, 2, "getitem", s->err);
+        if (n && (fx_node_set_val(n, &s->raw_nodes[i]->val, s->err) ||
+                  fx_node_copy_meta(n, s->raw_nodes[i], s->err) ||
+                  fx_node_add_from(n, s->raw_nodes[i]->name, s->err)))
+            n = NULL;
+    } else {
+        n = replay_view(s, i, p);
+    }
     if (!n) return NULL;
     s->fn[i] = n;
     s->fn_gen[i] = s->gen[b];
@@ -172,6 +183,11 @@ static fx_node *read_value(fstate *s, int i) {
 
 /* "select(1, 0)" for raw view node r: its non-self arguments as printed. */
 static void view_desc(fx_strbuf *sb, const fx_node *r) {
+    if (!r->aten) { /* getitem of a split/unbind: "split(2)[1]" */
+        view_desc(sb, r->args[0].u.node);
+        fx_strbuf_appendf(sb, "[%lld]", (long long)r->args[1].u.i);
+        return;
+    }
     const fx_schema *sc = &view_op_of(r)->schema;
     fx_strbuf_appendf(sb, "%s(", sc->name);
     bool first = true;
@@ -183,6 +199,57 @@ static void view_desc(fx_strbuf *sb, const fx_node *r) {
         first = false;
     }
     fx_strbuf_putc(sb, ')');
+}
+
+/* Is raw node i a getitem of a list-returning view op (split, split_with_sizes, unbind)? Then
+ * it is a view of that op's input: parent[i] is the list node, and writes go to the grandparent. */
+static bool is_list_view_item(fstate *s, int i) {
+    const fx_node *r = s->raw_nodes[i];
+    if (r->aten || strcmp(r->target, "getitem") || r->args[0].tag != FX_IV_NODE) return false;
+    const fx_node *src = r->args[0].u.node;
+    return src->aten && fx_op_is_view(src->aten) && src->aten->schema.rets[0].type == FX_TY_TENSOR_LIST;
+}
+
+/* Writes `val` (new value of piece j of a split/unbind) into the list op's input; *skip is set so
+ * the caller continues from that input rather than the list node. */
+static fx_node *scatter_list_item(fstate *s, int j, fx_node *val, const fx_node *cause) {
+    const fx_node *item = s->raw_nodes[j];
+    int l = s->parent[j];
+    const fx_node *list = s->raw_nodes[l];
+    fx_node *p = read_value(s, s->parent[l]);
+    if (!p) return NULL;
+    const fx_tensor *pt = fx_node_tensor(p);
+    int64_t idx = item->args[1].u.i;
+    fx_ivalue a[6];
+    int d;
+    switch (list->aten->id) {
+    case FX_OP_UNBIND_INT:
+        if (fx_wrap_dim(list->args[1].u.i, fx_tensor_ndim(pt), &d, s->err)) return NULL;
+        a[0] = fx_iv_node(p), a[1] = fx_iv_node(val), a[2] = fx_iv_int(d), a[3] = fx_iv_int(idx);
+        return emit(s, FX_OP_SELECT_SCATTER, a, 4, cause);
+    case FX_OP_SPLIT_TENSOR:
+    case FX_OP_SPLIT_WITH_SIZES: {
+        if (fx_wrap_dim(list->args[2].u.i, fx_tensor_ndim(pt), &d, s->err)) return NULL;
+        int64_t n = fx_tensor_size(pt, d), start = 0, len = 0;
+        if (list->aten->id == FX_OP_SPLIT_TENSOR) {
+            int64_t size = list->args[1].u.i;
+            start = idx * size;
+            len = start + size <= n ? size : n - start;
+        } else {
+            const fx_ivalue *sz = &list->args[1];
+            for (int64_t k = 0; k < idx; k++) start += sz->u.list.items[k].u.i;
+            len = sz->u.list.items[idx].u.i;
+        }
+        a[0] = fx_iv_node(p), a[1] = fx_iv_node(val), a[2] = fx_iv_int(d), a[3] = fx_iv_int(start);
+        a[4] = fx_iv_int(start + len), a[5] = fx_iv_int(1);
+        return emit(s, FX_OP_SLICE_SCATTER, a, 6, cause);
+    }
+    default: break;
+    }
+    fx_err_setf(s->err, FX_ENOTIMPL, "fxdb cannot yet write back through a piece of %s",
+                fx_op_qualname(list->aten));
+    fail_at(s, cause, FX_ENOTIMPL, "not_implemented");
+    return NULL;
 }
 
 /* Writes `val` (new value of view i) back into view i's parent; returns the parent's new value. */
@@ -240,6 +307,14 @@ static fx_node *scatter_one(fstate *s, int i, fx_node *val, const fx_node *cause
         fx_ivalue_clear(&l);
         return n;
     }
+    case FX_OP_DIAGONAL: /* diagonal_scatter(self, src, offset, dim1, dim2) */
+        a[0] = fx_iv_node(p), a[1] = fx_iv_node(val);
+        for (int k = 1; k <= 3; k++) a[k + 1] = r->args[k];
+        return emit(s, FX_OP_DIAGONAL_SCATTER, a, 5, cause);
+    case FX_OP_AS_STRIDED: /* as_strided_scatter(self, src, size, stride, storage_offset) */
+        a[0] = fx_iv_node(p), a[1] = fx_iv_node(val);
+        for (int k = 1; k <= 3; k++) a[k + 1] = r->args[k];
+        return emit(s, FX_OP_AS_STRIDED_SCATTER, a, 5, cause);
     case FX_OP_EXPAND:
         fx_err_setf(s->err, FX_EEXPORT,
                     "unsupported operation: more than one element of the written-to tensor refers "
@@ -333,7 +408,12 @@ static int do_inplace(fstate *s, int i) {
     for (int v = t; v != b; v = s->parent[v]) {
         if (path.len) fx_strbuf_append(&path, " of ");
         view_desc(&path, s->raw_nodes[v]);
-        val = scatter_one(s, v, val, r);
+        if (is_list_view_item(s, v)) {
+            val = scatter_list_item(s, v, val, r);
+            v = s->parent[v]; /* continue from the list op's input */
+        } else {
+            val = scatter_one(s, v, val, r);
+        }
         if (!val) {
             fx_strbuf_free(&path);
             return s->err->code ? s->err->code : FX_EINTERNAL;
@@ -539,7 +619,12 @@ int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos
         case FX_NODE_CALL_FUNCTION:
             if (!r->aten) {
                 if (!strcmp(r->target, "fxdb.assign_buffer")) rc = do_assign(&s, i);
-                else if (!strcmp(r->target, "getitem")) rc = do_getitem(&s, i);
+                else if (is_list_view_item(&s, i)) {
+                    int l = canon_of(&s, r->args[0].u.node);
+                    s.parent[i] = l;
+                    s.base[i] = s.base[l];
+                    if (!read_value(&s, i)) rc = err->code ? err->code : FX_EINTERNAL;
+                } else if (!strcmp(r->target, "getitem")) rc = do_getitem(&s, i);
                 else if (!strncmp(r->target, "higher_order.", 13)) rc = do_hop(&s, i);
                 else {
                     fx_err_setf(err, FX_ENOTIMPL, "functionalization of %s is not supported yet",

@@ -201,6 +201,35 @@ T.test("a mutated input that aliases another input is refused", function()
   T.eq(ep.graph_signature.output_specs[1].kind, "USER_INPUT_MUTATION")
 end)
 
+T.test("writes through split, unbind and diagonal pieces are scattered back", function()
+  local M = nn.Module:extend("M")
+  function M:init() self:register_buffer("buf", torch.zeros(6, 2)) end
+  function M:forward(x)
+    local a, b, c = table.unpack(self.buf:split(2))
+    b:add_(x)
+    local rows = self.buf:unbind(1)
+    rows[2]:mul_(3)
+    self.buf:diagonal():fill_(7)
+    return a + c
+  end
+  local m, x = M(), torch.ones(2, 2)
+  for _, strict in ipairs{true, false} do
+    local ep = torch.export.export(m, {x}, {strict = strict})
+    local steps = fxdb.provenance(ep, "buf").steps
+    T.eq(#steps, 4)
+    T.eq(steps[2].target, "aten.slice_scatter.default")
+    T.eq(steps[2].view_path, "split(2, 0)[1]")
+    T.eq(steps[3].target, "aten.select_scatter.default")
+    T.eq(steps[3].view_path, "unbind(1)[1]")
+    T.eq(steps[4].target, "aten.diagonal_scatter.default")
+    local c = fxdb.check(m, ep, {x})
+    T.truthy(c.ok, tostring(c))
+    local rm, um = fxdb.reinplace(ep), ep:module()
+    T.eq(fxdb._max_abs_diff(rm(x), um(x)), 0)
+    T.eq(fxdb._max_abs_diff(rm.buf, um.buf), 0)
+  end
+end)
+
 T.test("reinplace: the demo model's state updates become in-place again, same values", function()
   local Demo = nn.Module:extend("Demo")
   function Demo:init()
