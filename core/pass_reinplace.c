@@ -87,6 +87,24 @@ static bool outlives_overwrite(const fx_node *a, const fx_node *n) {
     return false;
 }
 
+/* Does v (a node argument, or a list of them) read a view of `a` other than `a` itself? An
+ * in-place op cannot read memory it partially overwrites (`sub(add, select(add, 0, 1))`). */
+static bool reads_view_of(const fx_ivalue *v, const fx_node *a) {
+    if (v->tag == FX_IV_LIST) {
+        for (int i = 0; i < v->u.list.n; i++)
+            if (reads_view_of(&v->u.list.items[i], a)) return true;
+        return false;
+    }
+    if (v->tag != FX_IV_NODE || v->u.node == a) return false;
+    const fx_node *n = v->u.node;
+    while (n && n->op == FX_NODE_CALL_FUNCTION && n->nargs > 0 && n->args[0].tag == FX_IV_NODE &&
+           ((n->aten && fx_op_is_view(n->aten)) || (!n->aten && !strcmp(n->target, "getitem")))) {
+        n = n->args[0].u.node;
+        if (n == a) return true;
+    }
+    return false;
+}
+
 static bool rewritable_base(const fx_node *a, const fx_node *at) {
     if (a->op == FX_NODE_GET_ATTR) return overwritten_after(a, at);
     if (a->op != FX_NODE_CALL_FUNCTION || !a->aten) return false;
@@ -151,6 +169,9 @@ int fx_pass_reinplace(fx_graph *g, int *count, fx_err *err) {
         if (!rewritable_base(a, n) || !same_meta(a, n) || !no_later_reader(a, n, 0) ||
             outlives_overwrite(a, n))
             continue;
+        bool overlap = false;
+        for (int k = 1; k < n->nargs && !overlap; k++) overlap = reads_view_of(&n->args[k], a);
+        if (overlap) continue;
         int rc;
         if (n->aten->id == FX_OP_SELECT_SCATTER || n->aten->id == FX_OP_SLICE_SCATTER) {
             rc = rewrite_scatter(g, n, a, err);
