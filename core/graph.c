@@ -605,14 +605,14 @@ const char *fx_node_op_name(fx_node_op op) {
 
 /* ---- clone ----------------------------------------------------------------------------------- */
 
+/* Node refs of the source graph -> the clone's nodes. Source nodes carry their position in
+ * `tag` (set by fx_graph_clone), so this is one lookup per reference. */
 static int remap(fx_ivalue *v, fx_node *const *map_from, fx_node *const *map_to, int n) {
     if (v->tag == FX_IV_NODE) {
-        for (int i = 0; i < n; i++)
-            if (map_from[i] == v->u.node) {
-                v->u.node = map_to[i];
-                return FX_OK;
-            }
-        return FX_EINTERNAL;
+        int i = v->u.node->tag;
+        if (i < 0 || i >= n || map_from[i] != v->u.node) return FX_EINTERNAL;
+        v->u.node = map_to[i];
+        return FX_OK;
     }
     if (v->tag == FX_IV_LIST)
         for (int i = 0; i < v->u.list.n; i++)
@@ -626,6 +626,8 @@ fx_graph *fx_graph_clone(const fx_graph *g, fx_err *err) {
     fx_node **to = fx_calloc((size_t)g->count + 1, sizeof *to);
     if (!c || !from || !to) goto fail;
     int k = 0;
+    for (fx_node *n = g->head; n; n = n->next) n->tag = k++; /* scratch: positions for remap */
+    k = 0;
     for (const fx_node *n = g->head; n; n = n->next) {
         fx_ivalue args[FX_SCHEMA_MAX_ARGS + 8];
         int na = n->nargs;

@@ -144,7 +144,8 @@ fx_tensor *fx_node_tensor(const fx_node *n);
 /* "f16[3]", "f32[2, 4]", "i64[]" for a tensor-valued node; "" otherwise. Into sb. */
 void fx_node_format_type(fx_strbuf *sb, const fx_node *n);
 const char *fx_node_op_name(fx_node_op op); /* "placeholder", "call_function", ... */
-/* Deep copy of a graph (nodes, args, meta, subgraphs). NULL on out-of-memory. */
+/* Deep copy of a graph (nodes, args, meta, subgraphs), in time linear in its size (it uses the
+ * source nodes' `tag` as scratch). NULL on out-of-memory. */
 fx_graph *fx_graph_clone(const fx_graph *g, fx_err *err);
 
 /* ---- printing (graph_fmt.c) ------------------------------------------------------------------- */
