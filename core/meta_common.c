@@ -167,22 +167,103 @@ static fx_dtype iv_dtype(const fx_ivalue *v) {
     return v->tag == FX_IV_TENSOR ? v->u.t->dtype : fx_scalar_dtype(v);
 }
 
+/* The binop and form of every op served by fx_binary_plan_make. */
+typedef struct binop_form {
+    fx_op_id id;
+    fx_binop op;
+    unsigned char inplace, sub, swap, scalar_exp;
+} binop_form;
+
+static const binop_form k_binop_forms[] = {
+    {FX_OP_ADD_TENSOR, FX_BINOP_ADD, 0, 0, 0, 0},
+    {FX_OP_ADD__TENSOR, FX_BINOP_ADD, 1, 0, 0, 0},
+    {FX_OP_SUB_TENSOR, FX_BINOP_ADD, 0, 1, 0, 0},
+    {FX_OP_SUB__TENSOR, FX_BINOP_ADD, 1, 1, 0, 0},
+    {FX_OP_RSUB_SCALAR, FX_BINOP_ADD, 0, 1, 1, 0},
+    {FX_OP_RSUB_TENSOR, FX_BINOP_ADD, 0, 1, 1, 0},
+    {FX_OP_MUL_TENSOR, FX_BINOP_MUL, 0, 0, 0, 0},
+    {FX_OP_MUL__TENSOR, FX_BINOP_MUL, 1, 0, 0, 0},
+    {FX_OP_DIV_TENSOR, FX_BINOP_DIV, 0, 0, 0, 0},
+    {FX_OP_DIV__TENSOR, FX_BINOP_DIV, 1, 0, 0, 0},
+    {FX_OP_DIV_TENSOR_MODE, FX_BINOP_DIV, 0, 0, 0, 0},
+    {FX_OP_DIV__TENSOR_MODE, FX_BINOP_DIV, 1, 0, 0, 0},
+    {FX_OP_FLOOR_DIVIDE, FX_BINOP_FLOOR, 0, 0, 0, 0},
+    {FX_OP_FLOOR_DIVIDE_SCALAR, FX_BINOP_FLOOR, 0, 0, 0, 0},
+    {FX_OP_FLOOR_DIVIDE__TENSOR, FX_BINOP_FLOOR, 1, 0, 0, 0},
+    {FX_OP_FLOOR_DIVIDE__SCALAR, FX_BINOP_FLOOR, 1, 0, 0, 0},
+    {FX_OP_REMAINDER_TENSOR, FX_BINOP_REM, 0, 0, 0, 0},
+    {FX_OP_REMAINDER_SCALAR, FX_BINOP_REM, 0, 0, 0, 0},
+    {FX_OP_REMAINDER_SCALAR_TENSOR, FX_BINOP_REM, 0, 0, 0, 0},
+    {FX_OP_REMAINDER__TENSOR, FX_BINOP_REM, 1, 0, 0, 0},
+    {FX_OP_REMAINDER__SCALAR, FX_BINOP_REM, 1, 0, 0, 0},
+    {FX_OP_POW_TENSOR_TENSOR, FX_BINOP_POW, 0, 0, 0, 0},
+    {FX_OP_POW_TENSOR_SCALAR, FX_BINOP_POW, 0, 0, 0, 1},
+    {FX_OP_POW_SCALAR, FX_BINOP_POW, 0, 0, 0, 0},
+    {FX_OP_POW__TENSOR, FX_BINOP_POW, 1, 0, 0, 0},
+    {FX_OP_POW__SCALAR, FX_BINOP_POW, 1, 0, 0, 1},
+    {FX_OP_MAXIMUM, FX_BINOP_MAX, 0, 0, 0, 0},
+    {FX_OP_MINIMUM, FX_BINOP_MIN, 0, 0, 0, 0},
+#define CMP_FORMS(N, OP)                                                                           \
+    {FX_OP_##N##_TENSOR, OP, 0, 0, 0, 0}, {FX_OP_##N##_SCALAR, OP, 0, 0, 0, 0},                    \
+        {FX_OP_##N##__TENSOR, OP, 1, 0, 0, 0}, {FX_OP_##N##__SCALAR, OP, 1, 0, 0, 0},
+    CMP_FORMS(EQ, FX_BINOP_EQ) CMP_FORMS(NE, FX_BINOP_NE) CMP_FORMS(LT, FX_BINOP_LT)
+    CMP_FORMS(LE, FX_BINOP_LE) CMP_FORMS(GT, FX_BINOP_GT) CMP_FORMS(GE, FX_BINOP_GE)
+#undef CMP_FORMS
+    {FX_OP_LOGICAL_AND, FX_BINOP_LAND, 0, 0, 0, 0},
+    {FX_OP_LOGICAL_AND_, FX_BINOP_LAND, 1, 0, 0, 0},
+    {FX_OP_LOGICAL_OR, FX_BINOP_LOR, 0, 0, 0, 0},
+    {FX_OP_LOGICAL_OR_, FX_BINOP_LOR, 1, 0, 0, 0},
+    {FX_OP_LOGICAL_XOR, FX_BINOP_LXOR, 0, 0, 0, 0},
+    {FX_OP_LOGICAL_XOR_, FX_BINOP_LXOR, 1, 0, 0, 0},
+#define BIT_FORMS(N, OP)                                                                           \
+    {FX_OP_##N##_TENSOR, OP, 0, 0, 0, 0}, {FX_OP_##N##_SCALAR, OP, 0, 0, 0, 0},                    \
+        {FX_OP_##N##_SCALAR_TENSOR, OP, 0, 0, 0, 0}, {FX_OP_##N##__TENSOR, OP, 1, 0, 0, 0},        \
+        {FX_OP_##N##__SCALAR, OP, 1, 0, 0, 0},
+    BIT_FORMS(BITWISE_AND, FX_BINOP_BAND) BIT_FORMS(BITWISE_OR, FX_BINOP_BOR)
+    BIT_FORMS(BITWISE_XOR, FX_BINOP_BXOR)
+#undef BIT_FORMS
+#define SHIFT_FORMS(N, D, OP)                                                                      \
+    {FX_OP_##N##_TENSOR, OP, 0, 0, 0, 0}, {FX_OP_##N##_TENSOR_SCALAR, OP, 0, 0, 0, 0},             \
+        {FX_OP_##N##_SCALAR_TENSOR, OP, 0, 0, 0, 0}, {FX_OP_##N##__TENSOR, OP, 1, 0, 0, 0},        \
+        {FX_OP_##N##__TENSOR_SCALAR, OP, 1, 0, 0, 0}, {FX_OP_DUNDER_##D##_SCALAR, OP, 0, 0, 0, 0}, \
+        {FX_OP_DUNDER_##D##_TENSOR, OP, 0, 0, 0, 0}, {FX_OP_DUNDER_I##D##_SCALAR, OP, 1, 0, 0, 0}, \
+        {FX_OP_DUNDER_I##D##_TENSOR, OP, 1, 0, 0, 0},
+    SHIFT_FORMS(BITWISE_LEFT_SHIFT, LSHIFT, FX_BINOP_SHL)
+    SHIFT_FORMS(BITWISE_RIGHT_SHIFT, RSHIFT, FX_BINOP_SHR)
+#undef SHIFT_FORMS
+};
+
+/* The name of the CPU kernel PyTorch's dtype dispatch reports for op on dtype dt, when that
+ * kernel does not exist ("\"bitwise_and_cpu\" not implemented for 'Float'"); NULL when fine. */
+static const char *unsupported_kernel(fx_binop op, fx_dtype dt) {
+    bool fp = fx_dtype_is_float(dt), b = dt == FX_DTYPE_BOOL;
+    switch (op) {
+    case FX_BINOP_REM: return b ? "remainder_cpu" : NULL;
+    case FX_BINOP_POW: return b ? "pow" : NULL;
+    case FX_BINOP_BAND: return fp ? "bitwise_and_cpu" : NULL;
+    case FX_BINOP_BOR: return fp ? "bitwise_or_cpu" : NULL;
+    case FX_BINOP_BXOR: return fp ? "bitwise_xor_cpu" : NULL;
+    case FX_BINOP_SHL: return (fp || b) ? "lshift_cpu" : NULL;
+    case FX_BINOP_SHR: return (fp || b) ? "rshift_cpu" : NULL;
+    default: return NULL;
+    }
+}
+
 int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan *p) {
     fx_err *err = ctx->err;
     memset(p, 0, sizeof *p);
     p->self = &a[0];
     p->other = &a[1];
-    switch (ctx->op->id) {
-    case FX_OP_ADD__TENSOR: p->inplace = true; /* fall through */
-    case FX_OP_ADD_TENSOR: p->op = FX_BINOP_ADD; break;
-    case FX_OP_SUB__TENSOR: p->inplace = true; /* fall through */
-    case FX_OP_SUB_TENSOR: p->op = FX_BINOP_ADD, p->is_sub = true; break;
-    case FX_OP_MUL__TENSOR: p->inplace = true; /* fall through */
-    case FX_OP_MUL_TENSOR: p->op = FX_BINOP_MUL; break;
-    case FX_OP_DIV__TENSOR: p->inplace = true; /* fall through */
-    case FX_OP_DIV_TENSOR: p->op = FX_BINOP_DIV; break;
-    case FX_OP_DIV__TENSOR_MODE: p->inplace = true; /* fall through */
-    case FX_OP_DIV_TENSOR_MODE: {
+    const binop_form *form = NULL;
+    for (size_t i = 0; i < sizeof k_binop_forms / sizeof k_binop_forms[0] && !form; i++)
+        if (k_binop_forms[i].id == ctx->op->id) form = &k_binop_forms[i];
+    if (!form) return fx_err_setf(err, FX_EINTERNAL, "%s is not a binary op", ctx->op->qualname);
+    p->op = form->op;
+    p->inplace = form->inplace;
+    p->is_sub = form->sub;
+    p->scalar_exp = form->scalar_exp;
+    if (form->swap) p->self = &a[1], p->other = &a[0];
+    if (ctx->op->id == FX_OP_DIV_TENSOR_MODE || ctx->op->id == FX_OP_DIV__TENSOR_MODE) {
         const fx_ivalue *m = &a[2];
         if (m->tag != FX_IV_STR)
             p->op = FX_BINOP_DIV;
@@ -195,9 +276,6 @@ int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan 
                                "div expected rounding_mode to be one of None, 'trunc', or "
                                "'floor' but found '%s'",
                                m->u.s);
-        break;
-    }
-    default: return fx_err_setf(err, FX_EINTERNAL, "%s is not a binary op", ctx->op->qualname);
     }
     if (p->op == FX_BINOP_ADD) p->alpha = &a[2];
     const fx_ivalue *s = p->self, *o = p->other;
@@ -259,11 +337,19 @@ int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan 
     }
     p->compute = fx_result_type_get(&rt);
     if (p->op == FX_BINOP_DIV && !fx_dtype_is_float(p->compute)) p->compute = FX_DTYPE_DEFAULT;
-    p->out_dtype = p->inplace ? s->u.t->dtype : p->compute;
-    if (p->inplace && !fx_can_cast(p->compute, p->out_dtype))
+    bool pred = FX_BINOP_IS_PREDICATE(p->op);
+    p->out_dtype = p->inplace ? s->u.t->dtype : pred ? FX_DTYPE_BOOL : p->compute;
+    if (p->inplace && !pred && !fx_can_cast(p->compute, p->out_dtype))
         return fx_err_setf(err, FX_ETYPE,
                            "result type %s can't be cast to the desired output type %s",
                            fx_dtype_c10_name(p->compute), fx_dtype_c10_name(p->out_dtype));
+
+    const char *kname = unsupported_kernel(p->op, p->compute);
+    if (kname)
+        return fx_err_setf(err, FX_ETYPE, "\"%s\" not implemented for '%s'", kname,
+                           fx_dtype_c10_name(p->compute));
+    if (p->scalar_exp && !fx_dtype_is_float(s->u.t->dtype) && o->tag == FX_IV_INT && o->u.i < 0)
+        return fx_err_setf(err, FX_EARG, "Integers to negative integer powers are not allowed.");
 
     if (p->alpha) { /* alpha_check */
         if (p->alpha->tag == FX_IV_BOOL && p->compute != FX_DTYPE_BOOL)

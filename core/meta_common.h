@@ -50,17 +50,41 @@ int fx_arg_int_list(const fx_ivalue *v, int64_t *out, int *n, fx_err *err);
 /* ---- binary pointwise ops -------------------------------------------------------------- */
 
 typedef enum fx_binop {
-    FX_BINOP_ADD, /* a + alpha * b (sub uses -alpha) */
+    FX_BINOP_ADD, /* a + alpha * b (sub uses -alpha; rsub swaps the operands) */
     FX_BINOP_MUL,
     FX_BINOP_DIV,   /* true division */
     FX_BINOP_TRUNC, /* div rounding_mode='trunc' */
-    FX_BINOP_FLOOR, /* div rounding_mode='floor' */
+    FX_BINOP_FLOOR, /* div rounding_mode='floor', floor_divide */
+    FX_BINOP_REM,   /* remainder: Python's modulo (the sign of the divisor) */
+    FX_BINOP_POW,
+    FX_BINOP_MAX, /* maximum: NaN propagates; bool is `or` */
+    FX_BINOP_MIN,
+    FX_BINOP_BAND, /* bitwise ops: integers and bool only */
+    FX_BINOP_BOR,
+    FX_BINOP_BXOR,
+    FX_BINOP_SHL, /* shifts: integers only; shifts past the width give 0 (or the sign) */
+    FX_BINOP_SHR,
+    /* predicates: compute in the common dtype, produce bool */
+    FX_BINOP_EQ,
+    FX_BINOP_NE,
+    FX_BINOP_LT,
+    FX_BINOP_LE,
+    FX_BINOP_GT,
+    FX_BINOP_GE,
+    FX_BINOP_LAND, /* logical_and / or / xor: operands tested against 0 */
+    FX_BINOP_LOR,
+    FX_BINOP_LXOR,
+    FX_BINOP_COUNT
 } fx_binop;
+
+/* Ops from FX_BINOP_EQ on produce bool (self's dtype for their in-place forms). */
+#define FX_BINOP_IS_PREDICATE(op) ((op) >= FX_BINOP_EQ)
 
 typedef struct fx_binary_plan {
     fx_binop op;
     bool inplace;
     bool is_sub;        /* alpha is negated */
+    bool scalar_exp;    /* pow.Tensor_Scalar / pow_.Scalar: the special-cased exponents */
     fx_dtype compute;   /* common dtype the op computes in */
     fx_dtype out_dtype; /* dtype of the result (self's for in-place) */
     int ndim;           /* broadcast shape */
@@ -70,16 +94,77 @@ typedef struct fx_binary_plan {
 
 /* Validates a binary op call exactly as PyTorch's structured meta + TensorIterator do, in the
  * same order (sub's bool check, rounding mode, memory overlap, broadcast, in-place shape,
- * result_type, can-cast to self, alpha) and fills the plan. Errors carry PyTorch's text. */
+ * result_type, can-cast to self, alpha, the dtypes the CPU kernel dispatches) and fills the
+ * plan. Serves every op of ops.def whose meta is fx_meta_binary / fx_meta_binary_: add sub mul
+ * div rsub pow remainder floor_divide maximum minimum eq ne lt le gt ge logical_and/or/xor
+ * bitwise_and/or/xor bitwise_left/right_shift __lshift__ __rshift__ (every overload and
+ * in-place twin). rsub's plan has self and other swapped (other - alpha * self). Errors carry
+ * PyTorch's text. */
 int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan *p);
+
+/* ---- creation (meta_creation.c) ----------------------------------------------------- */
+
+/* arange.default / .start / .start_step: (start, end, step) into v[0..3) (0 and 1 where the
+ * overload has no such argument); FX_EARG when one is not a number. */
+int fx_arange_args(const fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *v);
+
+/* ---- unary pointwise ops (meta_unary.c) ---------------------------------------------- */
+
+/* The dtype a unary op computes in for input dtype `in`: float32 for integral and bool inputs
+ * of the float-only ops (exp, log, log1p, sqrt, rsqrt, sin, cos, tanh, sigmoid, reciprocal),
+ * else `in` (logical_not's loop reads `in` and writes bool). */
+fx_dtype fx_unary_compute_dtype(fx_op_id id, fx_dtype in);
+
+/* ---- where and clamp (meta_ternary.c) --------------------------------------------------- */
+
+typedef struct fx_ternary_plan {
+    bool inplace;
+    bool scalar_form;   /* clamp with Scalar bounds (else tensor operands / wrapped numbers) */
+    fx_dtype compute;   /* common dtype of the values */
+    fx_dtype out_dtype; /* result dtype (self's for in-place) */
+    int ndim;           /* broadcast shape of every operand */
+    int64_t sizes[FX_MAX_DIMS];
+    /* where: condition, self, other. clamp: self, min, max (FX_IV_NONE when not given).
+     * Borrowed from the args. */
+    const fx_ivalue *ops[3];
+} fx_ternary_plan;
+
+/* where.self / .ScalarSelf / .ScalarOther / .Scalar: condition bool (or uint8), result_type of
+ * self and other (scalars as wrapped numbers; two scalars: int64 or the default float), the
+ * three shapes broadcast. */
+int fx_where_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_ternary_plan *p);
+/* clamp / clamp.Tensor / clamp_ / clamp_.Tensor: at least one bound; the Scalar form promotes
+ * integral self with the bounds as wrapped numbers (a floating self keeps its dtype), the
+ * Tensor form takes the common dtype of all tensors and broadcasts them; in-place results must
+ * cast back to self. */
+int fx_clamp_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_ternary_plan *p);
 
 /* ---- reductions ---------------------------------------------------------------------- */
 
+typedef enum fx_reduce_kind {
+    FX_RED_SUM, /* sum, sum.dim_IntList */
+    FX_RED_MEAN,
+    FX_RED_PROD, /* prod, prod.dim_int */
+    FX_RED_MAX,  /* amax, max.default */
+    FX_RED_MIN,  /* amin, min.default */
+    FX_RED_ALL,  /* all (every overload) */
+    FX_RED_ANY,
+    FX_RED_VAR, /* var.correction */
+    FX_RED_STD, /* std.correction */
+    FX_RED_MAX_DIM, /* max.dim: (values, indices) */
+    FX_RED_MIN_DIM,
+    FX_RED_ARGMAX, /* argmax, argmin: indices; dim None = over the flattened tensor */
+    FX_RED_ARGMIN,
+} fx_reduce_kind;
+
 typedef struct fx_reduce_plan {
-    bool is_mean;
+    fx_reduce_kind kind;
+    bool is_mean;              /* kind == FX_RED_MEAN */
     bool keepdim;
     bool reduced[FX_MAX_DIMS]; /* (self ndim,) which dims are reduced */
-    fx_dtype out_dtype;        /* result dtype */
+    int dim;                   /* the one reduced dim of max.dim / argmax..., -1 = flattened */
+    double correction;         /* var / std: divisor is count - correction (at least 0) */
+    fx_dtype out_dtype;        /* result dtype (values of max.dim) */
     fx_dtype in_dtype;         /* dtype self is cast to before reducing (the dtype argument),
                                   or self's own dtype */
     int out_ndim;              /* result shape (keepdim decides whether reduced dims stay) */
@@ -87,8 +172,19 @@ typedef struct fx_reduce_plan {
     int64_t count; /* elements reduced into each output (mean's divisor) */
 } fx_reduce_plan;
 
-/* Validates sum / sum.dim_IntList / mean / mean.dim (dims wrapped, duplicates refused,
- * None or [] = all dims, mean's dtype rules) and fills the plan. */
+/* Validates every reduction of ops.def whose meta is fx_meta_reduce (sum mean prod amax amin
+ * max min all any var.correction std.correction max.dim min.dim argmax argmin), as
+ * ReduceOps.cpp / TensorCompare.cpp do: dims wrapped, duplicates refused, None or [] = all
+ * dims; dtype rules (sum/prod of integers -> int64, mean and var/std need floating inputs,
+ * all/any give bool (uint8 for uint8), argmax gives int64); the empty-input checks of
+ * amax/max/argmax. Fills the plan. */
 int fx_reduce_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_reduce_plan *p);
+
+/* ---- cumsum (meta_reduce.c) --------------------------------------------------------------- */
+
+/* cumsum / cumsum_: the wrapped dim, the dtype the input is cast to and the result dtype
+ * (integers and bool accumulate into int64 unless dtype says otherwise). */
+int fx_cumsum_plan(const fx_opctx *ctx, const fx_ivalue *a, int *dim, fx_dtype *in_dtype,
+                   fx_dtype *out_dtype);
 
 #endif

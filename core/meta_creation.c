@@ -1,5 +1,6 @@
 /* core/meta_creation.c — meta functions of factories and copies: zeros, ones, full, empty,
- * rand, randn, arange, *_like, clone, _to_copy, lift_fresh_copy, copy, copy_.
+ * rand, randn, arange (3 overloads), eye, tril / triu, randint, randperm, normal_ / uniform_ /
+ * bernoulli (and functional forms), *_like, clone, _to_copy, lift_fresh_copy, copy, copy_.
  * Layer: core. Factories take their dtype from the dtype argument, else the default (float32),
  * except full, which infers it from the fill value (bool -> bool, int -> int64, float ->
  * float32), and arange (int64 unless an argument is a float). Fresh outputs are contiguous for
@@ -53,20 +54,23 @@ int fx_meta_factory(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     return FX_OK;
 }
 
-/* zeros_like / ones_like / empty_like (self, *, dtype, layout, device, pin_memory,
- * memory_format): self's shape, dtype unless given, layout by memory_format (preserve). */
+/* zeros_like / ones_like / empty_like / full_like (self, [fill_value,] *, dtype, layout, device,
+ * pin_memory, memory_format): self's shape, dtype unless given, layout by memory_format
+ * (preserve); full_like checks that fill_value fits the dtype (fill_'s Scalar::to). */
 int fx_meta_like(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (a[0].tag != FX_IV_TENSOR)
         return fx_err_setf(ctx->err, FX_EARG, "%s(): argument 'input' must be Tensor",
                            ctx->op->schema.name);
     const fx_tensor *self = a[0].u.t;
     fx_dtype dt = fx_arg_dtype_or(fx_arg(ctx, a, "dtype"), self->dtype);
+    int rc;
+    if (ctx->op->id == FX_OP_FULL_LIKE && (rc = fx_scalar_check(dt, &a[1], ctx->err))) return rc;
     fx_memfmt mf = fx_arg_memfmt(fx_arg(ctx, a, "memory_format"), FX_MEMFMT_PRESERVE);
     int64_t strides[FX_MAX_DIMS];
     fx_memfmt_strides(self, mf, strides);
     fx_tensor *t;
     fx_device dev = fx_out_device(ctx, fx_arg(ctx, a, "device"));
-    int rc = fx_tensor_empty_strided(self->ndim, self->sizes, strides, dt, dev, &t, ctx->err);
+    rc = fx_tensor_empty_strided(self->ndim, self->sizes, strides, dt, dev, &t, ctx->err);
     if (rc) return rc;
     out[0] = fx_iv_tensor_steal(t);
     return FX_OK;
@@ -123,21 +127,232 @@ static int arange_len(const fx_opctx *ctx, const fx_ivalue *s, const fx_ivalue *
     return FX_OK;
 }
 
-/* arange.start_step(start, end, step=1, *, dtype, ...): 1-d, int64 unless a bound is a float. */
-int fx_meta_arange(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+int fx_arange_args(const fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *v) {
+    switch (ctx->op->id) {
+    case FX_OP_ARANGE: v[0] = fx_iv_int(0), v[1] = a[0], v[2] = fx_iv_int(1); break;
+    case FX_OP_ARANGE_START: v[0] = a[0], v[1] = a[1], v[2] = fx_iv_int(1); break;
+    default: v[0] = a[0], v[1] = a[1], v[2] = a[2]; break;
+    }
+    static const char *const names[3] = {"start", "end", "step"};
     for (int i = 0; i < 3; i++)
-        if (!fx_ivalue_is_scalar(&a[i]))
+        if (!fx_ivalue_is_scalar(&v[i]))
             return fx_err_setf(ctx->err, FX_EARG, "arange(): argument '%s' must be Number",
-                               ctx->op->schema.args[i].name);
-    bool any_float = a[0].tag == FX_IV_FLOAT || a[1].tag == FX_IV_FLOAT || a[2].tag == FX_IV_FLOAT;
+                               names[i]);
+    return FX_OK;
+}
+
+/* arange(end), arange.start(start, end), arange.start_step(start, end, step=1), each with
+ * *, dtype, ...: 1-d, int64 unless a bound is a float. */
+int fx_meta_arange(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_ivalue v[3];
+    int rc = fx_arange_args(ctx, a, v);
+    if (rc) return rc;
+    bool any_float = v[0].tag == FX_IV_FLOAT || v[1].tag == FX_IV_FLOAT || v[2].tag == FX_IV_FLOAT;
     fx_dtype dt =
         fx_arg_dtype_or(fx_arg(ctx, a, "dtype"), any_float ? FX_DTYPE_DEFAULT : FX_DTYPE_I64);
     int64_t len;
-    int rc = arange_len(ctx, &a[0], &a[1], &a[2], dt, &len);
-    if (rc) return rc;
+    if ((rc = arange_len(ctx, &v[0], &v[1], &v[2], dt, &len))) return rc;
     fx_tensor *t;
     fx_device dev = fx_out_device(ctx, fx_arg(ctx, a, "device"));
     if ((rc = fx_tensor_empty(1, &len, dt, dev, &t, ctx->err))) return rc;
+    out[0] = fx_iv_tensor_steal(t);
+    return FX_OK;
+}
+
+/* ---- eye, tril / triu --------------------------------------------------------------------- */
+
+/* eye(n, *, dtype, ...) and eye.m(n, m, *, dtype, ...): an n x m matrix (default float32). */
+int fx_meta_eye(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    int64_t sz[2] = {a[0].u.i, ctx->op->id == FX_OP_EYE_M ? a[1].u.i : a[0].u.i};
+    if (sz[0] < 0)
+        return fx_err_setf(ctx->err, FX_EARG, "n must be greater or equal to 0, got %lld",
+                           (long long)sz[0]);
+    if (sz[1] < 0)
+        return fx_err_setf(ctx->err, FX_EARG, "m must be greater or equal to 0, got %lld",
+                           (long long)sz[1]);
+    fx_dtype dt = fx_arg_dtype_or(fx_arg(ctx, a, "dtype"), FX_DTYPE_DEFAULT);
+    fx_tensor *t;
+    fx_device dev = fx_out_device(ctx, fx_arg(ctx, a, "device"));
+    int rc = fx_tensor_empty(2, sz, dt, dev, &t, ctx->err);
+    if (rc) return rc;
+    out[0] = fx_iv_tensor_steal(t);
+    return FX_OK;
+}
+
+/* tril / triu (a fresh contiguous copy, as LEGACY_CONTIGUOUS_MEMORY_FORMAT) and tril_ / triu_
+ * (self): the input needs at least 2 dims. */
+int fx_meta_tril(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    if (a[0].tag != FX_IV_TENSOR)
+        return fx_err_setf(ctx->err, FX_EARG, "%s(): argument 'input' must be Tensor",
+                           ctx->op->schema.name);
+    fx_tensor *self = a[0].u.t;
+    fx_op_id id = ctx->op->id;
+    bool lower = id == FX_OP_TRIL || id == FX_OP_TRIL_;
+    if (self->ndim < 2)
+        return fx_err_setf(ctx->err, FX_ESHAPE, "%s: input tensor must have at least 2 dimensions",
+                           lower ? "tril" : "triu");
+    if (id == FX_OP_TRIL_ || id == FX_OP_TRIU_) {
+        out[0] = fx_iv_tensor(self);
+        return FX_OK;
+    }
+    fx_tensor *t;
+    int rc = fx_tensor_empty(self->ndim, self->sizes, self->dtype, ctx->device, &t, ctx->err);
+    if (rc) return rc;
+    out[0] = fx_iv_tensor_steal(t);
+    return FX_OK;
+}
+
+/* ---- randomness ----------------------------------------------------------------------------- */
+
+/* caffe2::TypeMeta names, as random_'s bound checks print the dtype. */
+static const char *typemeta_name(fx_dtype dt) {
+    switch (dt) {
+    case FX_DTYPE_F32: return "float";
+    case FX_DTYPE_F64: return "double";
+    case FX_DTYPE_F16: return "c10::Half";
+    case FX_DTYPE_BF16: return "c10::BFloat16";
+    case FX_DTYPE_I64: return "long int";
+    case FX_DTYPE_I32: return "int";
+    case FX_DTYPE_I16: return "short int";
+    case FX_DTYPE_I8: return "signed char";
+    case FX_DTYPE_U8: return "unsigned char";
+    default: return "bool";
+    }
+}
+
+/* random_'s check_from_to for [low, high) in dtype dt. */
+static int check_from_to(const fx_opctx *ctx, int64_t low, int64_t high, fx_dtype dt) {
+    fx_err *err = ctx->err;
+    if (low >= high)
+        return fx_err_setf(err, FX_EARG,
+                           "random_ expects 'from' to be less than 'to', but got from=%lld >= "
+                           "to=%lld",
+                           (long long)low, (long long)high);
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    switch (dt) {
+    case FX_DTYPE_I32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case FX_DTYPE_I16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case FX_DTYPE_I8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case FX_DTYPE_U8: lo = 0, hi = UINT8_MAX; break;
+    case FX_DTYPE_BOOL: lo = 0, hi = 1; break;
+    case FX_DTYPE_F32: lo = -(1ll << 24), hi = 1ll << 24; break;
+    case FX_DTYPE_F16: lo = -(1ll << 11), hi = 1ll << 11; break;
+    case FX_DTYPE_BF16: lo = -(1ll << 8), hi = 1ll << 8; break;
+    case FX_DTYPE_F64: lo = -(1ll << 53), hi = 1ll << 53; break;
+    default: break;
+    }
+    if (low < lo || low > hi)
+        return fx_err_setf(err, FX_EARG, "from is out of bounds for %s", typemeta_name(dt));
+    if (high - 1 < lo || high - 1 > hi)
+        return fx_err_setf(err, FX_EARG, "to - 1 is out of bounds for %s", typemeta_name(dt));
+    return FX_OK;
+}
+
+/* randint(high, size, *, dtype=long, ...) / randint.low(low, high, size, ...). */
+int fx_meta_randint(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    bool low_form = ctx->op->id == FX_OP_RANDINT_LOW;
+    int64_t low = low_form ? a[0].u.i : 0, high = a[low_form ? 1 : 0].u.i;
+    int64_t sizes[FX_MAX_DIMS];
+    int n, rc;
+    if ((rc = read_sizes(&a[low_form ? 2 : 1], sizes, &n, ctx->err))) return rc;
+    fx_dtype dt = fx_arg_dtype_or(fx_arg(ctx, a, "dtype"), FX_DTYPE_I64);
+    if ((rc = check_from_to(ctx, low, high, dt))) return rc;
+    fx_tensor *t;
+    fx_device dev = fx_out_device(ctx, fx_arg(ctx, a, "device"));
+    if ((rc = fx_tensor_empty(n, sizes, dt, dev, &t, ctx->err))) return rc;
+    out[0] = fx_iv_tensor_steal(t);
+    return FX_OK;
+}
+
+/* randperm(n, *, dtype=long, ...): a 1-d permutation of 0..n-1. */
+int fx_meta_randperm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    int64_t n = a[0].u.i;
+    int nd, rc;
+    if ((rc = read_sizes(&a[0], &n, &nd, ctx->err))) return rc;
+    fx_dtype dt = fx_arg_dtype_or(fx_arg(ctx, a, "dtype"), FX_DTYPE_I64);
+    if (dt == FX_DTYPE_BOOL)
+        return fx_err_setf(ctx->err, FX_ETYPE, "\"randperm\" not implemented for 'Bool'");
+    /* check_supported_max_int_with_precision */
+    if (dt == FX_DTYPE_F16 && n > (1ll << 11) + 1)
+        return fx_err_setf(ctx->err, FX_EARG, "n cannot be greater than 2049 for Half type.");
+    if (dt == FX_DTYPE_F32 && n > (1ll << 24) + 1)
+        return fx_err_setf(ctx->err, FX_EARG, "n cannot be greater than 2^24+1 for Float type.");
+    if (dt == FX_DTYPE_F64 && n > (1ll << 53) + 1)
+        return fx_err_setf(ctx->err, FX_EARG, "n cannot be greater than 2^53+1 for Double type.");
+    fx_tensor *t;
+    fx_device dev = fx_out_device(ctx, fx_arg(ctx, a, "device"));
+    if ((rc = fx_tensor_empty(1, &n, dt, dev, &t, ctx->err))) return rc;
+    out[0] = fx_iv_tensor_steal(t);
+    return FX_OK;
+}
+
+/* normal_ / normal_functional (mean, std), uniform_ / uniform (from, to), bernoulli (p = self),
+ * bernoulli.p / bernoulli_.float (p): the in-place forms return self, the functional forms a
+ * fresh tensor like self. Checks as the CPU kernels: floating dtypes for normal / uniform /
+ * bernoulli(self), std >= 0, from <= to, 0 <= p <= 1. */
+int fx_meta_random_(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_err *err = ctx->err;
+    if (a[0].tag != FX_IV_TENSOR)
+        return fx_err_setf(err, FX_EARG, "%s(): argument 'self' must be Tensor",
+                           ctx->op->schema.name);
+    fx_tensor *self = a[0].u.t;
+    fx_op_id id = ctx->op->id;
+    const char *cn = fx_dtype_c10_name(self->dtype);
+    bool fp = fx_dtype_is_float(self->dtype);
+    char b1[40], b2[40];
+    switch (id) {
+    case FX_OP_NORMAL_:
+    case FX_OP_NORMAL_FUNCTIONAL: {
+        double sd = fx_ivalue_to_f64(&a[2]);
+        if (!(sd >= 0.0)) {
+            snprintf(b1, sizeof b1, "%g", sd);
+            return fx_err_setf(err, FX_EARG, "normal expects std >= 0.0, but found std %s", b1);
+        }
+        if (!fp)
+            return fx_err_setf(err, FX_ETYPE, "\"normal_kernel_cpu\" not implemented for '%s'", cn);
+        break;
+    }
+    case FX_OP_UNIFORM_:
+    case FX_OP_UNIFORM: {
+        if (!fp)
+            return fx_err_setf(err, FX_ETYPE, "\"check_uniform_bounds\" not implemented for '%s'",
+                               cn);
+        double from = fx_ivalue_to_f64(&a[1]), to = fx_ivalue_to_f64(&a[2]);
+        if (from > to) {
+            snprintf(b1, sizeof b1, "%g", from);
+            snprintf(b2, sizeof b2, "%g", to);
+            return fx_err_setf(err, FX_EARG,
+                               "uniform_ expects to return a [from, to) range, but found from=%s "
+                               "> to=%s",
+                               b1, b2);
+        }
+        break;
+    }
+    case FX_OP_BERNOULLI:
+        if (!fp)
+            return fx_err_setf(err, FX_ETYPE,
+                               "\"bernoulli_tensor_cpu_p_\" not implemented for '%s'", cn);
+        break;
+    default: { /* bernoulli.p, bernoulli_.float */
+        double pv = fx_ivalue_to_f64(&a[1]);
+        if (!(pv >= 0 && pv <= 1)) {
+            snprintf(b1, sizeof b1, "%g", pv);
+            return fx_err_setf(err, FX_EARG, "bernoulli_ expects p to be in [0, 1], but got p=%s",
+                               b1);
+        }
+        break;
+    }
+    }
+    if (id == FX_OP_NORMAL_ || id == FX_OP_UNIFORM_ || id == FX_OP_BERNOULLI__FLOAT) {
+        out[0] = fx_iv_tensor(self);
+        return FX_OK;
+    }
+    int64_t strides[FX_MAX_DIMS];
+    fx_layout_like(self, strides);
+    fx_tensor *t;
+    int rc = fx_tensor_empty_strided(self->ndim, self->sizes, strides, self->dtype, ctx->device,
+                                     &t, err);
+    if (rc) return rc;
     out[0] = fx_iv_tensor_steal(t);
     return FX_OK;
 }

@@ -129,6 +129,8 @@ static int read_default(reader *r, fx_arg_schema *a) {
         long long iv = strtoll(text, &end, 10);
         if (*end == 0 && a->type != FX_TY_FLOAT) a->def = fx_iv_int(iv);
         else a->def = fx_iv_float(strtod(text, NULL));
+    } else if (a->type == FX_TY_DTYPE && fx_dtype_from_name(text) != FX_DTYPE_UNDEFINED) {
+        a->def = fx_iv_dtype(fx_dtype_from_name(text)); /* ScalarType? dtype=long (randint) */
     } else {
         a->def = fx_iv_str(text); /* contiguous_format, Mean, ... */
     }
@@ -250,6 +252,17 @@ static bool is_list(fx_argtype t) {
            t == FX_TY_BOOL_LIST;
 }
 
+/* A ScalarType default as native_functions.yaml spells it (dtype=long). */
+static const char *schema_dtype_name(fx_dtype dt) {
+    switch (dt) {
+    case FX_DTYPE_I64: return "long";
+    case FX_DTYPE_I32: return "int";
+    case FX_DTYPE_F32: return "float";
+    case FX_DTYPE_F64: return "double";
+    default: return fx_dtype_name(dt);
+    }
+}
+
 void fx_schema_format(fx_strbuf *sb, const fx_schema *s) {
     fx_strbuf_append(sb, s->name);
     if (strcmp(s->overload, "default")) fx_strbuf_appendf(sb, ".%s", s->overload);
@@ -273,7 +286,8 @@ void fx_schema_format(fx_strbuf *sb, const fx_schema *s) {
         fx_strbuf_appendf(sb, " %s", a->name);
         if (a->has_default) {
             fx_strbuf_putc(sb, '=');
-            if (a->def.tag == FX_IV_STR && a->type != FX_TY_STR) fx_strbuf_append(sb, a->def.u.s);
+            if (a->def.tag == FX_IV_DTYPE) fx_strbuf_append(sb, schema_dtype_name(a->def.u.dtype));
+            else if (a->def.tag == FX_IV_STR && a->type != FX_TY_STR) fx_strbuf_append(sb, a->def.u.s);
             else if (a->def.tag == FX_IV_STR) fx_strbuf_appendf(sb, "\"%s\"", a->def.u.s);
             else fx_ivalue_format(sb, &a->def, false);
         }

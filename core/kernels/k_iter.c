@@ -4,6 +4,10 @@
 
 #include <string.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 /* ==== iteration ============================================================================ */
 
 void fx_iter_init(fx_iter *it, int ndim, const int64_t *sizes) {
@@ -130,6 +134,78 @@ void fx_iter_run(const fx_iter *it, int64_t ir0, int64_t ir1, fx_iter_loop fn, v
 
 void fx_iter_run_all(const fx_iter *it, fx_iter_loop fn, void *ud) {
     fx_iter_run(it, 0, fx_iter_nrows(it), fn, ud);
+}
+
+void fx_iter_run_elems(const fx_iter *it, int64_t e0, int64_t e1, fx_iter_loop fn, void *ud) {
+    if (e0 >= e1 || it->numel == 0) return;
+    const int nd = it->ndim, nops = it->nops;
+    const int64_t inner = it->sizes[nd - 1];
+    int64_t idx[FX_MAX_DIMS] = {0};
+    char *ptrs[FX_ITER_MAX_OPS], *cur[FX_ITER_MAX_OPS];
+    int64_t istr[FX_ITER_MAX_OPS];
+    for (int k = 0; k < nops; k++) istr[k] = it->strides[k][nd - 1];
+    int64_t r = e0 / inner, col = e0 % inner;
+    for (int d = nd - 2; d >= 0; d--) {
+        idx[d] = r % it->sizes[d];
+        r /= it->sizes[d];
+    }
+    for (int k = 0; k < nops; k++) {
+        ptrs[k] = it->data[k];
+        for (int d = 0; d < nd - 1; d++) ptrs[k] += idx[d] * it->strides[k][d];
+    }
+    int64_t left = e1 - e0;
+    while (left > 0) {
+        int64_t n = inner - col < left ? inner - col : left;
+        for (int k = 0; k < nops; k++) cur[k] = ptrs[k] + col * istr[k];
+        fn(ud, n, cur, istr);
+        left -= n;
+        col = 0;
+        for (int d = nd - 2; d >= 0; d--) {
+            if (++idx[d] < it->sizes[d]) {
+                for (int k = 0; k < nops; k++) ptrs[k] += it->strides[k][d];
+                break;
+            }
+            idx[d] = 0;
+            for (int k = 0; k < nops; k++) ptrs[k] -= (it->sizes[d] - 1) * it->strides[k][d];
+        }
+    }
+}
+
+int fx_par_threads(void) {
+#ifdef _OPENMP
+    if (omp_in_parallel()) return 1;
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+void fx_iter_run_par(const fx_iter *it, fx_iter_loop fn, void *ud) {
+    const int64_t n = it->numel;
+    int64_t nt = fx_par_threads();
+    if (nt > n / (FX_PAR_GRAIN / 2)) nt = n / (FX_PAR_GRAIN / 2);
+    if (nt <= 1 || n < FX_PAR_GRAIN) {
+        fx_iter_run_all(it, fn, ud);
+        return;
+    }
+#ifdef _OPENMP
+#pragma omp parallel num_threads((int)nt)
+    {
+        int64_t t = omp_get_thread_num(), m = omp_get_num_threads();
+        /* element ranges rounded to 64 elements, so each thread starts on a cache line of a
+         * dense operand */
+        int64_t e0 = (n * t / m) & ~(int64_t)63, e1 = t + 1 == m ? n : (n * (t + 1) / m) & ~(int64_t)63;
+        fx_iter_run_elems(it, e0, e1, fn, ud);
+    }
+#else
+    fx_iter_run_all(it, fn, ud);
+#endif
+}
+
+void fx_iter_narrow(fx_iter *it, int d, int64_t start, int64_t len) {
+    for (int k = 0; k < it->nops; k++) it->data[k] += start * it->strides[k][d];
+    it->numel = it->sizes[d] ? it->numel / it->sizes[d] * len : 0;
+    it->sizes[d] = len;
 }
 
 /* ==== layouts ============================================================================== */

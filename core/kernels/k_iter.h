@@ -58,6 +58,24 @@ void fx_iter_run(const fx_iter *it, int64_t ir0, int64_t ir1, fx_iter_loop fn, v
 /* All rows. */
 void fx_iter_run_all(const fx_iter *it, fx_iter_loop fn, void *ud);
 
+/* Calls fn over the elements [e0, e1) of the iteration in row-major order: a partial first
+ * row, whole rows, a partial last row (each call stays within one row). */
+void fx_iter_run_elems(const fx_iter *it, int64_t e0, int64_t e1, fx_iter_loop fn, void *ud);
+
+/* ---- threads ----------------------------------------------------------------------------- */
+
+/* Elements below which a loop stays on one thread (ATen's GRAIN_SIZE). */
+#define FX_PAR_GRAIN 32768
+/* Threads a parallel loop may use: omp_get_max_threads(), 1 inside a parallel region. */
+int fx_par_threads(void);
+/* All elements, split into contiguous element ranges over up to fx_par_threads() OpenMP
+ * threads when numel >= FX_PAR_GRAIN. Only for loops whose elements are independent (fn may be
+ * called on any sub-range, from several threads at once): the result is the one-thread result
+ * bit for bit. */
+void fx_iter_run_par(const fx_iter *it, fx_iter_loop fn, void *ud);
+/* Restricts dim d of a built (coalesced) iteration to [start, start + len). */
+void fx_iter_narrow(fx_iter *it, int d, int64_t start, int64_t len);
+
 /* ---- layout of fresh outputs ----------------------------------------------------------- */
 
 /* Strides (elements) for a fresh output of shape (ndim, sizes) computed from `n` inputs, as

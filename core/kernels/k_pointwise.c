@@ -22,6 +22,7 @@ typedef struct bin_ud {
     int64_t alpha_i;
     double b_d; /* the wrapped second operand, when it is a scalar */
     int64_t b_i;
+    int pow_mode; /* pow with a scalar exponent: POWM_* */
 } bin_ud;
 
 /* Value of a (double, int64) pair as value type VT: floating types take the double. */
@@ -167,37 +168,239 @@ INT_OPS(U8, uint8_t, uint8_t)
 BIN_LOOPS(add, BOOL, uint8_t, uint8_t, (x + alpha * y) != 0)
 BIN_LOOPS(mul, BOOL, uint8_t, uint8_t, x &&y)
 
-/* Loop table: [op][dtype][0 tensor-tensor, 1 tensor-scalar]; NULL = not implemented. */
-#define ROW_F(NAME)                                                                                \
-    {                                                                                              \
-        {NAME##_tt_F32, NAME##_ts_F32}, {NAME##_tt_F64, NAME##_ts_F64},                            \
-            {NAME##_tt_F16, NAME##_ts_F16}, {                                                      \
-            NAME##_tt_BF16, NAME##_ts_BF16                                                         \
-        }
-#define ROW_I(NAME)                                                                                \
-    {NAME##_tt_I64, NAME##_ts_I64}, {NAME##_tt_I32, NAME##_ts_I32},                                \
-        {NAME##_tt_I16, NAME##_ts_I16}, {NAME##_tt_I8, NAME##_ts_I8}, {                            \
-        NAME##_tt_U8, NAME##_ts_U8                                                                 \
+/* ---- remainder, pow, maximum / minimum, bitwise ops, shifts ------------------------------ */
+
+/* Python's modulo on floats (BinaryOpsKernel.cpp remainder_kernel): the sign of the divisor. */
+static inline float rem_f(float a, float b) {
+    float m = fmodf(a, b);
+    if (m != 0 && ((b < 0) != (m < 0))) m += b;
+    return m;
+}
+static inline double rem_d(double a, double b) {
+    double m = fmod(a, b);
+    if (m != 0 && ((b < 0) != (m < 0))) m += b;
+    return m;
+}
+#define REM_F32 rem_f
+#define REM_F64 rem_d
+#define REM_F16 rem_f
+#define REM_BF16 rem_f
+static inline int64_t rem_i(int64_t a, int64_t b) {
+    if (b == -1) return 0; /* INT_MIN % -1 */
+    int64_t r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+}
+/* c10's powi: integer powers by squaring (wrapping); negative exponents give 1 for a base of 1,
+ * +-1 for -1, else 0. */
+static inline int64_t powi(int64_t a, int64_t b) {
+    if (b < 0) {
+        if (a == 1) return 1;
+        if (a == -1) return (b % 2) ? -1 : 1;
+        return 0;
     }
-enum { OP_ADD_FMA = 5 }; /* add with |alpha| != 1 on floating types */
-static const fx_iter_loop k_bin_loops[6][FX_DTYPE_COUNT][2] = {[FX_BINOP_ADD] = ROW_F(add),
-                                                               ROW_I(add),
-                                                               {add_tt_BOOL, add_ts_BOOL}},
-                          [OP_ADD_FMA] = ROW_F(addf), ROW_I(add), {
-    add_tt_BOOL, add_ts_BOOL
+    uint64_t r = 1, x = (uint64_t)a;
+    while (b) {
+        if (b & 1) r *= x;
+        b >>= 1;
+        x *= x;
+    }
+    return (int64_t)r;
 }
+#define POW_F32 powf
+#define POW_F64 pow
+#define POW_F16 powf
+#define POW_BF16 powf
+/* maximum / minimum: a NaN on either side gives NaN */
+#define FMAX(x, y) (((x) != (x) || (y) != (y)) ? (x) + (y) : ((x) > (y) ? (x) : (y)))
+#define FMIN(x, y) (((x) != (x) || (y) != (y)) ? (x) + (y) : ((x) < (y) ? (x) : (y)))
+#define IMAX(x, y) ((x) > (y) ? (x) : (y))
+#define IMIN(x, y) ((x) < (y) ? (x) : (y))
+/* Shifts of a BITS-wide integer: past the width (or negative), left gives 0 and right gives the
+ * sign fill (BinaryOpsKernel.cpp lshift_kernel / rshift_kernel). */
+#define SHL(x, y, BITS)                                                                            \
+    (((uint64_t)(int64_t)(y) >= (BITS)) ? 0 : (int64_t)((uint64_t)(int64_t)(x) << (y)))
+#define SHR(x, y, MS)                                                                              \
+    (((uint64_t)(int64_t)(y) >= (MS)) ? (int64_t)(x) >> (MS) : (int64_t)(x) >> (y))
+
+#define MORE_FLOAT_OPS(ID, ST, VT)                                                                 \
+    BIN_LOOPS(rem, ID, ST, VT, REM_##ID(x, y))                                                     \
+    BIN_LOOPS(pow, ID, ST, VT, POW_##ID(x, y))                                                     \
+    BIN_LOOPS(max, ID, ST, VT, FMAX(x, y))                                                         \
+    BIN_LOOPS(min, ID, ST, VT, FMIN(x, y))
+MORE_FLOAT_OPS(F32, float, float)
+MORE_FLOAT_OPS(F64, double, double)
+MORE_FLOAT_OPS(F16, uint16_t, float)
+MORE_FLOAT_OPS(BF16, uint16_t, float)
+
+#define MORE_INT_OPS(ID, ST, VT, BITS, MS)                                                         \
+    BIN_LOOPS(rem, ID, ST, VT, rem_i(x, y))                                                        \
+    BIN_LOOPS(pow, ID, ST, VT, powi(x, y))                                                         \
+    BIN_LOOPS(max, ID, ST, VT, IMAX(x, y))                                                         \
+    BIN_LOOPS(min, ID, ST, VT, IMIN(x, y))                                                         \
+    BIN_LOOPS(band, ID, ST, VT, x &y)                                                              \
+    BIN_LOOPS(bor, ID, ST, VT, x | y)                                                              \
+    BIN_LOOPS(bxor, ID, ST, VT, x ^ y)                                                             \
+    BIN_LOOPS(shl, ID, ST, VT, SHL(x, y, BITS))                                                    \
+    BIN_LOOPS(shr, ID, ST, VT, SHR(x, y, MS))
+MORE_INT_OPS(I64, int64_t, int64_t, 64, 63)
+MORE_INT_OPS(I32, int32_t, int32_t, 32, 31)
+MORE_INT_OPS(I16, int16_t, int16_t, 16, 15)
+MORE_INT_OPS(I8, int8_t, int8_t, 8, 7)
+MORE_INT_OPS(U8, uint8_t, uint8_t, 8, 8)
+BIN_LOOPS(max, BOOL, uint8_t, uint8_t, x || y)
+BIN_LOOPS(min, BOOL, uint8_t, uint8_t, x &&y)
+BIN_LOOPS(band, BOOL, uint8_t, uint8_t, x &y)
+BIN_LOOPS(bor, BOOL, uint8_t, uint8_t, x | y)
+BIN_LOOPS(bxor, BOOL, uint8_t, uint8_t, x ^ y)
+
+/* ---- pow with a scalar exponent (pow_tensor_scalar_kernel) ---------------------------------- */
+
+enum {
+    POWM_GENERAL, /* pow(x, e) */
+    POWM_SQRT,    /* e = 0.5, -0.5, -1: the sqrt / rsqrt / reciprocal kernels */
+    POWM_RSQRT,
+    POWM_RECIP,
+    POWM_SQUARE, /* e = 2, 3, -2: multiplications */
+    POWM_CUBE,
+    POWM_INVSQ,
+};
+
+/* p[0] out, p[1] base; the exponent is u->b_d (u->b_i for integers), the mode u->pow_mode. */
+#define POW_TS_LOOP(ID, ST, VT, GEN, SQ, CUBE, INVSQ)                                              \
+    static void powts_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {               \
+        const bin_ud *u = ud;                                                                      \
+        const VT e = (VT)u->b_d;                                                                   \
+        (void)e;                                                                                   \
+        switch (u->pow_mode) {                                                                     \
+        case POWM_SQRT: POW_TS_BODY(ID, ST, VT, (VT)sqrt(x)); break;                                   \
+        case POWM_RSQRT: POW_TS_BODY(ID, ST, VT, (VT)1 / (VT)sqrt(x)); break;                              \
+        case POWM_RECIP: POW_TS_BODY(ID, ST, VT, (VT)1 / x); break;                                    \
+        case POWM_SQUARE: POW_TS_BODY(ID, ST, VT, SQ); break;                                      \
+        case POWM_CUBE: POW_TS_BODY(ID, ST, VT, CUBE); break;                                      \
+        case POWM_INVSQ: POW_TS_BODY(ID, ST, VT, INVSQ); break;                                    \
+        default: POW_TS_BODY(ID, ST, VT, GEN); break;                                              \
+        }                                                                                          \
+    }
+#define POW_TS_BODY(ID, ST, VT, EXPR)                                                              \
+    do {                                                                                           \
+        if (st[0] == (int64_t)sizeof(ST) && st[1] == (int64_t)sizeof(ST)) {                        \
+            ST *o = (ST *)p[0];                                                                    \
+            const ST *pa = (const ST *)p[1];                                                       \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                const VT x = K_LOAD_##ID(pa + i);                                                  \
+                K_STORE(ID, ST, o + i, (EXPR));                                                    \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                const VT x = K_LOAD_##ID(p[1] + i * st[1]);                                        \
+                K_STORE(ID, ST, p[0] + i * st[0], (EXPR));                                         \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+/* float: std::pow(float, double) is the double pow rounded; 1 / (x * x) divides in double.
+ * bfloat16 computes each step in float and rounds it to bfloat16 (c10::BFloat16 arithmetic).
+ * half: every exponent through powf. */
+POW_TS_LOOP(F32, float, float, (float)pow((double)x, u->b_d), x *x, x *x *x,
+            (float)(1.0 / (double)(x * x)))
+POW_TS_LOOP(F64, double, double, pow(x, e), x *x, x *x *x, 1.0 / (x * x))
+POW_TS_LOOP(F16, uint16_t, float, powf(x, e), x *x, x *x *x, 1.0f / (x * x))
+POW_TS_LOOP(BF16, uint16_t, float, powf(x, e), x *x, RND_BF16(x *x) * x, 1.0f / RND_BF16(x * x))
+#undef POW_TS_BODY
+
+/* ---- predicates: bool out ------------------------------------------------------------------- */
+
+#define PRED_LOOPS(NAME, ID, ST, VT, EXPR)                                                         \
+    static void NAME##_tt_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {           \
+        (void)ud;                                                                                  \
+        const int64_t es = (int64_t)sizeof(ST);                                                    \
+        if (st[0] == 1 && st[1] == es && st[2] == es) {                                            \
+            uint8_t *o = (uint8_t *)p[0];                                                          \
+            const ST *pa = (const ST *)p[1], *pb = (const ST *)p[2];                               \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) {                                  \
+                const VT x = K_LOAD_##ID(pa + i), y = K_LOAD_##ID(pb + i);                         \
+                o[i] = (uint8_t)(EXPR);                                                            \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                const VT x = K_LOAD_##ID(p[1] + i * st[1]), y = K_LOAD_##ID(p[2] + i * st[2]);     \
+                *(uint8_t *)(p[0] + i * st[0]) = (uint8_t)(EXPR);                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void NAME##_ts_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {           \
+        const bin_ud *u = ud;                                                                      \
+        const VT y = UDV(VT, u->b_d, u->b_i);                                                      \
+        const int64_t es = (int64_t)sizeof(ST);                                                    \
+        if (st[0] == 1 && st[1] == es) {                                                           \
+            uint8_t *o = (uint8_t *)p[0];                                                          \
+            const ST *pa = (const ST *)p[1];                                                       \
+            _Pragma("omp simd") for (int64_t i = 0; i < n; i++) {                                  \
+                const VT x = K_LOAD_##ID(pa + i);                                                  \
+                o[i] = (uint8_t)(EXPR);                                                            \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                const VT x = K_LOAD_##ID(p[1] + i * st[1]);                                        \
+                *(uint8_t *)(p[0] + i * st[0]) = (uint8_t)(EXPR);                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+#define PRED_OPS(ID, ST, VT)                                                                       \
+    PRED_LOOPS(eq, ID, ST, VT, x == y)                                                             \
+    PRED_LOOPS(ne, ID, ST, VT, x != y)                                                             \
+    PRED_LOOPS(lt, ID, ST, VT, x < y)                                                              \
+    PRED_LOOPS(le, ID, ST, VT, x <= y)                                                             \
+    PRED_LOOPS(gt, ID, ST, VT, x > y)                                                              \
+    PRED_LOOPS(ge, ID, ST, VT, x >= y)                                                             \
+    PRED_LOOPS(land, ID, ST, VT, (x != 0) && (y != 0))                                             \
+    PRED_LOOPS(lor, ID, ST, VT, (x != 0) || (y != 0))                                              \
+    PRED_LOOPS(lxor, ID, ST, VT, (x != 0) != (y != 0))
+K_DTYPES(PRED_OPS)
+
+/* ---- the loop table --------------------------------------------------------------------------- */
+
+enum { OP_ADD_FMA = FX_BINOP_COUNT, OP_POW_SCALAR, NLOOPS }; /* extra rows of the table */
+/* [op][dtype][0 tensor-tensor, 1 tensor-scalar]; NULL = the dtype is not supported. */
+static fx_iter_loop k_bin_loops[NLOOPS][FX_DTYPE_COUNT][2];
+
+#define SET_ROW(OP, NAME, ID) k_bin_loops[OP][FX_DTYPE_##ID][0] = NAME##_tt_##ID, \
+                              k_bin_loops[OP][FX_DTYPE_##ID][1] = NAME##_ts_##ID;
+#define SET_F(OP, NAME) SET_ROW(OP, NAME, F32) SET_ROW(OP, NAME, F64) SET_ROW(OP, NAME, F16) \
+                        SET_ROW(OP, NAME, BF16)
+#define SET_I(OP, NAME) SET_ROW(OP, NAME, I64) SET_ROW(OP, NAME, I32) SET_ROW(OP, NAME, I16) \
+                        SET_ROW(OP, NAME, I8) SET_ROW(OP, NAME, U8)
+#define SET_ALL(OP, NAME) SET_F(OP, NAME) SET_I(OP, NAME) SET_ROW(OP, NAME, BOOL)
+
+/* Fills the table once (idempotent: every thread writes the same values). */
+static void init_bin_loops(void) {
+    static volatile int ready;
+    if (ready) return;
+    SET_F(FX_BINOP_ADD, add) SET_I(FX_BINOP_ADD, add) SET_ROW(FX_BINOP_ADD, add, BOOL)
+    SET_F(OP_ADD_FMA, addf) SET_I(OP_ADD_FMA, add) SET_ROW(OP_ADD_FMA, add, BOOL)
+    SET_F(FX_BINOP_MUL, mul) SET_I(FX_BINOP_MUL, mul) SET_ROW(FX_BINOP_MUL, mul, BOOL)
+    SET_F(FX_BINOP_DIV, div)
+    SET_F(FX_BINOP_TRUNC, trunc) SET_I(FX_BINOP_TRUNC, trunc)
+    SET_F(FX_BINOP_FLOOR, floor) SET_I(FX_BINOP_FLOOR, floor)
+    SET_F(FX_BINOP_REM, rem) SET_I(FX_BINOP_REM, rem)
+    SET_F(FX_BINOP_POW, pow) SET_I(FX_BINOP_POW, pow)
+    SET_ALL(FX_BINOP_MAX, max) SET_ALL(FX_BINOP_MIN, min)
+    SET_I(FX_BINOP_BAND, band) SET_ROW(FX_BINOP_BAND, band, BOOL)
+    SET_I(FX_BINOP_BOR, bor) SET_ROW(FX_BINOP_BOR, bor, BOOL)
+    SET_I(FX_BINOP_BXOR, bxor) SET_ROW(FX_BINOP_BXOR, bxor, BOOL)
+    SET_I(FX_BINOP_SHL, shl) SET_I(FX_BINOP_SHR, shr)
+    SET_ALL(FX_BINOP_EQ, eq) SET_ALL(FX_BINOP_NE, ne) SET_ALL(FX_BINOP_LT, lt)
+    SET_ALL(FX_BINOP_LE, le) SET_ALL(FX_BINOP_GT, gt) SET_ALL(FX_BINOP_GE, ge)
+    SET_ALL(FX_BINOP_LAND, land) SET_ALL(FX_BINOP_LOR, lor) SET_ALL(FX_BINOP_LXOR, lxor)
+    /* pow with a scalar exponent: the special-cased float loops, powi for integers */
+    k_bin_loops[OP_POW_SCALAR][FX_DTYPE_F32][1] = powts_F32;
+    k_bin_loops[OP_POW_SCALAR][FX_DTYPE_F64][1] = powts_F64;
+    k_bin_loops[OP_POW_SCALAR][FX_DTYPE_F16][1] = powts_F16;
+    k_bin_loops[OP_POW_SCALAR][FX_DTYPE_BF16][1] = powts_BF16;
+    for (int d = FX_DTYPE_I64; d <= FX_DTYPE_U8; d++)
+        k_bin_loops[OP_POW_SCALAR][d][1] = k_bin_loops[FX_BINOP_POW][d][1];
+    ready = 1;
 }
-, [FX_BINOP_MUL] = ROW_F(mul), ROW_I(mul), { mul_tt_BOOL, mul_ts_BOOL }
-}
-, [FX_BINOP_DIV] = ROW_F(div)
-}
-, [FX_BINOP_TRUNC] = ROW_F(trunc), ROW_I(trunc), { NULL, NULL }
-}
-, [FX_BINOP_FLOOR] = ROW_F(floor), ROW_I(floor), { NULL, NULL }
-}
-,
-}
-;
 _Static_assert(FX_DTYPE_F32 == 0 && FX_DTYPE_BF16 == 3 && FX_DTYPE_U8 == 8 && FX_DTYPE_BOOL == 9,
                "loop tables follow fx_dtype order");
 
@@ -275,13 +478,29 @@ static bool has_zero(const fx_tensor *t) {
     return state[0] != 0;
 }
 
-/* add/sub/mul/div and their in-place twins: out[0] is the fresh result or self. */
+/* The pow mode for an exponent e (pow_tensor_scalar_kernel): float, double and bfloat16
+ * special-case 0.5, -0.5 and -1 on the scalar as given, then 2, 3 and -2 on the exponent as
+ * the compute dtype holds it; half goes through pow for every exponent. */
+static int pow_mode(fx_dtype C, double e) {
+    if (C == FX_DTYPE_F16 || !fx_dtype_is_float(C)) return POWM_GENERAL;
+    if (e == 0.5) return POWM_SQRT;
+    if (e == -0.5) return POWM_RSQRT;
+    if (e == -1.0) return POWM_RECIP;
+    double r = round_to(C, e);
+    return r == 2.0 ? POWM_SQUARE : r == 3.0 ? POWM_CUBE : r == -2.0 ? POWM_INVSQ : POWM_GENERAL;
+}
+
+/* Every op of fx_binary_plan_make (add sub rsub mul div floor_divide remainder pow maximum
+ * minimum comparisons logical_* bitwise_* shifts) and their in-place twins: out[0] is the
+ * fresh result or self. Operands are converted to the compute dtype first; predicates write
+ * bool; a result whose dtype is not the loop's goes through a temporary (cast_outputs). */
 int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_binary_plan p;
     int rc = fx_binary_plan_make(ctx, a, &p);
     if (rc) return rc;
     fx_tensor *res = out[0].u.t;
     if (fx_tensor_is_meta(res)) return FX_OK;
+    init_bin_loops();
     const fx_dtype C = p.compute;
     if (p.op != FX_BINOP_DIV && C == FX_DTYPE_BOOL && !k_bin_loops[p.op][C][0])
         return fx_err_setf(ctx->err, FX_ETYPE, "\"%s\" not implemented for 'Bool'",
@@ -290,7 +509,7 @@ int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         return fx_err_setf(ctx->err, FX_EINTERNAL, "no %s loop for %s", ctx->op->qualname,
                            fx_dtype_name(C));
 
-    bin_ud u = {0, 0, 0, 0};
+    bin_ud u = {0, 0, 0, 0, 0};
     if (p.alpha) {
         if ((rc = fx_scalar_check(C, p.alpha, ctx->err))) return rc; /* alpha.to<scalar_t>() */
         double ad = fx_ivalue_to_f64(p.alpha);
@@ -315,7 +534,7 @@ int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     }
     /* A single-element divisor / factor of a half-type op is read in float from its original
      * dtype (TensorIterator's is_scalar(2) + original_scalar_value<opmath_t>). */
-    bool opmath = is_half(C) && p.op != FX_BINOP_ADD;
+    bool opmath = is_half(C) && p.op >= FX_BINOP_MUL && p.op <= FX_BINOP_FLOOR;
     bool b_is_scalar =
         p.other->tag != FX_IV_TENSOR || (opmath && fx_tensor_numel(p.other->u.t) == 1);
     if (!b_is_scalar) {
@@ -329,12 +548,13 @@ int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         u.b_d = (float)fx_dtype_load_f64(o->dtype, fx_tensor_data(o), 0);
     } else {
         double bd = fx_ivalue_to_f64(p.other);
-        u.b_d = opmath ? (double)(float)bd : round_to(C, bd);
+        u.b_d = opmath ? (double)(float)bd : p.scalar_exp && C == FX_DTYPE_F32 ? bd : round_to(C, bd);
         if (!fx_dtype_is_float(C)) u.b_i = scalar_as_int(C, p.other);
     }
 
     /* integer division by zero */
-    if ((p.op == FX_BINOP_TRUNC || p.op == FX_BINOP_FLOOR) && !fx_dtype_is_float(C)) {
+    if ((p.op == FX_BINOP_TRUNC || p.op == FX_BINOP_FLOOR || p.op == FX_BINOP_REM) &&
+        !fx_dtype_is_float(C)) {
         bool zero = b_is_scalar ? u.b_i == 0 : has_zero(tb);
         if (zero) {
             rc = fx_err_setf(ctx->err, FX_EARG, "ZeroDivisionError");
@@ -342,9 +562,11 @@ int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         }
     }
 
+    const fx_dtype loop_dt = FX_BINOP_IS_PREDICATE(p.op) ? FX_DTYPE_BOOL : C;
     fx_tensor *dst = res;
-    if (res->dtype != C) {
-        if ((rc = fx_tensor_empty(res->ndim, res->sizes, C, FX_DEVICE_CPU, &tmp_out, ctx->err)))
+    if (res->dtype != loop_dt) {
+        if ((rc = fx_tensor_empty(res->ndim, res->sizes, loop_dt, FX_DEVICE_CPU, &tmp_out,
+                                  ctx->err)))
             goto done;
         dst = tmp_out;
     }
@@ -360,7 +582,11 @@ int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     int opi = p.op;
     if (p.op == FX_BINOP_ADD && fx_dtype_is_float(C) && u.alpha_d != 1 && u.alpha_d != -1)
         opi = OP_ADD_FMA;
-    fx_iter_run_all(&it, k_bin_loops[opi][C][b_is_scalar ? 1 : 0], &u);
+    if (p.op == FX_BINOP_POW && b_is_scalar) {
+        opi = OP_POW_SCALAR;
+        u.pow_mode = p.scalar_exp ? pow_mode(C, fx_ivalue_to_f64(p.other)) : POWM_GENERAL;
+    }
+    fx_iter_run_par(&it, k_bin_loops[opi][C][b_is_scalar ? 1 : 0], &u);
     if (tmp_out) fx_k_copy_tensor(res, tmp_out);
 done:
     fx_tensor_release(tmp_a);

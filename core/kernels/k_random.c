@@ -9,6 +9,14 @@
  *     recomputed from 16 fresh uniforms over the tail); smaller tensors draw one
  *     normal_distribution<double> sample per element (two random64 uniforms per pair, the sine
  *     sample cached in the generator for the next call).
+ *   - normal_ with mean / std: the same two paths (normal_fill for contiguous tensors of >= 16
+ *     elements, else one normal_distribution<double> draw per element * std + mean);
+ *   - uniform_(from, to): one uniform_real_distribution draw per element, (to - from) * u + from;
+ *   - randint: random() % range + low (random64() for ranges of 2^32 or more), randperm: the
+ *     swap loop of randperm_cpu; bernoulli: uniform < p (the build without MKL; PyTorch's MKL
+ *     builds draw bernoulli_(float p) from MKL's stream instead);
+ *   - serial kernels (normal_ on small or strided tensors, uniform_, bernoulli) draw in
+ *     TensorIterator's order: dims by decreasing stride.
  * The float path's transcendental functions are libm's, where PyTorch's AVX2 build uses its own
  * vector approximations: values agree to ~1 ulp of float, not always bit for bit. */
 #include <math.h>
@@ -121,23 +129,133 @@ static float as_scalar(fx_dtype dt, float v) {
     return v;
 }
 
-/* normal_fill_16 on 16 uniforms held as values of dtype dt (mean 0, std 1). */
-static void normal_fill_16(fx_dtype dt, double *d) {
+/* normal_fill_16 on 16 uniforms held as values of dtype dt: Box-Muller, then * std + mean.
+ * float64 computes in double; the float types in float with each `const scalar_t` rounded to
+ * the dtype; float32 multiplies theta in float and fuses * std + mean, as normal_fill_16_AVX2. */
+static void normal_fill_16(fx_dtype dt, double *d, double mean, double std) {
     for (int j = 0; j < 8; j++) {
         if (dt == FX_DTYPE_F64) {
             double u1 = 1 - d[j], u2 = d[j + 8];
             double radius = sqrt(-2 * log(u1));
             double theta = 2.0 * M_PI * u2;
-            d[j] = radius * cos(theta);
-            d[j + 8] = radius * sin(theta);
+            d[j] = radius * cos(theta) * std + mean;
+            d[j + 8] = radius * sin(theta) * std + mean;
+        } else if (dt == FX_DTYPE_F32) {
+            float u1 = 1.0f - (float)d[j], u2 = (float)d[j + 8];
+            float radius = sqrtf(-2.0f * logf(u1));
+            float theta = (float)(2.0 * M_PI) * u2;
+            d[j] = fmaf(radius * cosf(theta), (float)std, (float)mean);
+            d[j + 8] = fmaf(radius * sinf(theta), (float)std, (float)mean);
         } else {
+            float sd = as_scalar(dt, (float)std), mu = as_scalar(dt, (float)mean);
             float u1 = as_scalar(dt, 1.0f - (float)d[j]), u2 = (float)d[j + 8];
             float radius = as_scalar(dt, sqrtf(-2.0f * logf(u1)));
             float theta = as_scalar(dt, (float)(2.0 * M_PI * (double)u2));
-            d[j] = as_scalar(dt, radius * cosf(theta));
-            d[j + 8] = as_scalar(dt, radius * sinf(theta));
+            d[j] = as_scalar(dt, radius * cosf(theta) * sd + mu);
+            d[j + 8] = as_scalar(dt, radius * sinf(theta) * sd + mu);
         }
     }
+}
+
+/* normal_fill over a contiguous tensor of >= 16 elements: uniforms into the data, then
+ * Box-Muller in place over 16-element batches, the last partial batch recomputed from 16 fresh
+ * uniforms over the tail. */
+static void normal_fill(fx_tensor *t, double mean, double std) {
+    const fx_dtype dt = t->dtype;
+    const int64_t n = fx_tensor_numel(t), es = (int64_t)fx_dtype_size(dt);
+    char *o = fx_tensor_data(t);
+    double batch[16];
+    for (int64_t i = 0; i < n; i++) fx_k_store_f64(dt, o + i * es, uniform_of(dt));
+    for (int64_t i = 0; i + 16 <= n; i += 16) {
+        for (int j = 0; j < 16; j++) batch[j] = fx_dtype_load_f64(dt, o, i + j);
+        normal_fill_16(dt, batch, mean, std);
+        for (int j = 0; j < 16; j++) fx_k_store_f64(dt, o + (i + j) * es, batch[j]);
+    }
+    if (n % 16 != 0) {
+        int64_t i = n - 16;
+        for (int j = 0; j < 16; j++) fx_k_store_f64(dt, o + (i + j) * es, uniform_of(dt));
+        for (int j = 0; j < 16; j++) batch[j] = fx_dtype_load_f64(dt, o, i + j);
+        normal_fill_16(dt, batch, mean, std);
+        for (int j = 0; j < 16; j++) fx_k_store_f64(dt, o + (i + j) * es, batch[j]);
+    }
+}
+
+/* The element offsets (in elements) of t in TensorIterator's order for a nullary op: dims
+ * sorted by stride, the largest outermost, then row-major; calls fn(ud, offset) for each, in
+ * order. The serial random kernels draw in this order. */
+static void for_each_element(const fx_tensor *t, void (*fn)(void *ud, int64_t off), void *ud) {
+    int nd = t->ndim, perm[FX_MAX_DIMS];
+    for (int d = 0; d < nd; d++) perm[d] = d;
+    for (int i = 1; i < nd; i++) /* stable insertion sort by stride, descending */
+        for (int j = i; j > 0 && t->strides[perm[j]] > t->strides[perm[j - 1]]; j--) {
+            int tmp = perm[j];
+            perm[j] = perm[j - 1];
+            perm[j - 1] = tmp;
+        }
+    int64_t n = fx_tensor_numel(t), idx[FX_MAX_DIMS] = {0}, off = t->offset;
+    for (int64_t k = 0; k < n; k++) {
+        fn(ud, off);
+        for (int i = nd - 1; i >= 0; i--) {
+            int d = perm[i];
+            if (++idx[d] < t->sizes[d]) {
+                off += t->strides[d];
+                break;
+            }
+            off -= (t->sizes[d] - 1) * t->strides[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+typedef struct draw_ud {
+    fx_tensor *t;
+    const fx_tensor *p; /* bernoulli's probabilities (same shape and layout order), or NULL */
+    double a, b;        /* mean / std, from / to, p */
+} draw_ud;
+
+static void draw_normal(void *ud, int64_t off) {
+    draw_ud *u = ud;
+    fx_dtype dt = u->t->dtype;
+    fx_dtype_store_f64(dt, u->t->storage->data, off, normal_double() * u->b + u->a);
+}
+
+/* uniform_real_distribution<T>(from, to) with from / to held as T, in T's accumulate type:
+ * (bits & mask) * 2^-digits * (to - from) + from (to - from rounded to T for the half types). */
+static double uniform_from_to(fx_dtype dt, double from, double to) {
+    switch (dt) {
+    case FX_DTYPE_F64: return uniform_f64() * (to - from) + from;
+    case FX_DTYPE_F32: {
+        float f = (float)from, t = (float)to;
+        return uniform_f32() * (t - f) + f;
+    }
+    default: {
+        float f = as_scalar(dt, (float)from), t = as_scalar(dt, (float)to);
+        float x = dt == FX_DTYPE_F16 ? uniform_f16() : uniform_bf16();
+        return x * as_scalar(dt, t - f) + f;
+    }
+    }
+}
+
+static void draw_uniform(void *ud, int64_t off) {
+    draw_ud *u = ud;
+    fx_dtype dt = u->t->dtype;
+    fx_dtype_store_f64(dt, u->t->storage->data, off, uniform_from_to(dt, u->a, u->b));
+}
+
+/* bernoulli_distribution<double>(p): a 53-bit uniform below p. */
+static void draw_bernoulli_p(void *ud, int64_t off) {
+    draw_ud *u = ud;
+    fx_dtype_store_i64(u->t->dtype, u->t->storage->data, off, uniform_f64() < u->a);
+}
+
+/* bernoulli(self): p read at the same position of u->p (same strides as the result); a double
+ * p draws a 53-bit uniform, other dtypes a 24-bit float one (bernoulli_tensor_cpu_kernel). */
+static void draw_bernoulli_tensor(void *ud, int64_t off) {
+    draw_ud *u = ud;
+    int64_t poff = off - u->t->offset + u->p->offset;
+    double pv = fx_dtype_load_f64(u->p->dtype, u->p->storage->data, poff);
+    int hit = u->p->dtype == FX_DTYPE_F64 ? uniform_f64() < pv : uniform_f32() < (float)pv;
+    fx_dtype_store_i64(u->t->dtype, u->t->storage->data, off, hit);
 }
 
 /* rand / randn: out[0] is a fresh contiguous floating tensor. */
@@ -158,20 +276,106 @@ int fx_k_random(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         for (int64_t i = 0; i < n; i++) fx_k_store_f64(dt, o + i * (int64_t)es, normal_double());
         return FX_OK;
     }
-    /* normal_fill: uniforms into the output, then Box-Muller in place over 16-element batches */
-    double batch[16];
-    for (int64_t i = 0; i < n; i++) fx_k_store_f64(dt, o + i * (int64_t)es, uniform_of(dt));
-    for (int64_t i = 0; i + 16 <= n; i += 16) {
-        for (int j = 0; j < 16; j++) batch[j] = fx_dtype_load_f64(dt, o, i + j);
-        normal_fill_16(dt, batch);
-        for (int j = 0; j < 16; j++) fx_k_store_f64(dt, o + (i + j) * (int64_t)es, batch[j]);
+    normal_fill(t, 0.0, 1.0);
+    return FX_OK;
+}
+
+/* normal_ / normal_functional, uniform_ / uniform, bernoulli / bernoulli.p / bernoulli_.float:
+ * out[0] is self or a fresh tensor like self, filled in place as the CPU kernels fill it. */
+int fx_k_random_(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *t = out[0].u.t;
+    if (fx_tensor_is_meta(t) || fx_tensor_numel(t) == 0) return FX_OK;
+    ensure_seeded();
+    draw_ud u = {t, NULL, 0, 0};
+    switch (ctx->op->id) {
+    case FX_OP_NORMAL_:
+    case FX_OP_NORMAL_FUNCTIONAL:
+        u.a = fx_ivalue_to_f64(&a[1]), u.b = fx_ivalue_to_f64(&a[2]);
+        if (fx_tensor_numel(t) >= 16 && fx_tensor_is_contiguous(t))
+            normal_fill(t, u.a, u.b);
+        else
+            for_each_element(t, draw_normal, &u);
+        return FX_OK;
+    case FX_OP_UNIFORM_:
+    case FX_OP_UNIFORM:
+        u.a = fx_ivalue_to_f64(&a[1]), u.b = fx_ivalue_to_f64(&a[2]);
+        for_each_element(t, draw_uniform, &u);
+        return FX_OK;
+    case FX_OP_BERNOULLI_P:
+    case FX_OP_BERNOULLI__FLOAT:
+        u.a = fx_ivalue_to_f64(&a[1]);
+        for_each_element(t, draw_bernoulli_p, &u);
+        return FX_OK;
+    default: { /* bernoulli(self): p is self, drawn in the order of the result */
+        const fx_tensor *p = a[0].u.t;
+        fx_tensor *pc = NULL;
+        bool same = true;
+        for (int d = 0; d < t->ndim; d++) same = same && p->strides[d] == t->strides[d];
+        if (!same) { /* p laid out like the result, so one walk serves both */
+            int rc = fx_tensor_empty_strided(t->ndim, t->sizes, t->strides, p->dtype,
+                                             FX_DEVICE_CPU, &pc, ctx->err);
+            if (rc) return rc;
+            fx_k_copy_tensor(pc, p);
+            p = pc;
+        }
+        u.p = p;
+        for_each_element(t, draw_bernoulli_tensor, &u);
+        fx_tensor_release(pc);
+        return FX_OK;
     }
-    if (n % 16 != 0) {
-        int64_t i = n - 16; /* recompute the last 16 values from fresh uniforms */
-        for (int j = 0; j < 16; j++) fx_k_store_f64(dt, o + (i + j) * (int64_t)es, uniform_of(dt));
-        for (int j = 0; j < 16; j++) batch[j] = fx_dtype_load_f64(dt, o, i + j);
-        normal_fill_16(dt, batch);
-        for (int j = 0; j < 16; j++) fx_k_store_f64(dt, o + (i + j) * (int64_t)es, batch[j]);
+    }
+}
+
+/* ---- randint, randperm ---------------------------------------------------------------------- */
+
+/* randint / randint.low: out[0] is fresh and contiguous; element i = draw % range + low, the
+ * draw 64-bit (random64) when range >= 2^32 for int64 / float / double / bfloat16, else 32-bit
+ * (uniform_int_from_to_distribution), in element order. */
+int fx_k_randint(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *t = out[0].u.t;
+    if (fx_tensor_is_meta(t)) return FX_OK;
+    ensure_seeded();
+    bool low_form = ctx->op->id == FX_OP_RANDINT_LOW;
+    int64_t low = low_form ? a[0].u.i : 0, high = a[low_form ? 1 : 0].u.i;
+    uint64_t range = (uint64_t)high - (uint64_t)low;
+    const fx_dtype dt = t->dtype;
+    bool wide = range >= (1ull << 32) && (dt == FX_DTYPE_I64 || dt == FX_DTYPE_F64 ||
+                                          dt == FX_DTYPE_F32 || dt == FX_DTYPE_BF16);
+    const int64_t n = fx_tensor_numel(t);
+    char *o = fx_tensor_data(t);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = wide ? draw64() : draw32();
+        int64_t v = (int64_t)(r % range + (uint64_t)low);
+        fx_dtype_store_i64(dt, o, i, v);
+    }
+    return FX_OK;
+}
+
+/* randperm: out[0] is fresh and contiguous. For n < 2^32 / 20, PyTorch's randperm_cpu: the
+ * identity, then for i < n - 1 swap element i with element i + random() % (n - i); beyond,
+ * the inside-out Fisher-Yates with random64() % (i + 1). */
+int fx_k_randperm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    (void)ctx, (void)a;
+    fx_tensor *t = out[0].u.t;
+    if (fx_tensor_is_meta(t)) return FX_OK;
+    ensure_seeded();
+    const fx_dtype dt = t->dtype;
+    const int64_t n = fx_tensor_numel(t);
+    char *o = fx_tensor_data(t);
+    if (n < (int64_t)(UINT32_MAX / 20)) {
+        for (int64_t i = 0; i < n; i++) fx_dtype_store_i64(dt, o, i, i);
+        for (int64_t i = 0; i < n - 1; i++) {
+            int64_t z = (int64_t)(draw32() % (uint64_t)(n - i));
+            int64_t sav = fx_dtype_load_i64(dt, o, i);
+            fx_dtype_store_i64(dt, o, i, fx_dtype_load_i64(dt, o, z + i));
+            fx_dtype_store_i64(dt, o, z + i, sav);
+        }
+        return FX_OK;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t z = (int64_t)(draw64() % (uint64_t)(i + 1));
+        fx_dtype_store_i64(dt, o, i, fx_dtype_load_i64(dt, o, z));
+        fx_dtype_store_i64(dt, o, z, i);
     }
     return FX_OK;
 }
