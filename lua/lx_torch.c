@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -249,6 +250,16 @@ static int l_memory_stats(lua_State *L) {
     return 1;
 }
 
+/* torch._perf_counter() -> seconds (float) of a monotonic wall clock, as Python's
+ * time.perf_counter: for timing decode loops (os.clock counts CPU time of every thread).
+ * [-0, +1, -] */
+static int l_perf_counter(lua_State *L) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    lua_pushnumber(L, (lua_Number)ts.tv_sec + (lua_Number)ts.tv_nsec * 1e-9);
+    return 1;
+}
+
 /* ==== default device ========================================================================= */
 
 #define LX_DEFAULT_DEVICE "fxdb.default_device" /* registry: true while the default is meta */
@@ -402,6 +413,7 @@ static const luaL_Reg torch_funcs[] = {
     {"_has_op", l_has_op},
     {"_memory_stats", l_memory_stats},
     {"set_default_device", l_set_default_device},
+    {"_perf_counter", l_perf_counter},
     {"get_default_device", l_get_default_device},
     {NULL, NULL},
 };

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/fx_alloc.h"
+#include "core/kernels/k_gemv.h"
 #include "core/ops_impl.h"
 #include "core/ops_shape.h"
 #include "core/shape.h"
@@ -139,7 +140,7 @@ GEMV_VEC(double, vec_f64)
     }
 
 static float *pack_f32_plain(const kb_mat *m) { return pack_f32(FX_DTYPE_F32, m); }
-GEMV_IMPL(float, gemv_f32, vec_f32, pack_f32_plain, cblas_sgemv)
+GEMV_IMPL(float, gemv_f32, vec_f32, pack_f32_plain, fx_sgemv) /* k_gemv.c */
 GEMV_IMPL(double, gemv_f64, vec_f64, pack_f64, cblas_dgemv)
 
 /* ---- matrix-matrix products ----------------------------------------------------------------- */
