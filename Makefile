@@ -8,6 +8,7 @@
 #   make debug      -O0 -g build in build-debug/
 #   make valgrind   unit tests under valgrind
 #   make bench      benchmarks under bench/ (tables, not tests)
+#   make fuzz-programs N=10000 [SEED=1]   the differential random-program tester (tests/fuzz/)
 #   make check-layers   the include rule of STYLE.md section 4
 #   make format-check   clang-format 14 dry run
 #
@@ -143,6 +144,13 @@ valgrind: need-deps
 bench: need-deps
 	@$(MAKE) --no-print-directory $(BUILD)/fxdb $(BUILD)/libfxdb.a
 	@bench/run.sh $(BUILD)
+
+# N random programs (seeds SEED..SEED+N-1) exported, run, unlifted and reinplaced against eager;
+# keeps going after a failure (each is shrunk and printed); prints the time taken.
+fuzz-programs: need-deps
+	@$(MAKE) --no-print-directory $(BUILD)/fxdb
+	@$(BUILD)/fxdb tests/fuzz/gen_programs.lua $(or $(N),10000) $(or $(SEED),1) --keep-going
+.PHONY: fuzz-programs
 
 check-layers:
 	@tests/check_layers.sh

@@ -2,7 +2,7 @@
 # tests/run_all.sh — every test suite, each suite's summary, and one total.
 # Layer: tests. Usage: tests/run_all.sh BUILD   (from the repo root; `make test` calls it)
 # Suites: unit (C, cmocka), viz (Graphviz C tests), lua (tests/lua + tests/seeds), golden (REPL
-# transcripts), cli (command-line options and exit codes), peer (ExportDB ports), pty (line editing in a real terminal; only when tmux is installed). A suite that
+# transcripts), cli (command-line options and exit codes), peer (ExportDB ports), fuzz (1,000 random programs), pty (line editing in a real terminal; only when tmux is installed). A suite that
 # ends without its "N passed, N failed" line counts as one failure. The last line is the total,
 # "N passed, N failed"; the exit status is 1 when anything failed.
 set -u
@@ -43,6 +43,7 @@ run_suite lua "$here/run_lua.sh" "$build"
 run_suite golden "$here/run_golden.sh" "$build"
 run_suite cli "$here/cli/test_cli.sh" "$build"
 run_suite peer "$here/peer/run.sh" "$build"
+run_suite fuzz "$here/fuzz/run.sh" "$build"
 if command -v tmux >/dev/null 2>&1; then
     run_suite pty "$here/pty/test_pty.sh" "$build"
 else

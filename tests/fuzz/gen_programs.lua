@@ -1,0 +1,821 @@
+-- tests/fuzz/gen_programs.lua — differential random-program tester for export/functionalization.
+-- Layer: tests. Run by the fxdb binary:
+--   fxdb tests/fuzz/gen_programs.lua [N [SEED]] [--verbose] [--keep-going] [--show SEED]
+-- Generates N small modules as Lua source (seeds SEED .. SEED+N-1): 1-3 buffers and 1-2 user
+-- inputs of small shapes holding integer-valued float32 data, and a forward made of view ops,
+-- in-place ops, index assignments (basic, int64/int32 tensor indices, boolean masks,
+-- accumulating index_put_), functional ops, buffer reassignment and 1-3 returns (views of
+-- inputs and buffers included). Every statement is executed eagerly while it is generated, so
+-- only statements PyTorch accepts are kept (shapes, broadcasting, no writes into expanded views).
+--
+-- Each program runs eagerly (twice, on clones), is exported strict and non-strict, runs exported
+-- (fxdb.run), runs unlifted (ep:module(), twice), through the training IR and
+-- run_decompositions, and reinplaced (fxdb.reinplace) when that exists. Outputs, buffer values
+-- and input values must agree bit for bit with eager; the module and the example inputs must be
+-- unchanged by export. A failing program is shrunk (statements and returns dropped one at a time
+-- while the same check still fails) and printed with its seed. Programs stopped by a "not yet
+-- supported" error (kind not_implemented) are skipped, listed by reason.
+-- Ends with "fuzz: N passed, N failed, N skipped (T s)"; exits 1 when a program failed.
+
+local F = {notes = {}}
+
+-- ==== options =========================================================================================
+
+local N, SEED, VERBOSE, KEEP_GOING, SHOW = 100, 1, false, false, nil
+do
+  local pos = {}
+  local i = 1
+  while arg and arg[i] do
+    local a = arg[i]
+    if a == "--verbose" then VERBOSE = true
+    elseif a == "--keep-going" then KEEP_GOING = true
+    elseif a == "--show" then i = i + 1; SHOW = tonumber(arg[i])
+    else pos[#pos + 1] = tonumber(a) end
+    i = i + 1
+  end
+  N = pos[1] or N
+  SEED = pos[2] or SEED
+end
+
+-- ==== random choices ================================================================================
+
+local R = {}
+function R.int(a, b) if b < a then return a end return math.random(a, b) end
+function R.pick(list) return list[math.random(1, #list)] end
+function R.chance(p) return math.random() < p end
+function R.shuffle(list)
+  for i = #list, 2, -1 do
+    local j = math.random(1, i)
+    list[i], list[j] = list[j], list[i]
+  end
+  return list
+end
+
+-- ==== tensors =========================================================================================
+
+local function flat(t)
+  local out = {}
+  local function walk(v)
+    if type(v) == "table" then
+      for _, x in ipairs(v) do walk(x) end
+    else
+      out[#out + 1] = v
+    end
+  end
+  walk(t:tolist())
+  return out
+end
+
+-- nil when a and b have the same dtype, shape and bits (-0 differs from 0, NaN equals NaN);
+-- else a description of the first difference.
+local function differ(a, b)
+  if not torch.is_tensor(a) or not torch.is_tensor(b) then
+    if a == b then return nil end
+    return "got " .. tostring(a) .. ", expected " .. tostring(b)
+  end
+  if a.dtype ~= b.dtype then return "got dtype " .. tostring(a.dtype) .. ", expected " .. tostring(b.dtype) end
+  local sa, sb = table.concat(a.shape, ","), table.concat(b.shape, ",")
+  if sa ~= sb then return "got shape [" .. sa .. "], expected [" .. sb .. "]" end
+  local fa, fb = flat(a), flat(b)
+  for i = 1, #fa do
+    local x, y = fa[i], fb[i]
+    local same = (x == y and (x ~= 0 or type(x) ~= "number" or 1 / x == 1 / y)) or (x ~= x and y ~= y)
+    if not same then
+      return string.format("element %d: got %s, expected %s", i - 1, tostring(x), tostring(y))
+    end
+  end
+  return nil
+end
+F.differ = differ
+
+-- True when some element of t is reachable through two index tuples (a size > 1 with stride 0):
+-- PyTorch refuses to write into such a tensor.
+local function overlapping(t)
+  local st = t:stride()
+  for d = 1, #t.shape do
+    if t.shape[d] > 1 and st[d] == 0 then return true end
+  end
+  return false
+end
+
+local function shape_str(s)
+  local p = {}
+  for i = 1, #s do p[i] = tostring(s[i]) end
+  return table.concat(p, ", ")
+end
+
+-- A Lua literal of an integer-valued float32 tensor: torch.tensor({...}):reshape(...).
+local function literal(shape, vals)
+  local items = {}
+  for i, v in ipairs(vals) do items[i] = string.format("%d", v) end
+  local s = "torch.tensor({" .. table.concat(items, ", ") .. "}, torch.float32)"
+  if #shape ~= 1 then s = s .. ":reshape(" .. shape_str(shape) .. ")" end
+  return s
+end
+
+local function random_shape()
+  local nd = R.int(1, 3)
+  local s = {}
+  for d = 1, nd do s[d] = R.int(1, 4) end
+  return s
+end
+
+local function numel(s)
+  local n = 1
+  for _, v in ipairs(s) do n = n * v end
+  return n
+end
+
+local function random_values(n, lo, hi)
+  local v = {}
+  for i = 1, n do v[i] = R.int(lo or -5, hi or 5) end
+  return v
+end
+
+-- True when a tensor of shape `from` broadcasts to exactly shape `to` (in-place operand rule).
+local function broadcasts_to(from, to)
+  if #from > #to then return false end
+  for i = 0, #from - 1 do
+    local a, b = from[#from - i], to[#to - i]
+    if a ~= b and a ~= 1 then return false end
+  end
+  return true
+end
+
+-- ==== programs ========================================================================================
+
+-- A program: {seed, buffers = {{name, shape, vals}}, inputs = {{name, shape, vals}},
+--             stmts = {{lhs = name|nil, rhs = text} | {text = text}}, rets = {expr, ...}}
+
+local function program_source(p, opts)
+  opts = opts or {}
+  local L = {}
+  L[#L + 1] = "-- fuzz program, seed " .. tostring(p.seed)
+  L[#L + 1] = 'local Fuzz = nn.Module:extend("Fuzz")'
+  L[#L + 1] = "function Fuzz:init()"
+  for _, b in ipairs(p.buffers) do
+    L[#L + 1] = '  self:register_buffer("' .. b.name .. '", ' .. literal(b.shape, b.vals) .. ")"
+  end
+  L[#L + 1] = "end"
+  local names = {}
+  for i, x in ipairs(p.inputs) do names[i] = x.name end
+  L[#L + 1] = "function Fuzz:forward(" .. table.concat(names, ", ") .. ")"
+  for _, s in ipairs(p.stmts) do
+    L[#L + 1] = "  " .. (s.lhs and ("local " .. s.lhs .. " = " .. s.rhs) or s.text)
+  end
+  L[#L + 1] = "  return " .. table.concat(p.rets, ", ")
+  L[#L + 1] = "end"
+  local ins = {}
+  for i, x in ipairs(p.inputs) do ins[i] = literal(x.shape, x.vals) end
+  L[#L + 1] = "return Fuzz, {" .. table.concat(ins, ", ") .. "}"
+  return table.concat(L, "\n") .. "\n"
+end
+F.program_source = program_source
+
+-- ==== generation ========================================================================================
+
+-- The generator keeps a live environment: `env` holds every local of forward (as a field), `self`
+-- (an eager instance of the module) and the inputs. Each candidate statement is run in it; one
+-- that raises is dropped. `vars` lists the expressions a statement may use, each with a `base`
+-- (which storage it may alias: conservative, so reshape counts as a view) and `kind`.
+
+local Gen = {}
+Gen.__index = Gen
+
+local function new_gen(seed)
+  math.randomseed(seed)
+  local g = setmetatable({seed = seed, p = {seed = seed, buffers = {}, inputs = {}, stmts = {}, rets = {}},
+                          vars = {}, nlocal = 0, gens = {}}, Gen)
+  for i = 1, R.int(1, 3) do
+    local s = random_shape()
+    g.p.buffers[i] = {name = "b" .. (i - 1), shape = s, vals = random_values(numel(s))}
+  end
+  for i = 1, R.int(1, 2) do
+    local s = R.chance(0.3) and g.p.buffers[R.int(1, #g.p.buffers)].shape or random_shape()
+    g.p.inputs[i] = {name = "x" .. (i - 1), shape = s, vals = random_values(numel(s))}
+  end
+  -- the eager module the statements run against while generating
+  local Fuzz = load(program_source(g.p), "=fuzz", "t")()
+  g.module = Fuzz()
+  g.env = setmetatable({self = g.module}, {__index = _G})
+  for _, b in ipairs(g.p.buffers) do
+    g.gens[b.name] = 0
+    g.vars[#g.vars + 1] = {expr = "self." .. b.name, base = "buf:" .. b.name .. "#0", kind = "buffer", buffer = b.name}
+  end
+  for _, x in ipairs(g.p.inputs) do
+    g.env[x.name] = load("return " .. literal(x.shape, x.vals))()
+    g.vars[#g.vars + 1] = {expr = x.name, base = "in:" .. x.name, kind = "input"}
+  end
+  return g
+end
+
+function Gen:value(expr)
+  return load("return " .. expr, "=expr", "t", self.env)()
+end
+
+-- Runs a statement in the environment; true when it ran.
+function Gen:try(stmt)
+  local text = stmt.lhs and (stmt.lhs .. " = " .. stmt.rhs) or stmt.text
+  local chunk = load(text, "=stmt", "t", self.env)
+  if not chunk then return false end
+  local ok = pcall(chunk)
+  if not ok and stmt.lhs then self.env[stmt.lhs] = nil end
+  return ok
+end
+
+function Gen:fresh_name()
+  self.nlocal = self.nlocal + 1
+  return "v" .. self.nlocal
+end
+
+function Gen:pick_var(filter)
+  local c = {}
+  for _, v in ipairs(self.vars) do
+    if not filter or filter(v, self:value(v.expr)) then c[#c + 1] = v end
+  end
+  if #c == 0 then return nil end
+  return R.pick(c)
+end
+
+-- An index entry for dim of size n: an integer or a Python slice string.
+local function index_entry(n, allow_int)
+  if allow_int and R.chance(0.4) then return tostring(R.int(-n, n - 1)), true end
+  local r = R.int(1, 6)
+  if r == 1 then return '":"', false end
+  local a = R.chance(0.6) and tostring(R.int(-n, n)) or ""
+  local b = R.chance(0.6) and tostring(R.int(-n, n + 1)) or ""
+  local s = a .. ":" .. b
+  if R.chance(0.5) then s = s .. ":" .. R.int(1, 3) end
+  return '"' .. s .. '"', false
+end
+
+-- A basic index tuple for a tensor of shape s: ints, slices, and sometimes "..." or "None".
+local function basic_index(s)
+  local parts = {}
+  local nd = R.int(1, math.max(1, #s))
+  local ellipsis_at = (#s > 1 and R.chance(0.2)) and R.int(1, nd) or nil
+  for d = 1, nd do
+    if d == ellipsis_at then parts[#parts + 1] = '"..."' end
+    if R.chance(0.08) then parts[#parts + 1] = '"None"' end
+    local e = index_entry(s[d] or 1, true)
+    parts[#parts + 1] = e
+  end
+  if #parts == 1 and parts[1]:match("^%-?%d+$") and R.chance(0.5) then return parts[1] end
+  return "{" .. table.concat(parts, ", ") .. "}"
+end
+
+-- A shape with the same number of elements as s, sometimes with a -1.
+local function reshape_of(s)
+  local n = numel(s)
+  if n == 0 then return R.shuffle{0, R.int(1, 3)} end
+  local factors = {}
+  local rest = n
+  local nd = R.int(1, 3)
+  for _ = 1, nd - 1 do
+    local divs = {}
+    for d = 1, rest do if rest % d == 0 then divs[#divs + 1] = d end end
+    local f = R.pick(divs)
+    factors[#factors + 1] = f
+    rest = rest // f
+  end
+  factors[#factors + 1] = rest
+  R.shuffle(factors)
+  if R.chance(0.3) then factors[R.int(1, #factors)] = -1 end
+  return factors
+end
+
+-- ---- statement makers: each returns a statement (and the var it defines) or nil ----------------
+
+function Gen:view_stmt()
+  local src = self:pick_var()
+  local t = self:value(src.expr)
+  local s = t.shape
+  local nd = #s
+  local r = R.int(1, 12)
+  local rhs
+  local expand = false
+  if r == 1 and nd >= 1 then
+    local d = R.int(0, nd - 1)
+    rhs = src.expr .. ":select(" .. d .. ", " .. R.int(-s[d + 1], s[d + 1] - 1) .. ")"
+  elseif r <= 3 and nd >= 1 then
+    rhs = src.expr .. "[" .. basic_index(s) .. "]"
+  elseif r == 4 and nd >= 1 then
+    local d = R.int(0, nd - 1)
+    rhs = src.expr .. ":slice(" .. d .. ", " .. R.int(-s[d + 1], s[d + 1]) .. ", " ..
+      R.int(0, s[d + 1] + 1) .. ", " .. R.int(1, 3) .. ")"
+  elseif r == 5 then
+    rhs = src.expr .. ":view(" .. shape_str(reshape_of(s)) .. ")"
+  elseif r == 6 then
+    rhs = src.expr .. ":reshape(" .. shape_str(reshape_of(s)) .. ")"
+  elseif r == 7 and nd >= 2 then
+    rhs = src.expr .. ":transpose(" .. R.int(-nd, nd - 1) .. ", " .. R.int(-nd, nd - 1) .. ")"
+  elseif r == 8 and nd >= 1 then
+    local perm = {}
+    for d = 1, nd do perm[d] = d - 1 end
+    rhs = src.expr .. ":permute(" .. shape_str(R.shuffle(perm)) .. ")"
+  elseif r == 9 and nd < 4 then
+    rhs = src.expr .. ":unsqueeze(" .. R.int(-nd - 1, nd) .. ")"
+  elseif r == 10 then
+    local ones = {}
+    for d = 1, nd do if s[d] == 1 then ones[#ones + 1] = d - 1 end end
+    if #ones > 0 and R.chance(0.6) then
+      rhs = src.expr .. ":squeeze(" .. R.pick(ones) .. ")"
+    else
+      rhs = src.expr .. ":squeeze()"
+    end
+  elseif r == 11 and nd <= 2 then
+    rhs = src.expr .. ":t()"
+  elseif r == 12 then
+    if R.chance(0.5) then
+      rhs = src.expr .. ":alias()"
+    else
+      -- expand: size-1 dims grow, maybe a new leading dim (read only afterwards)
+      local e = {}
+      if R.chance(0.4) then e[#e + 1] = R.int(1, 3) end
+      for d = 1, nd do
+        e[#e + 1] = (s[d] == 1 and R.chance(0.7)) and R.int(2, 3) or (R.chance(0.3) and -1 or s[d])
+      end
+      rhs = src.expr .. ":expand(" .. shape_str(e) .. ")"
+      expand = true
+    end
+  end
+  if not rhs then return nil end
+  local name = self:fresh_name()
+  local stmt = {lhs = name, rhs = rhs}
+  if not self:try(stmt) then return nil end
+  -- reshape may copy; treating it as a view of the same base is the conservative choice. Views
+  -- of an expand are read only: PyTorch's functionalization cannot write through expand.
+  return stmt, {expr = name, base = src.base, kind = "view", ro = src.ro or expand}
+end
+
+-- An operand for an in-place op or an assignment into a tensor of shape `to`: a number or an
+-- expression whose shape broadcasts to `to` (cloned when it may alias the written base).
+function Gen:operand(to, base, allow_number)
+  if allow_number ~= false and R.chance(0.35) then return tostring(R.int(-4, 4)) end
+  local v = self:pick_var(function(_, t) return broadcasts_to(t.shape, to) end)
+  if not v then
+    if allow_number == false then return nil end
+    return tostring(R.int(-4, 4))
+  end
+  if v.base == base then return v.expr .. ":clone()" end
+  return v.expr
+end
+
+function Gen:writable(filter)
+  return self:pick_var(function(v, t)
+    return not v.ro and not overlapping(t) and (not filter or filter(v, t))
+  end)
+end
+
+function Gen:inplace_stmt()
+  local dst = self:writable()
+  if not dst then return nil end
+  local t = self:value(dst.expr)
+  local r = R.int(1, 14)
+  local text
+  if r <= 5 then
+    local op = R.pick{"add_", "mul_", "sub_", "div_", "add_"}
+    local o
+    if op == "div_" then o = R.pick{"2", "-2", "4", "0.5", "1"} else o = self:operand(t.shape, dst.base) end
+    text = dst.expr .. ":" .. op .. "(" .. o .. ")"
+  elseif r == 6 then
+    local o = self:operand(t.shape, dst.base, false)
+    if not o then return nil end
+    text = dst.expr .. ":copy_(" .. o .. ")"
+  elseif r == 7 then
+    text = dst.expr .. ":fill_(" .. R.int(-3, 3) .. ")"
+  elseif r == 8 then
+    text = dst.expr .. ":zero_()"
+  elseif r == 9 then
+    text = dst.expr .. ":neg_()"
+  elseif r <= 11 and #t.shape >= 1 then
+    -- basic index assignment
+    local idx = basic_index(t.shape)
+    local view = load("local t = ...; return t[" .. idx .. "]", "=idx", "t", self.env)
+    local ok, v = pcall(view, t)
+    if not ok or not torch.is_tensor(v) then return nil end
+    text = dst.expr .. "[" .. idx .. "] = " .. self:operand(v.shape, dst.base)
+  elseif r == 12 and #t.shape >= 1 then
+    -- advanced index assignment with an int64/int32 index tensor on one dim (unique positions)
+    local d = R.int(1, #t.shape)
+    local n = t.shape[d]
+    local pos = {}
+    for i = 0, n - 1 do pos[#pos + 1] = i end
+    R.shuffle(pos)
+    if n == 0 then return nil end
+    local k = R.int(1, n)
+    local vals = {}
+    for i = 1, k do vals[i] = (R.chance(0.3) and pos[i] - n or pos[i]) end
+    local dt = R.pick{"torch.int64", "torch.int32"}
+    local idx = "torch.tensor({" .. table.concat(vals, ", ") .. "}, " .. dt .. ")"
+    local parts = {}
+    for _ = 1, d - 1 do parts[#parts + 1] = '":"' end
+    parts[#parts + 1] = idx
+    local shape = {}
+    for i = 1, #t.shape do shape[i] = t.shape[i] end
+    shape[d] = k
+    text = dst.expr .. "[{" .. table.concat(parts, ", ") .. "}] = " .. self:operand(shape, dst.base)
+  elseif r == 13 and #t.shape >= 1 then
+    -- accumulating index_put_ on dim 0 (repeated positions add up)
+    local n = t.shape[1]
+    local k = R.int(1, 4)
+    local vals = {}
+    for i = 1, k do vals[i] = R.int(-n, n - 1) end
+    local dt = R.pick{"torch.int64", "torch.int32"}
+    local shape = {k}
+    for i = 2, #t.shape do shape[i] = t.shape[i] end
+    local o = self:operand(shape, dst.base, false)
+    if not o or o:match("^%-?%d+$") then return nil end
+    text = dst.expr .. ":index_put_({torch.tensor({" .. table.concat(vals, ", ") .. "}, " .. dt ..
+      ")}, " .. o .. ", {accumulate = true})"
+  elseif r == 14 and #t.shape >= 1 then
+    -- boolean mask assignment with a literal mask of the full shape
+    local m = {}
+    for i = 1, numel(t.shape) do m[i] = R.chance(0.5) and "true" or "false" end
+    local mask = "torch.tensor({" .. table.concat(m, ", ") .. "})"
+    if #t.shape ~= 1 then mask = mask .. ":reshape(" .. shape_str(t.shape) .. ")" end
+    text = dst.expr .. "[{" .. mask .. "}] = " .. R.int(-3, 3)
+  end
+  if not text then return nil end
+  local stmt = {text = text}
+  if not self:try(stmt) then return nil end
+  return stmt
+end
+
+function Gen:functional_stmt()
+  local a = self:pick_var()
+  local ta = self:value(a.expr)
+  local r = R.int(1, 8)
+  local rhs
+  if r <= 3 then
+    local b = self:pick_var(function(_, t)
+      return broadcasts_to(t.shape, ta.shape) or broadcasts_to(ta.shape, t.shape)
+    end)
+    local op = R.pick{" + ", " - ", " * "}
+    rhs = a.expr .. op .. (b and b.expr or tostring(R.int(-3, 3)))
+  elseif r == 4 then
+    rhs = "-" .. a.expr
+  elseif r == 5 then
+    rhs = a.expr .. ":clone()"
+  elseif r == 6 then
+    rhs = a.expr .. ":contiguous()"
+  elseif r == 7 and #ta.shape >= 1 then
+    rhs = a.expr .. ":sum(" .. R.int(0, #ta.shape - 1) .. (R.chance(0.5) and ", {keepdim = true})" or ")")
+  else
+    rhs = a.expr .. " * " .. R.int(-3, 3)
+  end
+  local name = self:fresh_name()
+  local stmt = {lhs = name, rhs = rhs}
+  if not self:try(stmt) then return nil end
+  -- contiguous() of a contiguous tensor is the tensor itself
+  return stmt, {expr = name, base = r == 6 and a.base or ("fresh:" .. name), kind = "fresh",
+                ro = r == 6 and a.ro or nil}
+end
+
+-- self.bK = <a tensor of the buffer's shape>: a fresh value, rarely a view of something else.
+function Gen:reassign_stmt()
+  local b = R.pick(self.p.buffers)
+  local cur = self:value("self." .. b.name)
+  local src = self:pick_var(function(_, t) return table.concat(t.shape, ",") == table.concat(cur.shape, ",") end)
+  local rhs
+  local r = R.int(1, 5)
+  if r == 1 or not src then
+    rhs = "self." .. b.name .. " * " .. R.int(-2, 3)
+  elseif r == 2 then
+    rhs = src.expr .. " + 1"
+  elseif r == 3 or r == 4 then
+    rhs = src.expr .. ":clone()"
+  else
+    rhs = src.expr -- the buffer becomes an alias of another tensor
+  end
+  local stmt = {text = "self." .. b.name .. " = " .. rhs}
+  if not self:try(stmt) then return nil end
+  self.gens[b.name] = self.gens[b.name] + 1
+  for _, v in ipairs(self.vars) do
+    if v.buffer == b.name then
+      v.base = (r == 5 and src) and src.base or ("buf:" .. b.name .. "#" .. self.gens[b.name])
+      v.ro = (r == 5 and src) and src.ro or nil
+    end
+  end
+  return stmt
+end
+
+local function generate(seed)
+  local g = new_gen(seed)
+  local want = R.int(2, 12)
+  local tries = 0
+  while #g.p.stmts < want and tries < want * 8 do
+    tries = tries + 1
+    local r = math.random()
+    local stmt, var
+    if r < 0.35 then stmt, var = g:view_stmt()
+    elseif r < 0.75 then stmt = g:inplace_stmt()
+    elseif r < 0.92 then stmt, var = g:functional_stmt()
+    else stmt = g:reassign_stmt() end
+    if stmt then
+      g.p.stmts[#g.p.stmts + 1] = stmt
+      if var then g.vars[#g.vars + 1] = var end
+    end
+  end
+  -- returns: 1-3 values, often views of inputs / buffers, sometimes the same one twice
+  for _ = 1, R.int(1, 3) do
+    local v = R.pick(g.vars)
+    g.p.rets[#g.p.rets + 1] = v.expr
+  end
+  return g.p
+end
+F.generate = generate
+
+-- ==== checking ========================================================================================
+
+local function clone_list(list)
+  local out = {}
+  for i, t in ipairs(list) do out[i] = t:clone() end
+  return out
+end
+
+-- Every buffer of the program by name (named_buffers() lists a tensor bound to two names once).
+local function buffers_of(m, p)
+  local out = {}
+  for _, b in ipairs(p.buffers) do
+    local t = m[b.name]
+    if not torch.is_tensor(t) then error("buffer " .. b.name .. " is not a tensor") end
+    out[b.name] = t:clone()
+  end
+  return out
+end
+
+-- True when writing into `old` changes `t` (they share memory). Both are restored.
+local function aliases(t, old)
+  local keep_t, keep_old = t:clone(), old:clone()
+  torch.no_grad(function() old:fill_(12345) end)
+  local changed = differ(t, keep_t) ~= nil
+  torch.no_grad(function() old:copy_(keep_old) end)
+  return changed
+end
+
+-- Eager reference: two calls of one module on fresh clones of the inputs. A call whose output
+-- still shares memory with a buffer tensor that forward rebound (`self.b = t` after `return`
+-- value `v` was taken as a view of the old b) is marked: an unlifted training-IR module keeps
+-- one tensor per buffer and copies the new value into it, so such an output cannot keep the old
+-- values there (see the note in the summary).
+local function eager_reference(Fuzz, inputs, p)
+  local m = Fuzz()
+  local calls = {}
+  for c = 1, 2 do
+    local args = clone_list(inputs)
+    local before = {}
+    for _, b in ipairs(p.buffers) do before[b.name] = m[b.name] end
+    local res = table.pack(m(table.unpack(args)))
+    local stale = false
+    for name, old in pairs(before) do
+      if not rawequal(m[name], old) then
+        for i = 1, res.n do
+          if torch.is_tensor(res[i]) and aliases(res[i], old) then stale = true end
+        end
+      end
+    end
+    local outs = {}
+    for i = 1, res.n do
+      if not torch.is_tensor(res[i]) then error("output " .. (i - 1) .. " is not a tensor") end
+      outs[i] = res[i]:clone()
+    end
+    calls[c] = {outs = outs, inputs = clone_list(args), buffers = buffers_of(m, p), stale = stale}
+    -- two buffers bound to one tensor (`self.a = self.b`) stay one tensor in the next eager call,
+    -- while the unlifted module keeps a tensor per buffer: only the first call can agree then
+    for i = 1, #p.buffers do
+      for j = i + 1, #p.buffers do
+        local a, b = m[p.buffers[i].name], m[p.buffers[j].name]
+        if a:numel() > 0 and (rawequal(a, b) or aliases(a, b)) then calls.shared_state = true end
+      end
+    end
+  end
+  return calls
+end
+
+-- A check failure: `stage` identifies the check (shrinking keeps it), `detail` says what differed.
+local function fail(stage, detail)
+  error({fuzz_fail = true, stage = stage, detail = detail}, 0)
+end
+
+local function expect(stage, got, want, what)
+  local d = differ(got, want)
+  if d then fail(stage, what .. ": " .. d) end
+end
+
+local function compare_outputs(stage, got, want)
+  if #got ~= #want then fail(stage, "got " .. #got .. " outputs, expected " .. #want) end
+  for i = 1, #want do expect(stage, got[i], want[i], "output " .. (i - 1)) end
+end
+
+-- Compares one call of a stateful program against eager call `ref`: outputs, the arguments
+-- afterwards (user-input mutations written back), buffers afterwards (state(name) -> tensor).
+local function compare_call(stage, outs, args, state, ref, p)
+  compare_outputs(stage, outs, ref.outs)
+  for i, x in ipairs(p.inputs) do expect(stage, args[i], ref.inputs[i], "input " .. x.name .. " afterwards") end
+  for _, b in ipairs(p.buffers) do expect(stage, state(b.name), ref.buffers[b.name], "buffer " .. b.name .. " afterwards") end
+end
+
+-- fxdb.run of a functional program: user outputs, and the mutation outputs against eager's final
+-- buffer / input values (an unmutated buffer or input must be unchanged in eager too).
+local function check_run(stage, ep, p, inputs, initial, ref)
+  local args = clone_list(inputs)
+  local r = fxdb.run(ep, args)
+  compare_outputs(stage, r.outputs, ref.outs)
+  for i, x in ipairs(p.inputs) do
+    expect(stage, args[i], inputs[i], "fxdb.run changed its argument " .. x.name)
+    expect(stage, r.mutations[x.name] or inputs[i], ref.inputs[i], "input " .. x.name .. " (USER_INPUT_MUTATION)")
+  end
+  for _, b in ipairs(p.buffers) do
+    expect(stage, r.mutations[b.name] or initial[b.name], ref.buffers[b.name], "buffer " .. b.name .. " (BUFFER_MUTATION)")
+  end
+end
+
+local function check_module(stage, mod, p, inputs, calls)
+  local ncalls = 2
+  if calls.shared_state then
+    ncalls = 1
+    F.notes["second unlifted call left out: two buffers share one tensor after the first eager call"] =
+      (F.notes["second unlifted call left out: two buffers share one tensor after the first eager call"] or 0) + 1
+  end
+  for c = 1, ncalls do
+    local args = clone_list(inputs)
+    local res = table.pack(mod(table.unpack(args)))
+    local outs = {}
+    for i = 1, res.n do outs[i] = res[i] end
+    compare_call(stage .. " call " .. c, outs, args, function(name) return mod[name] end, calls[c], p)
+  end
+end
+
+local NOT_YET = "not_implemented"
+
+-- Runs every check on program p. Returns "pass", "skip", reason, or "fail", stage, detail;
+-- "invalid" when the program itself does not run eagerly (only while shrinking).
+local function check(p)
+  local src = program_source(p)
+  local chunk, perr = load(src, "=fuzz program", "t")
+  if not chunk then return "invalid", perr end
+  local ok, Fuzz, inputs = pcall(chunk)
+  if not ok then return "invalid", tostring(Fuzz) end
+  local initial = buffers_of(Fuzz(), p)
+  local okr, calls = pcall(eager_reference, Fuzz, inputs, p)
+  if not okr then return "invalid", tostring(calls) end
+
+  local okc, e = pcall(function()
+    for _, strict in ipairs{true, false} do
+      local mode = strict and "strict" or "non-strict"
+      local m = Fuzz()
+      local args = clone_list(inputs)
+      local oke, ep = pcall(torch.export.export, m, args, {strict = strict})
+      if not oke then
+        if type(ep) == "table" and ep.kind == NOT_YET then
+          error({fuzz_skip = true, reason = tostring(ep.message or ep)}, 0)
+        end
+        fail(mode .. ": export", tostring(ep))
+      end
+      for i, x in ipairs(p.inputs) do expect(mode .. ": export", args[i], inputs[i], "example input " .. x.name .. " after export") end
+      for _, b in ipairs(p.buffers) do
+        expect(mode .. ": export", m[b.name], initial[b.name], "module buffer " .. b.name .. " after export")
+      end
+      local okx, ex = pcall(check_run, mode .. ": fxdb.run", ep, p, inputs, initial, calls[1])
+      if not okx then
+        if type(ex) == "table" and ex.fuzz_fail then error(ex, 0) end
+        fail(mode .. ": fxdb.run", tostring(ex))
+      end
+      okx, ex = pcall(check_module, mode .. ": unlifted", ep:module(), p, inputs, calls)
+      if not okx then
+        if type(ex) == "table" and ex.fuzz_fail then error(ex, 0) end
+        fail(mode .. ": unlifted", tostring(ex))
+      end
+      if fxdb.reinplace then
+        okx, ex = pcall(function()
+          local re = fxdb.reinplace(ep)
+          if re.module then re = re:module() end
+          check_module(mode .. ": reinplaced", re, p, inputs, calls)
+        end)
+        if not okx then
+          if type(ex) == "table" and ex.fuzz_fail then error(ex, 0) end
+          fail(mode .. ": reinplaced", tostring(ex))
+        end
+      end
+      if strict then
+        -- training IR (in-place ops kept) and its run_decompositions
+        okx, ex = pcall(function()
+          local tr = torch.export.export(Fuzz(), clone_list(inputs), {strict = strict, ir = "training"})
+          if calls[1].stale or calls[2].stale then
+            F.notes["training IR unlifted check left out: an output aliases a rebound buffer's old tensor"] =
+              (F.notes["training IR unlifted check left out: an output aliases a rebound buffer's old tensor"] or 0) + 1
+          else
+            check_module(mode .. ": training IR unlifted", tr:module(), p, inputs, calls)
+          end
+          local dec = tr:run_decompositions()
+          check_run(mode .. ": run_decompositions fxdb.run", dec, p, inputs, initial, calls[1])
+        end)
+        if not okx then
+          if type(ex) == "table" and ex.fuzz_fail then error(ex, 0) end
+          if type(ex) == "table" and ex.kind == NOT_YET then
+            error({fuzz_skip = true, reason = tostring(ex.message or ex)}, 0)
+          end
+          fail(mode .. ": training IR", tostring(ex))
+        end
+      end
+    end
+  end)
+  if okc then return "pass" end
+  if type(e) == "table" and e.fuzz_skip then return "skip", e.reason end
+  if type(e) == "table" and e.fuzz_fail then return "fail", e.stage, e.detail end
+  return "fail", "checker", tostring(e)
+end
+F.check = check
+
+-- ==== shrinking ========================================================================================
+
+local function copy_program(p)
+  local q = {seed = p.seed, buffers = p.buffers, inputs = p.inputs, stmts = {}, rets = {}}
+  for i, s in ipairs(p.stmts) do q.stmts[i] = s end
+  for i, r in ipairs(p.rets) do q.rets[i] = r end
+  return q
+end
+
+-- Drops statements (and returns) one at a time while the program still fails the same check.
+local function shrink(p, stage)
+  local function still_fails(q)
+    local st, sg = check(q)
+    return st == "fail" and sg == stage
+  end
+  local changed = true
+  while changed do
+    changed = false
+    for i = #p.stmts, 1, -1 do
+      local q = copy_program(p)
+      table.remove(q.stmts, i)
+      if still_fails(q) then p, changed = q, true end
+    end
+    for i = #p.rets, 1, -1 do
+      if #p.rets > 1 then
+        local q = copy_program(p)
+        table.remove(q.rets, i)
+        if still_fails(q) then p, changed = q, true end
+      end
+    end
+  end
+  return p
+end
+F.shrink = shrink
+
+-- ==== main ========================================================================================
+
+if SHOW then
+  io.write(program_source(generate(SHOW)))
+  local st, a, b = check(generate(SHOW))
+  print("-- " .. st .. (a and (": " .. a) or "") .. (b and (": " .. b) or ""))
+  return
+end
+
+local t0 = os.clock()
+local w0 = os.time()
+local passed, failed, skipped = 0, 0, 0
+local reasons = {}
+local stages = {}
+for seed = SEED, SEED + N - 1 do
+  local p = generate(seed)
+  local st, a, b = check(p)
+  if st == "pass" then
+    passed = passed + 1
+  elseif st == "skip" then
+    skipped = skipped + 1
+    reasons[a] = (reasons[a] or 0) + 1
+  elseif st == "invalid" then
+    -- the generator validated every statement: a program that does not run is a generator bug
+    failed = failed + 1
+    print("INVALID program, seed " .. seed .. ": " .. tostring(a))
+    io.write(program_source(p))
+  else
+    failed = failed + 1
+    stages[a] = (stages[a] or 0) + 1
+    print(string.format("FAIL seed %d: %s: %s", seed, a, b))
+    local small = shrink(p, a)
+    local _, sa, sb = check(small)
+    print(string.format("minimal program (%d of %d statements), still failing at %s: %s",
+      #small.stmts, #p.stmts, tostring(sa), tostring(sb)))
+    io.write(program_source(small))
+    print(string.format("(rerun: fxdb tests/fuzz/gen_programs.lua --show %d)", seed))
+    if not KEEP_GOING then break end
+  end
+  if VERBOSE then print("seed " .. seed .. ": " .. st .. (a and (" " .. a) or "")) end
+end
+
+local names = {}
+for r in pairs(reasons) do names[#names + 1] = r end
+table.sort(names)
+for _, r in ipairs(names) do print(string.format("skipped %d: %s", reasons[r], r)) end
+for note, n in pairs(F.notes) do print(string.format("note (%d programs): %s", n, note)) end
+names = {}
+for s in pairs(stages) do names[#names + 1] = s end
+table.sort(names)
+for _, s in ipairs(names) do print(string.format("failed %d at: %s", stages[s], s)) end
+print(string.format("fuzz: %d programs (seeds %d..%d), cpu %.1f s, wall %d s",
+  passed + failed + skipped, SEED, SEED + N - 1, os.clock() - t0, os.time() - w0))
+print(string.format("fuzz: %d passed, %d failed, %d skipped", passed, failed, skipped))
+io.stdout:flush()
+if failed > 0 then os.exit(1) end
