@@ -37,6 +37,13 @@ static bool same_meta(const fx_node *a, const fx_node *b) {
     return true;
 }
 
+/* A node whose value aliases its first argument: an ATen view op, or getitem of a list-returning
+ * view (split, chunk, unbind). */
+static bool aliases_arg0(const fx_node *u) {
+    return (u->aten && fx_op_is_view(u->aten)) ||
+           (!u->aten && u->op == FX_NODE_CALL_FUNCTION && !strcmp(u->target, "getitem"));
+}
+
 /* u = copy_(v, src) with src != v only overwrites v: it does not read v's old value. */
 static bool only_overwrites(const fx_node *u, const fx_node *v) {
     return u->aten && u->aten->id == FX_OP_COPY_ && u->args[0].tag == FX_IV_NODE &&
@@ -51,7 +58,7 @@ static bool no_later_reader(const fx_node *v, const fx_node *at, int depth) {
         if (u == at || only_overwrites(u, v)) continue;
         if (u->op == FX_NODE_OUTPUT) return false;
         if (u->tag > at->tag) return false;
-        if (u->aten && fx_op_is_view(u->aten) && !no_later_reader(u, at, depth + 1)) return false;
+        if (aliases_arg0(u) && !no_later_reader(u, at, depth + 1)) return false;
     }
     return true;
 }
@@ -70,7 +77,7 @@ static bool read_from(const fx_node *v, const fx_node *at, int depth) {
     for (int i = 0; i < v->nusers; i++) {
         const fx_node *u = v->users[i];
         if (u->op == FX_NODE_OUTPUT || u->tag >= at->tag) return true;
-        if (u->aten && fx_op_is_view(u->aten) && read_from(u, at, depth + 1)) return true;
+        if (aliases_arg0(u) && read_from(u, at, depth + 1)) return true;
     }
     return false;
 }
@@ -97,8 +104,7 @@ static bool reads_view_of(const fx_ivalue *v, const fx_node *a) {
     }
     if (v->tag != FX_IV_NODE || v->u.node == a) return false;
     const fx_node *n = v->u.node;
-    while (n && n->op == FX_NODE_CALL_FUNCTION && n->nargs > 0 && n->args[0].tag == FX_IV_NODE &&
-           ((n->aten && fx_op_is_view(n->aten)) || (!n->aten && !strcmp(n->target, "getitem")))) {
+    while (n && n->nargs > 0 && n->args[0].tag == FX_IV_NODE && aliases_arg0(n)) {
         n = n->args[0].u.node;
         if (n == a) return true;
     }
