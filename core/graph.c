@@ -370,9 +370,14 @@ fx_node *fx_graph_call(fx_graph *g, const fx_opdef *op, const fx_ivalue *args, c
         full[i] = args[i];
         if (full[i].tag == FX_IV_UNSET) full[i] = s->args[i].has_default ? s->args[i].def : fx_iv_none();
     }
-    char target[128];
+    char target[128], base[64];
     snprintf(target, sizeof target, "aten.%s", op->qualname);
-    fx_node *n = new_node(g, FX_NODE_CALL_FUNCTION, target, hint ? hint : s->name, full, s->nargs, err);
+    /* FX's _target_to_str drops the underscores of a magic name: __lshift__ -> lshift */
+    size_t bl = strlen(s->name);
+    snprintf(base, sizeof base, "%s", s->name);
+    if (bl > 4 && !strncmp(s->name, "__", 2) && !strcmp(s->name + bl - 2, "__"))
+        snprintf(base, sizeof base, "%.*s", (int)(bl - 4), s->name + 2);
+    fx_node *n = new_node(g, FX_NODE_CALL_FUNCTION, target, hint ? hint : base, full, s->nargs, err);
     if (n) n->aten = op;
     return n;
 }

@@ -29,7 +29,8 @@
 static const char *const k_hidden[] = {
     "add.Scalar",      "add_.Scalar",      "sub.Scalar",  "sub_.Scalar",
     "mul.Scalar",      "mul_.Scalar",      "div.Scalar",  "div_.Scalar",
-    "div.Scalar_mode", "div_.Scalar_mode", "rsub.Tensor", NULL,
+    "div.Scalar_mode", "div_.Scalar_mode", "rsub.Tensor", "floor_divide.Scalar",
+    "floor_divide_.Scalar", NULL,
 };
 
 static bool is_hidden(const fx_opdef *op) {
@@ -321,6 +322,17 @@ static void convert(lua_State *L, int idx, const fx_arg_schema *a, fx_ivalue *ou
         }
         return;
     }
+    case FX_TY_DEVICE: /* "cpu" / "meta" -> a device, printed device(type='cpu') */
+        if (lt == LUA_TSTRING && !strncmp(lua_tostring(L, idx), "meta", 4)) {
+            *out = fx_iv_device(FX_DEVICE_META);
+            return;
+        }
+        if (lt == LUA_TSTRING && !strncmp(lua_tostring(L, idx), "cpu", 3)) {
+            *out = fx_iv_device(FX_DEVICE_CPU);
+            return;
+        }
+        lx_to_ivalue(L, idx, out);
+        return;
     default: lx_to_ivalue(L, idx, out); return;
     }
 }

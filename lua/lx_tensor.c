@@ -476,6 +476,30 @@ static int t_unm(lua_State *L) {
     return lx_call_opname(L, "neg", 1, true);
 }
 
+/* Lua's bitwise operators as PyTorch's Python ones: `a & b`, `a | b`, `a ~ b` (Python's `^`)
+ * are bitwise_and / or / xor (a number on the left moves right, as __rand__ does); `~a` is
+ * bitwise_not; `a << b` / `a >> b` are __lshift__ / __rshift__, and with a number on the left
+ * bitwise_left_shift / bitwise_right_shift.Scalar_Tensor (__rlshift__ / __rrshift__).
+ * [-0, +1, e] */
+static int t_band(lua_State *L) { return binop(L, "bitwise_and", true); }
+static int t_bor(lua_State *L) { return binop(L, "bitwise_or", true); }
+static int t_bxor(lua_State *L) { return binop(L, "bitwise_xor", true); }
+static int t_bnot(lua_State *L) {
+    lua_settop(L, 1);
+    return lx_call_opname(L, "bitwise_not", 1, true);
+}
+static int shift(lua_State *L, const char *dunder, const char *rop) {
+    lua_settop(L, 2);
+    if (lx_to_tensor(L, 1)) return lx_call_opname(L, dunder, 1, true);
+    return lx_call_overload(L, lx_op(L, rop), 1);
+}
+static int t_shl(lua_State *L) {
+    return shift(L, "__lshift__", "bitwise_left_shift.Scalar_Tensor");
+}
+static int t_shr(lua_State *L) {
+    return shift(L, "__rshift__", "bitwise_right_shift.Scalar_Tensor");
+}
+
 /* #x = x.shape[0]; PyTorch: "len() of a 0-d tensor".  [-0, +1, e] */
 static int t_len(lua_State *L) {
     fx_tensor *t = lx_check_tensor(L, 1);
@@ -618,7 +642,10 @@ static const luaL_Reg tensor_meta[] = {
     {"__sub", t_sub},           {"__mul", t_mul},
     {"__div", t_div},           {"__mod", t_mod},
     {"__idiv", t_idiv},         {"__pow", t_pow},
-    {"__unm", t_unm},           {NULL, NULL},
+    {"__unm", t_unm},           {"__band", t_band},
+    {"__bor", t_bor},           {"__bxor", t_bxor},
+    {"__bnot", t_bnot},         {"__shl", t_shl},
+    {"__shr", t_shr},           {NULL, NULL},
 };
 
 /* Builds the Tensor and Size metatables and the tensor cache. The metatable's `__methods` field

@@ -295,8 +295,70 @@ static int l_has_op(lua_State *L) {
     return 1;
 }
 
-/* torch.<name>(...): upvalue 1 is the op name.  [-0, +r, e] */
+/* How torch.<name> fills the factory keywords PyTorch's Python binding passes explicitly. */
+enum { FACTORY_NONE, FACTORY_NEW, FACTORY_LIKE };
+
+/* The factory kind of an op name: an overload with a pin_memory argument is a factory; with a
+ * Tensor first argument it is a *_like function. */
+static int factory_kind(const char *name) {
+    const fx_opdef *ops[16];
+    int n = fx_op_overloads(name, ops, 16);
+    for (int i = 0; i < n; i++)
+        if (fx_schema_arg_index(&ops[i]->schema, "pin_memory") >= 0)
+            return ops[i]->schema.args[0].type == FX_TY_TENSOR ? FACTORY_LIKE : FACTORY_NEW;
+    return FACTORY_NONE;
+}
+
+/* A trailing keyword table: no metatable, no array part, a string first key. */
+static bool is_kw_table(lua_State *L, int idx) {
+    if (lua_type(L, idx) != LUA_TTABLE || lua_getmetatable(L, idx)) {
+        if (lua_type(L, idx) == LUA_TTABLE) lua_pop(L, 1);
+        return false;
+    }
+    if (lua_rawlen(L, idx) > 0) return false;
+    lua_pushnil(L);
+    if (!lua_next(L, idx)) return false;
+    bool str = lua_type(L, -2) == LUA_TSTRING;
+    lua_pop(L, 2);
+    return str;
+}
+
+/* PyTorch's Python binding calls factories with device and pin_memory given (torch.zeros(3)
+ * records zeros.default([3], device = device(type='cpu'), pin_memory = False)) and *_like
+ * functions with pin_memory = False: adds those keywords (the default device; the caller's
+ * own values win) in a fresh keyword table at the top of the stack.  [-0, +(0|1), e] */
+static void add_factory_keywords(lua_State *L, int kind) {
+    int top = lua_gettop(L);
+    lua_createtable(L, 0, 4); /* [.., kw] */
+    if (top >= 1 && is_kw_table(L, top)) {
+        lua_pushnil(L);
+        while (lua_next(L, top)) { /* [.., kw, k, v] */
+            lua_pushvalue(L, -2);
+            lua_insert(L, -2);
+            lua_rawset(L, -4); /* [.., kw, k] */
+        }
+        lua_replace(L, top); /* the copy replaces the caller's table */
+    }
+    if (kind == FACTORY_NEW && lua_getfield(L, -1, "device") == LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_pushstring(L, lx_default_device(L) == FX_DEVICE_META ? "meta" : "cpu");
+        lua_setfield(L, -2, "device");
+    } else if (kind == FACTORY_NEW) {
+        lua_pop(L, 1);
+    }
+    if (lua_getfield(L, -1, "pin_memory") == LUA_TNIL) {
+        lua_pop(L, 1);
+        lua_pushboolean(L, 0);
+        lua_setfield(L, -2, "pin_memory");
+    } else {
+        lua_pop(L, 1);
+    }
+}
+
+/* torch.<name>(...): upvalue 1 is the op name, upvalue 2 its factory kind.  [-0, +r, e] */
 static int l_op_function(lua_State *L) {
+    int kind = (int)lua_tointeger(L, lua_upvalueindex(2));
+    if (kind != FACTORY_NONE) add_factory_keywords(L, kind);
     return lx_call_opname(L, lua_tostring(L, lua_upvalueindex(1)), 1, false);
 }
 
@@ -487,7 +549,8 @@ void lx_open_torch(lua_State *L) {
         if (lua_getfield(L, -3, name) == LUA_TNIL) { /* [torch, ops, aten, f?] */
             lua_pop(L, 1);
             lua_pushstring(L, name);
-            lua_pushcclosure(L, l_op_function, 1);
+            lua_pushinteger(L, factory_kind(name));
+            lua_pushcclosure(L, l_op_function, 2);
             lua_setfield(L, -4, name);
         } else {
             lua_pop(L, 1);
