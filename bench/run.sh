@@ -32,3 +32,24 @@ bench() {
 }
 
 bench bench_viz libfxviz.a libfxdb.a
+
+# ---- issue 6: Llama decode (bench/bench_interp.c, bench/bench_llama.lua) -----------------------
+# bench_interp: µs per node on a graph of 1-element ops, memcpy bandwidth. bench_llama.lua: decode
+# tokens/s (eager vs exported) against the machine's limit at 1 and 2 threads, and export time and
+# peak RSS (llama2_7b on the meta device). LLAMA_TOKENS sets the decode length (default 64).
+bench bench_interp libfxdb.a
+make --no-print-directory -s BUILD="$BUILD" "$BUILD/fxdb"
+echo "== bench_llama decode (tokens/s; limit = memcpy GB/s / weight bytes; exported = ep:module() per position)"
+"$BUILD/fxdb" bench/bench_llama.lua header decode
+for cfg in stories15M stories110M; do
+    for th in 1 2; do
+        OMP_NUM_THREADS=$th OPENBLAS_NUM_THREADS=$th "$BUILD/fxdb" bench/bench_llama.lua decode "$cfg" "$th" \
+            "$BUILD/bench/bench_interp" "${LLAMA_TOKENS:-64}"
+    done
+done
+echo
+echo "== bench_llama export (one decode step; each row a fresh process)"
+"$BUILD/fxdb" bench/bench_llama.lua header export
+"$BUILD/fxdb" bench/bench_llama.lua export stories15M
+"$BUILD/fxdb" bench/bench_llama.lua export stories110M
+"$BUILD/fxdb" bench/bench_llama.lua export llama2_7b meta

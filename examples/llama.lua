@@ -462,6 +462,7 @@ local function main(argv)
   if rss then print(string.format("peak RSS %.1f MiB", rss / 2 ^ 20)) end
 end
 
-if arg and arg[0] and arg[0]:match("llama%.lua$") then main(arg) end
+-- run main only when this file is the script (fxdb examples/llama.lua), not when dofile'd
+if arg and arg[0] and debug.getinfo(1, "S").source == "@" .. arg[0] then main(arg) end
 
 return M
