@@ -290,9 +290,9 @@ void fx_graph_format_forward(fx_strbuf *sb, const fx_graph *g, int indent, bool 
 }
 
 /* Subgraphs of higher-order ops print after forward, as nested classes (print_readable's
- * submodule code), their outputs as the list the body returned. */
+ * submodule code). `nested` classes end without the blank line the outermost one gets. */
 static void format_code(fx_strbuf *sb, const fx_graph *g, int indent, const char *class_name,
-                        bool list_output) {
+                        bool list_output, bool nested) {
     char pad[64];
     int ind = indent < 56 ? indent : 56;
     memset(pad, ' ', (size_t)ind);
@@ -301,13 +301,16 @@ static void format_code(fx_strbuf *sb, const fx_graph *g, int indent, const char
     format_forward(sb, g, ind + 4, true, list_output);
     for (const fx_node *n = fx_graph_first(g); n; n = n->next) {
         if (n->op != FX_NODE_GET_ATTR || !n->subgraph) continue;
+        /* scan's combine function returns a list; cond and map bodies return a tuple */
+        bool as_list = false;
+        for (int u = 0; u < n->nusers; u++) as_list |= !strcmp(n->users[u]->target, "higher_order.scan");
         fx_strbuf_putc(sb, '\n');
-        format_code(sb, n->subgraph, ind + 4, n->target, true);
+        format_code(sb, n->subgraph, ind + 4, n->target, as_list, true);
     }
-    if (!list_output) fx_strbuf_putc(sb, '\n'); /* one blank line after the outermost class */
+    if (!nested) fx_strbuf_putc(sb, '\n');
 }
 
 void fx_graph_format_code(fx_strbuf *sb, const fx_graph *g, int indent, const char *class_name) {
-    format_code(sb, g, indent, class_name, false);
+    format_code(sb, g, indent, class_name, false, false);
 }
 

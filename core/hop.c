@@ -1,5 +1,5 @@
-/* core/hop.c — higher-order ops: output metadata and execution (scan).
- * Layer: core. The body runs on the interpreter; slices and stacking go through the eager
+/* core/hop.c — higher-order ops: output metadata and execution (scan, cond, map_impl).
+ * Layer: core. Bodies run on the interpreter; slices and stacking go through the eager
  * dispatcher (select + copy_), so every dtype and stride the kernels handle works here too. */
 #include "core/hop.h"
 
@@ -10,24 +10,38 @@
 
 static int list_len(const fx_ivalue *v) { return v && v->tag == FX_IV_LIST ? v->u.list.n : 0; }
 
-/* The scanned length: xs[k].size(dim), equal for every k. */
-static int scan_length(const fx_ivalue *xs, int64_t dim, int64_t *n, int *wdim, fx_err *err) {
+int fx_hop_body_slots(const char *target, int *pos) {
+    if (!strcmp(target, "higher_order.scan") || !strcmp(target, "higher_order.map_impl")) {
+        pos[0] = 0;
+        return 1;
+    }
+    if (!strcmp(target, "higher_order.cond")) {
+        pos[0] = 1;
+        pos[1] = 2;
+        return 2;
+    }
+    return -1;
+}
+
+/* The scanned / mapped length: xs[k].size(dim), equal for every k. */
+static int scan_length(const char *what, const fx_ivalue *xs, int64_t dim, int64_t *n, int *wdim,
+                       fx_err *err) {
     int nx = list_len(xs);
-    if (nx == 0) return fx_err_setf(err, FX_EARG, "scan: xs must contain at least one tensor");
+    if (nx == 0) return fx_err_setf(err, FX_EARG, "%s: xs must contain at least one tensor", what);
     for (int k = 0; k < nx; k++) {
         const fx_ivalue *x = &xs->u.list.items[k];
-        if (x->tag != FX_IV_TENSOR) return fx_err_setf(err, FX_EARG, "scan: xs[%d] is not a tensor", k);
+        if (x->tag != FX_IV_TENSOR) return fx_err_setf(err, FX_EARG, "%s: xs[%d] is not a tensor", what, k);
         int nd = fx_tensor_ndim(x->u.t), d;
-        if (nd == 0) return fx_err_setf(err, FX_ESHAPE, "scan: xs[%d] is 0-dimensional", k);
+        if (nd == 0) return fx_err_setf(err, FX_ESHAPE, "%s: xs[%d] is 0-dimensional", what, k);
         int rc = fx_wrap_dim(dim, nd, &d, err);
         if (rc) return rc;
         int64_t len = fx_tensor_size(x->u.t, d);
         if (k == 0) *n = len, *wdim = d;
         else if (len != *n)
             return fx_err_setf(err, FX_ESHAPE,
-                               "scan: all xs must have the same size in the scanned dimension, got "
+                               "%s: all xs must have the same size in the scanned dimension, got "
                                "%lld and %lld",
-                               (long long)*n, (long long)len);
+                               what, (long long)*n, (long long)len);
     }
     return FX_OK;
 }
@@ -40,50 +54,134 @@ static const fx_ivalue *body_outputs(const fx_graph *body, int *n) {
     return out->args[0].u.list.items;
 }
 
+static const fx_tensor *body_output_tensor(const fx_graph *body, int k) {
+    int n;
+    const fx_ivalue *o = body_outputs(body, &n);
+    return (k < n && o[k].tag == FX_IV_NODE) ? fx_node_tensor(o[k].u.node) : NULL;
+}
+
 /* sizes of `t` with `n` inserted at dim (dim in [0, ndim]). */
 static int stacked_empty(const fx_tensor *t, int64_t n, int dim, fx_device dev, fx_tensor **out,
                          fx_err *err) {
     int nd = fx_tensor_ndim(t);
-    if (nd + 1 > FX_MAX_DIMS) return fx_err_setf(err, FX_ESHAPE, "scan: stacked output has too many dims");
+    if (nd + 1 > FX_MAX_DIMS) return fx_err_setf(err, FX_ESHAPE, "stacked output has too many dims");
     int64_t sizes[FX_MAX_DIMS];
     for (int d = 0, k = 0; d <= nd; d++) sizes[d] = d == dim ? n : fx_tensor_size(t, k++);
     return fx_tensor_empty(nd + 1, sizes, fx_tensor_dtype(t), dev, out, err);
 }
 
-int fx_hop_scan_meta(const fx_graph *body, const fx_ivalue *init, const fx_ivalue *xs, int64_t dim,
-                     fx_ivalue *outs, int *nouts, int max_outs, fx_err *err) {
+static int meta_like(const fx_tensor *t, fx_ivalue *out, fx_err *err) {
+    fx_tensor *m;
+    int rc = fx_tensor_empty(fx_tensor_ndim(t), fx_tensor_sizes(t), fx_tensor_dtype(t), FX_DEVICE_META, &m, err);
+    if (!rc) *out = fx_iv_tensor_steal(m);
+    return rc;
+}
+
+static bool same_meta(const fx_tensor *a, const fx_tensor *b) {
+    if (fx_tensor_dtype(a) != fx_tensor_dtype(b) || fx_tensor_ndim(a) != fx_tensor_ndim(b)) return false;
+    for (int d = 0; d < fx_tensor_ndim(a); d++)
+        if (fx_tensor_size(a, d) != fx_tensor_size(b, d)) return false;
+    return true;
+}
+
+static void clear_outs(fx_ivalue *outs, int n) {
+    for (int j = 0; j < n; j++) fx_ivalue_clear(&outs[j]);
+}
+
+/* ---- metadata ------------------------------------------------------------------------------ */
+
+static int scan_meta(fx_graph *body, const fx_ivalue *ops, fx_ivalue *outs, int *nouts, fx_err *err) {
+    const fx_ivalue *init = &ops[0], *xs = &ops[1];
     int64_t n;
-    int wdim, nbody;
-    int rc = scan_length(xs, dim, &n, &wdim, err);
+    int wdim, nbody, rc = scan_length("scan", xs, ops[2].u.i, &n, &wdim, err);
     if (rc) return rc;
-    const fx_ivalue *bo = body_outputs(body, &nbody);
+    body_outputs(body, &nbody);
     int ninit = list_len(init);
-    if (nbody < ninit || nbody > max_outs)
+    if (nbody < ninit || nbody > FX_HOP_MAX_OUTS)
         return fx_err_setf(err, FX_ESHAPE,
                            "scan: combine_fn must return the %d carries followed by the outputs, "
                            "but it returned %d values",
                            ninit, nbody);
     for (int k = 0; k < nbody; k++) {
-        const fx_tensor *v = bo[k].tag == FX_IV_NODE ? fx_node_tensor(bo[k].u.node) : NULL;
-        if (!v) return fx_err_setf(err, FX_EARG, "scan: combine_fn output %d is not a tensor", k);
-        fx_tensor *t;
+        const fx_tensor *v = body_output_tensor(body, k);
+        if (!v) {
+            clear_outs(outs, k);
+            return fx_err_setf(err, FX_EARG, "scan: combine_fn output %d is not a tensor", k);
+        }
         if (k < ninit) {
-            const fx_tensor *c = init->u.list.items[k].u.t;
-            rc = fx_tensor_empty(fx_tensor_ndim(c), fx_tensor_sizes(c), fx_tensor_dtype(c), FX_DEVICE_META, &t, err);
+            rc = meta_like(init->u.list.items[k].u.t, &outs[k], err);
         } else {
-            /* the output's dim is taken relative to the stacked rank */
+            fx_tensor *t;
             int sd = wdim <= fx_tensor_ndim(v) ? wdim : fx_tensor_ndim(v);
             rc = stacked_empty(v, n, sd, FX_DEVICE_META, &t, err);
+            if (!rc) outs[k] = fx_iv_tensor_steal(t);
         }
         if (rc) {
-            for (int j = 0; j < k; j++) fx_ivalue_clear(&outs[j]);
+            clear_outs(outs, k);
             return rc;
         }
-        outs[k] = fx_iv_tensor_steal(t);
     }
     *nouts = nbody;
     return FX_OK;
 }
+
+static int cond_meta(fx_graph *tb, fx_graph *fb, fx_ivalue *outs, int *nouts, fx_err *err) {
+    int nt, nf;
+    body_outputs(tb, &nt);
+    body_outputs(fb, &nf);
+    if (nt != nf || nt > FX_HOP_MAX_OUTS)
+        return fx_err_setf(err, FX_ESHAPE,
+                           "cond: true_fn and false_fn must return the same number of outputs, got "
+                           "%d and %d",
+                           nt, nf);
+    for (int k = 0; k < nt; k++) {
+        const fx_tensor *a = body_output_tensor(tb, k), *b = body_output_tensor(fb, k);
+        int rc = (!a || !b) ? fx_err_setf(err, FX_EARG, "cond: output %d of a branch is not a tensor", k)
+                 : !same_meta(a, b)
+                     ? fx_err_setf(err, FX_ESHAPE,
+                                   "cond: Expected each tensor to have same metadata but got: output "
+                                   "%d is %s in true_fn and %s in false_fn (shapes or dtypes differ)",
+                                   k, fx_dtype_name(fx_tensor_dtype(a)), fx_dtype_name(fx_tensor_dtype(b)))
+                     : meta_like(a, &outs[k], err);
+        if (rc) {
+            clear_outs(outs, k);
+            return rc;
+        }
+    }
+    *nouts = nt;
+    return FX_OK;
+}
+
+static int map_meta(fx_graph *body, const fx_ivalue *ops, fx_ivalue *outs, int *nouts, fx_err *err) {
+    int64_t n;
+    int wdim, nb, rc = scan_length("map", &ops[0], 0, &n, &wdim, err);
+    if (rc) return rc;
+    body_outputs(body, &nb);
+    if (nb > FX_HOP_MAX_OUTS) return fx_err_setf(err, FX_ESHAPE, "map: too many outputs");
+    for (int k = 0; k < nb; k++) {
+        const fx_tensor *v = body_output_tensor(body, k);
+        fx_tensor *t = NULL;
+        rc = v ? stacked_empty(v, n, 0, FX_DEVICE_META, &t, err)
+               : fx_err_setf(err, FX_EARG, "map: body output %d is not a tensor", k);
+        if (rc) {
+            clear_outs(outs, k);
+            return rc;
+        }
+        outs[k] = fx_iv_tensor_steal(t);
+    }
+    *nouts = nb;
+    return FX_OK;
+}
+
+int fx_hop_meta(const char *target, fx_graph *const *bodies, const fx_ivalue *ops, int nops,
+                fx_ivalue *outs, int *nouts, fx_err *err) {
+    if (!strcmp(target, "higher_order.scan") && nops == 5) return scan_meta(bodies[0], ops, outs, nouts, err);
+    if (!strcmp(target, "higher_order.cond") && nops == 2) return cond_meta(bodies[0], bodies[1], outs, nouts, err);
+    if (!strcmp(target, "higher_order.map_impl") && nops == 2) return map_meta(bodies[0], ops, outs, nouts, err);
+    return fx_err_setf(err, FX_ENOTIMPL, "%s is not supported by fxdb yet", target);
+}
+
+/* ---- execution ----------------------------------------------------------------------------- */
 
 static int select_at(fx_ctx *ctx, fx_tensor *t, int dim, int64_t i, fx_ivalue *out, fx_err *err) {
     fx_ivalue a = fx_iv_tensor(t), d = fx_iv_int(dim), idx = fx_iv_int(i);
@@ -92,83 +190,116 @@ static int select_at(fx_ctx *ctx, fx_tensor *t, int dim, int64_t i, fx_ivalue *o
     return rc;
 }
 
-int fx_hop_scan_run(const fx_graph *body, const fx_ivalue *init, const fx_ivalue *xs, int64_t dim,
-                    bool reverse, const fx_ivalue *additional, fx_ivalue *out, fx_err *err) {
+/* Writes y into slot[dim = sd, index i], allocating slot (n along sd) on first use. */
+static int stack_into(fx_ctx *ctx, fx_ivalue *slot, const fx_tensor *y, int64_t n, int sd, int64_t i,
+                      fx_err *err) {
+    if (slot->tag != FX_IV_TENSOR) {
+        fx_tensor *st;
+        int rc = stacked_empty(y, n, sd, FX_DEVICE_CPU, &st, err);
+        if (rc) return rc;
+        fx_ivalue_clear(slot);
+        *slot = fx_iv_tensor_steal(st);
+    }
+    fx_ivalue view, r, yv = fx_iv_tensor((fx_tensor *)y);
+    int rc = select_at(ctx, slot->u.t, sd, i, &view, err);
+    if (!rc) rc = fx_call(ctx, FX_OP_COPY_, &r, err, 2, &view, &yv);
+    if (!rc) fx_ivalue_clear(&r);
+    fx_ivalue_clear(&view);
+    fx_ivalue_clear(&yv);
+    return rc;
+}
+
+/* scan and map_impl: a loop over slices; `carries` leading body outputs are fed back. */
+static int loop_eval(const char *what, fx_graph *body, const fx_ivalue *init, const fx_ivalue *xs,
+                     int64_t dim, bool reverse, const fx_ivalue *extra, fx_ivalue *out, fx_err *err) {
     int64_t n;
-    int wdim;
-    int rc = scan_length(xs, dim, &n, &wdim, err);
+    int wdim, nbody;
+    int rc = scan_length(what, xs, dim, &n, &wdim, err);
     if (rc) return rc;
-    int ninit = list_len(init), nx = list_len(xs), nadd = list_len(additional), nbody;
+    int ninit = list_len(init), nx = list_len(xs), nextra = list_len(extra);
     body_outputs(body, &nbody);
     if (nbody < ninit)
-        return fx_err_setf(err, FX_ESHAPE, "scan: combine_fn returned %d values for %d carries", nbody, ninit);
-    int ny = nbody - ninit, nin = ninit + nx + nadd;
+        return fx_err_setf(err, FX_ESHAPE, "%s: the body returned %d values for %d carries", what, nbody, ninit);
+    int ny = nbody - ninit, nin = ninit + nx + nextra;
     fx_ctx eager;
     fx_ctx_init(&eager, FX_MODE_EAGER);
     eager.no_grad = true;
-    fx_ivalue res, step_in, carries;
-    if ((rc = fx_iv_list(ninit + ny, &res, err))) return rc;
-    if ((rc = fx_iv_list(nin, &step_in, err))) goto done_res;
-    if ((rc = fx_iv_list(ninit, &carries, err))) goto done_in;
-    for (int k = 0; k < ninit && !rc; k++) rc = fx_ivalue_copy(&carries.u.list.items[k], &init->u.list.items[k], err);
+    fx_ivalue res, step_in;
+    if ((rc = fx_iv_list(nbody, &res, err))) return rc;
+    if ((rc = fx_iv_list(nin, &step_in, err))) {
+        fx_ivalue_clear(&res);
+        return rc;
+    }
+    for (int k = 0; k < ninit && !rc; k++) rc = fx_ivalue_copy(&step_in.u.list.items[k], &init->u.list.items[k], err);
+    for (int k = 0; k < nextra && !rc; k++)
+        rc = fx_ivalue_copy(&step_in.u.list.items[ninit + nx + k], &extra->u.list.items[k], err);
     for (int64_t t = 0; t < n && !rc; t++) {
         int64_t i = reverse ? n - 1 - t : t;
-        for (int k = 0; k < ninit && !rc; k++) {
-            fx_ivalue_clear(&step_in.u.list.items[k]);
-            rc = fx_ivalue_copy(&step_in.u.list.items[k], &carries.u.list.items[k], err);
-        }
         for (int k = 0; k < nx && !rc; k++) {
             fx_ivalue_clear(&step_in.u.list.items[ninit + k]);
             rc = select_at(&eager, xs->u.list.items[k].u.t, wdim, i, &step_in.u.list.items[ninit + k], err);
         }
-        for (int k = 0; k < nadd && !rc; k++) {
-            fx_ivalue_clear(&step_in.u.list.items[ninit + nx + k]);
-            rc = fx_ivalue_copy(&step_in.u.list.items[ninit + nx + k], &additional->u.list.items[k], err);
-        }
         fx_ivalue step_out = {0};
         if (!rc) rc = fx_graph_run(body, step_in.u.list.items, nin, NULL, &step_out, err);
-        for (int k = 0; k < ninit && !rc; k++) {
-            fx_ivalue_clear(&carries.u.list.items[k]);
-            rc = fx_ivalue_copy(&carries.u.list.items[k], &step_out.u.list.items[k], err);
+        for (int k = 0; k < ninit && !rc; k++) { /* next carry */
+            fx_ivalue_clear(&step_in.u.list.items[k]);
+            rc = fx_ivalue_copy(&step_in.u.list.items[k], &step_out.u.list.items[k], err);
         }
         for (int k = 0; k < ny && !rc; k++) {
             const fx_ivalue *y = &step_out.u.list.items[ninit + k];
             if (y->tag != FX_IV_TENSOR) {
-                rc = fx_err_setf(err, FX_EARG, "scan: combine_fn output %d is not a tensor", ninit + k);
+                rc = fx_err_setf(err, FX_EARG, "%s: body output %d is not a tensor", what, ninit + k);
                 break;
             }
-            fx_ivalue *slot = &res.u.list.items[ninit + k];
             int sd = wdim <= fx_tensor_ndim(y->u.t) ? wdim : fx_tensor_ndim(y->u.t);
-            if (t == 0) {
-                fx_tensor *st;
-                rc = stacked_empty(y->u.t, n, sd, FX_DEVICE_CPU, &st, err);
-                if (rc) break;
-                *slot = fx_iv_tensor_steal(st);
-            }
-            fx_ivalue view, r;
-            rc = select_at(&eager, slot->u.t, sd, i, &view, err);
-            if (!rc) rc = fx_call(&eager, FX_OP_COPY_, &r, err, 2, &view, y);
-            if (!rc) fx_ivalue_clear(&r);
-            fx_ivalue_clear(&view);
+            rc = stack_into(&eager, &res.u.list.items[ninit + k], y->u.t, n, sd, i, err);
         }
         fx_ivalue_clear(&step_out);
     }
-    for (int k = 0; k < ninit && !rc; k++) rc = fx_ivalue_copy(&res.u.list.items[k], &carries.u.list.items[k], err);
-    fx_ivalue_clear(&carries);
-done_in:
+    for (int k = 0; k < ninit && !rc; k++) rc = fx_ivalue_copy(&res.u.list.items[k], &step_in.u.list.items[k], err);
     fx_ivalue_clear(&step_in);
-done_res:
     if (rc) fx_ivalue_clear(&res);
     else *out = res;
     return rc;
 }
 
+static int cond_eval(fx_graph *tb, fx_graph *fb, const fx_ivalue *ops, fx_ivalue *out, fx_err *err) {
+    const fx_ivalue *pred = &ops[0];
+    bool take;
+    if (pred->tag == FX_IV_BOOL) take = pred->u.b;
+    else if (pred->tag == FX_IV_TENSOR && fx_tensor_numel(pred->u.t) == 1 && !fx_tensor_is_meta(pred->u.t))
+        take = fx_tensor_flat_f64(pred->u.t, 0) != 0;
+    else
+        return fx_err_setf(err, FX_EARG,
+                           "cond: the predicate must be a boolean or a tensor with one element");
+    const fx_ivalue *o = &ops[1];
+    return fx_graph_run(take ? tb : fb, o->u.list.items, list_len(o), NULL, out, err);
+}
+
+int fx_hop_eval(const char *target, fx_graph *const *bodies, const fx_ivalue *ops, int nops,
+                fx_ivalue *out, fx_err *err) {
+    if (!strcmp(target, "higher_order.scan") && nops == 5)
+        return loop_eval("scan", bodies[0], &ops[0], &ops[1], ops[2].u.i, ops[3].u.b, &ops[4], out, err);
+    if (!strcmp(target, "higher_order.cond") && nops == 2) return cond_eval(bodies[0], bodies[1], ops, out, err);
+    if (!strcmp(target, "higher_order.map_impl") && nops == 2)
+        return loop_eval("map", bodies[0], NULL, &ops[0], 0, false, &ops[1], out, err);
+    return fx_err_setf(err, FX_ENOTIMPL, "%s is not supported by fxdb yet", target);
+}
+
 int fx_hop_run(const fx_node *n, const fx_ivalue *args, fx_ivalue *out, fx_err *err) {
-    if (!strcmp(n->target, "higher_order.scan")) {
-        const fx_node *g = n->nargs > 0 && n->args[0].tag == FX_IV_NODE ? n->args[0].u.node : NULL;
-        if (!g || !g->subgraph || n->nargs != 6)
-            return fx_err_setf(err, FX_EARG, "malformed higher_order.scan node %s", n->name);
-        return fx_hop_scan_run(g->subgraph, &args[1], &args[2], args[3].u.i, args[4].u.b, &args[5], out, err);
+    int pos[4], nb = fx_hop_body_slots(n->target, pos);
+    if (nb < 0) return fx_err_setf(err, FX_ENOTIMPL, "the interpreter cannot run %s yet", n->target);
+    fx_graph *bodies[4];
+    fx_ivalue ops[16];
+    int nops = 0;
+    for (int i = 0, b = 0; i < n->nargs && nops < 16; i++) {
+        if (b < nb && pos[b] == i) {
+            const fx_node *g = n->args[i].tag == FX_IV_NODE ? n->args[i].u.node : NULL;
+            if (!g || !g->subgraph) return fx_err_setf(err, FX_EARG, "malformed %s node %s", n->target, n->name);
+            bodies[b++] = g->subgraph;
+        } else {
+            ops[nops++] = args[i];
+        }
     }
-    return fx_err_setf(err, FX_ENOTIMPL, "the interpreter cannot run %s yet", n->target);
+    return fx_hop_eval(n->target, bodies, ops, nops, out, err);
 }

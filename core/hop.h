@@ -1,35 +1,44 @@
-/* core/hop.h — higher-order ops: calls whose argument is a subgraph (torch.ops.higher_order.*).
- * Layer: core. A higher-order op appears in a graph as a get_attr node holding the body subgraph
- * (fx_node.subgraph, named like PyTorch names it: scan_combine_graph_0) and a call_function node
- * with target "higher_order.<name>" whose first argument references that get_attr node, followed
- * by getitem nodes for its outputs. Supported: scan (torch/_higher_order_ops/scan.py):
+/* core/hop.h — higher-order ops: calls whose arguments include subgraphs (torch.ops.higher_order).
+ * Layer: core. A higher-order op appears in a graph as get_attr nodes holding the body subgraphs
+ * (fx_node.subgraph, named as PyTorch names them: scan_combine_graph_0, true_graph_0,
+ * body_graph_0) and a call_function node with target "higher_order.<name>" whose arguments
+ * reference those get_attr nodes, followed by getitem nodes for its outputs. Arguments below are
+ * written without the bodies ("operands"); the node's full argument lists are:
  *
  *   scan(combine_graph, init: Tensor[], xs: Tensor[], dim: int, reverse: bool,
- *        additional_inputs: Tensor[]) -> (carry..., ys...)
- *
- * combine_graph(carry..., x_t..., additional...) returns (next_carry..., y_t...); x_t is
- * xs[k].select(dim, t) for t = 0..n-1 (n-1..0 when reverse); the result is the final carry
- * followed by every y stacked along `dim` (in step order, reversed back when reverse). */
+ *        additional_inputs: Tensor[]) -> (carry..., ys...)           torch/_higher_order_ops/scan.py
+ *     combine_graph(carry..., x_t..., additional...) -> (next_carry..., y_t...), x_t =
+ *     xs[k].select(dim, t), t = 0..n-1 (n-1..0 when reverse); ys stacked along dim in xs order.
+ *   cond(pred: Tensor, true_graph, false_graph, operands: Tensor[]) -> outputs
+ *     pred is a one-element bool/number tensor; runs one branch on the operands
+ *     (torch/_higher_order_ops/cond.py).
+ *   map_impl(body_graph, xs: Tensor[], args: Tensor[]) -> ys
+ *     body_graph(x_t..., args...) per t over xs' dim 0; every output stacked along dim 0
+ *     (torch/_higher_order_ops/map.py). */
 #ifndef FX_HOP_H
 #define FX_HOP_H
 
 #include "core/graph.h"
 
-/* Output metadata of scan, computed without running it: carries take init's sizes and dtype, ys
- * the body's output sizes with n inserted at dim. `body` outputs must number len(init) + ny.
- * outs[] receives len(init) + ny new meta tensors (new references). */
-int fx_hop_scan_meta(const fx_graph *body, const fx_ivalue *init, const fx_ivalue *xs, int64_t dim,
-                     fx_ivalue *outs, int *nouts, int max_outs, fx_err *err);
+#define FX_HOP_MAX_OUTS 16
 
-/* Runs higher-order node n (its target names the op) on resolved arguments `args` (n->nargs
- * values; args[0] is ignored: the body is n->args[0]'s get_attr subgraph). Result: a list ivalue
- * in *out (new references). Errors: FX_ENOTIMPL for an unknown higher-order op, FX_ESHAPE when
- * xs disagree on the scanned size or the body's outputs do not match the carries. */
+/* Which argument slots of `target` hold bodies: writes their indices into pos[] (ascending) and
+ * returns how many; -1 for an unknown higher-order op. */
+int fx_hop_body_slots(const char *target, int *pos);
+
+/* Output metadata of a higher-order op without running it. bodies: the op's body graphs in slot
+ * order; ops: its operands (the full argument list minus the bodies), nops of them. outs[]
+ * receives *nouts new meta tensors. Errors: FX_ENOTIMPL for an unknown op, FX_ESHAPE / FX_ETYPE
+ * when the bodies disagree (cond's branches must return the same metadata, as PyTorch checks). */
+int fx_hop_meta(const char *target, fx_graph *const *bodies, const fx_ivalue *ops, int nops,
+                fx_ivalue *outs, int *nouts, fx_err *err);
+
+/* Runs a higher-order op on real operands; the result is a list ivalue (new references). */
+int fx_hop_eval(const char *target, fx_graph *const *bodies, const fx_ivalue *ops, int nops,
+                fx_ivalue *out, fx_err *err);
+
+/* Runs higher-order node n of a graph on its resolved arguments args[0..n->nargs) (body slots
+ * are ignored: the bodies come from the get_attr nodes they reference). */
 int fx_hop_run(const fx_node *n, const fx_ivalue *args, fx_ivalue *out, fx_err *err);
-
-/* The same for a body graph given directly (eager torch.ops.higher_order.scan on real tensors
- * traced by fxdb). */
-int fx_hop_scan_run(const fx_graph *body, const fx_ivalue *init, const fx_ivalue *xs, int64_t dim,
-                    bool reverse, const fx_ivalue *additional, fx_ivalue *out, fx_err *err);
 
 #endif

@@ -475,9 +475,11 @@ static int run_generic(fx_interp *it, fx_node *n, fx_ivalue *res, fx_err *err) {
             fx_ivalue args[16] = {0};
             if (n->nargs > 16) return fx_err_setf(err, FX_EARG, "%s: too many arguments", n->name);
             int made = 0, rc = FX_OK;
-            for (made = 1; made < n->nargs && !rc; made++) rc = resolve(it, &n->args[made], &args[made], err);
+            /* body slots resolve to None (get_attr of a subgraph); fx_hop_run reads the bodies
+             * from the nodes themselves */
+            for (made = 0; made < n->nargs && !rc; made++) rc = resolve(it, &n->args[made], &args[made], err);
             if (!rc) rc = fx_hop_run(n, args, res, err);
-            for (int i = 1; i < made; i++) fx_ivalue_clear(&args[i]);
+            for (int i = 0; i < made; i++) fx_ivalue_clear(&args[i]);
             return rc;
         }
         return fx_err_setf(err, FX_ENOTIMPL, "the interpreter cannot run %s yet", n->target);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/fx_alloc.h"
+#include "core/hop.h"
 #include "core/tensor_impl.h"
 
 #define MAX_FRAMES 16
@@ -22,6 +23,10 @@ struct fx_tracer {
     fx_input_info *infos;     /* (ninfos,) in placeholder creation order */
     int ninfos, cap;
     int nconst;               /* lifted_tensor_N counter */
+    fx_tracer *parent;        /* for bodies of higher-order ops: where captured tensors live */
+    fx_tensor **captured;     /* (ncaptured,) parent tensors lifted into placeholders; one ref */
+    fx_node **captured_node;  /* (ncaptured,) their placeholders */
+    int ncaptured, captured_cap;
 };
 
 static uint32_t g_trace_ids;
@@ -57,6 +62,9 @@ void fx_input_infos_free(fx_input_info *infos, int n) {
 
 void fx_tracer_free(fx_tracer *tr) {
     if (!tr) return;
+    for (int i = 0; i < tr->ncaptured; i++) fx_tensor_release(tr->captured[i]);
+    fx_free(tr->captured);
+    fx_free(tr->captured_node);
     fx_graph_free(tr->g);
     fx_input_infos_free(tr->infos, tr->ninfos);
     fx_free(tr);
@@ -178,10 +186,70 @@ int fx_tracer_constant(fx_tracer *tr, fx_tensor *value, fx_tensor **out, fx_err 
     return rc;
 }
 
+void fx_tracer_set_parent(fx_tracer *tr, fx_tracer *parent) { tr->parent = parent; }
+
+int fx_tracer_captures(fx_tracer *tr, fx_tensor *const **out) {
+    *out = tr->captured;
+    return tr->ncaptured;
+}
+
+/* The placeholder standing for parent tensor t in body tracer tr, made on first use. */
+static fx_node *capture(fx_tracer *tr, fx_tensor *t, const fx_node *pnode, fx_err *err) {
+    for (int i = 0; i < tr->ncaptured; i++)
+        if (tr->captured[i] == t) return tr->captured_node[i];
+    if (tr->ncaptured == tr->captured_cap) {
+        int cap = tr->captured_cap ? tr->captured_cap * 2 : 8;
+        fx_tensor **nt = fx_realloc(tr->captured, sizeof *nt * (size_t)cap);
+        if (nt) tr->captured = nt;
+        fx_node **nn = fx_realloc(tr->captured_node, sizeof *nn * (size_t)cap);
+        if (nn) tr->captured_node = nn;
+        if (!nt || !nn) {
+            fx_err_setf(err, FX_ENOMEM, "out of memory");
+            return NULL;
+        }
+        tr->captured_cap = cap;
+    }
+    fx_tensor *ph_t;
+    if (fx_tracer_input(tr, FX_INPUT_USER_INPUT, pnode->name, NULL, false, t, &ph_t, err)) return NULL;
+    fx_node *ph = fx_tensor_trace_node(ph_t, tr->id);
+    fx_tensor_release(ph_t); /* the placeholder's val keeps it */
+    tr->captured[tr->ncaptured] = fx_tensor_retain(t);
+    tr->captured_node[tr->ncaptured++] = ph;
+    return ph;
+}
+
+int fx_tracer_align_captures(fx_tracer *tr, fx_tensor *const *want, int n, fx_err *err) {
+    for (int i = 0; i < n; i++) {
+        const fx_node *pn = tr->parent ? fx_tensor_trace_node(want[i], tr->parent->id) : NULL;
+        if (!pn) return fx_err_setf(err, FX_EARG, "align_captures: not a tensor of the parent trace");
+        if (!capture(tr, want[i], pn, err)) return err->code;
+    }
+    /* move them, in `want` order, to the end of the placeholder block */
+    for (int i = 0; i < n; i++) {
+        fx_node *ph = NULL;
+        for (int k = 0; k < tr->ncaptured; k++)
+            if (tr->captured[k] == want[i]) ph = tr->captured_node[k];
+        fx_node *first_op = fx_graph_first(tr->g);
+        while (first_op && first_op->op == FX_NODE_PLACEHOLDER) first_op = first_op->next;
+        fx_graph_move_before(tr->g, ph, first_op);
+        /* keep captured[] in the same order */
+        for (int k = 0; k < tr->ncaptured; k++)
+            if (tr->captured[k] == want[i] && k != i) {
+                fx_tensor *t = tr->captured[k];
+                fx_node *nd = tr->captured_node[k];
+                tr->captured[k] = tr->captured[i], tr->captured_node[k] = tr->captured_node[i];
+                tr->captured[i] = t, tr->captured_node[i] = nd;
+            }
+    }
+    return FX_OK;
+}
+
 /* Tensor -> node reference (lifting unseen tensors); lists recursively; the rest copied. */
 static int to_node_arg(fx_tracer *tr, const fx_ivalue *v, fx_ivalue *out, fx_err *err) {
     if (v->tag == FX_IV_TENSOR) {
         fx_node *n = fx_tensor_trace_node(v->u.t, tr->id);
+        const fx_node *pn = (!n && tr->parent) ? fx_tensor_trace_node(v->u.t, tr->parent->id) : NULL;
+        if (!n && pn && !(n = capture(tr, v->u.t, pn, err))) return err->code;
         if (!n && !(n = lift_constant(tr, v->u.t, NULL, err))) return err->code;
         *out = fx_iv_node(n);
         return FX_OK;
@@ -277,28 +345,38 @@ int fx_tracer_assign_buffer(fx_tracer *tr, const char *target, fx_tensor *buffer
     return rc;
 }
 
-int fx_tracer_hop(fx_tracer *tr, const char *target, const char *attr_base, fx_graph *body,
-                  const fx_ivalue *args, int nargs, const fx_ivalue *outs, int nouts, fx_err *err) {
-    char name[96];
-    for (int k = 0;; k++) {
-        snprintf(name, sizeof name, "%s_%d", attr_base, k);
-        if (!fx_graph_find(tr->g, name)) break;
+int fx_tracer_hop(fx_tracer *tr, const char *target, fx_graph **bodies, const char *const *bases,
+                  int nbodies, const fx_ivalue *ops, int nops, const fx_ivalue *outs, int nouts,
+                  fx_err *err) {
+    int pos[4], nslots = fx_hop_body_slots(target, pos), rc = FX_OK;
+    fx_node *attrs[4] = {0};
+    if (nslots != nbodies || nops + nbodies > 16)
+        rc = fx_err_setf(err, FX_EARG, "%s: expected %d bodies", target, nslots);
+    for (int b = 0; b < nbodies && !rc; b++) {
+        char name[96];
+        for (int k = 0;; k++) {
+            snprintf(name, sizeof name, "%s_%d", bases[b], k);
+            if (!fx_graph_find(tr->g, name)) break;
+        }
+        if (!(attrs[b] = fx_graph_get_attr(tr->g, name, err))) {
+            rc = err->code;
+            break;
+        }
+        fx_node_set_subgraph(attrs[b], bodies[b]);
+        bodies[b] = NULL;
+        rc = set_location(tr, attrs[b], err);
     }
-    fx_node *ga = fx_graph_get_attr(tr->g, name, err);
-    if (!ga) {
-        fx_graph_free(body);
-        return err->code;
+    for (int b = 0; b < nbodies; b++) fx_graph_free(bodies[b]); /* those not handed over */
+    if (rc) return rc;
+    fx_ivalue a[16] = {0}; /* unfilled entries stay FX_IV_UNSET: clearing them is a no-op */
+    int total = nops + nbodies;
+    for (int i = 0, b = 0, k = 0; i < total && !rc; i++) {
+        if (b < nbodies && pos[b] == i) a[i] = fx_iv_node(attrs[b++]);
+        else rc = to_node_arg(tr, &ops[k++], &a[i], err);
     }
-    fx_node_set_subgraph(ga, body);
-    int rc = set_location(tr, ga, err);
-    fx_ivalue a[16] = {0};
-    if (nargs + 1 > 16) return fx_err_setf(err, FX_EARG, "%s: too many arguments", target);
-    a[0] = fx_iv_node(ga);
-    int made = 0;
-    for (; made < nargs && !rc; made++) rc = to_node_arg(tr, &args[made], &a[made + 1], err);
     fx_node *n = NULL;
-    if (!rc && !(n = fx_graph_call_target(tr->g, target, a, nargs + 1, NULL, err))) rc = err->code;
-    for (int i = 0; i < made; i++) fx_ivalue_clear(&a[i + 1]);
+    if (!rc && !(n = fx_graph_call_target(tr->g, target, a, total, NULL, err))) rc = err->code;
+    for (int i = 0; i < total; i++) fx_ivalue_clear(&a[i]);
     if (rc) return rc;
     fx_ivalue all;
     if ((rc = fx_iv_list(nouts, &all, err))) return rc;

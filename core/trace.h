@@ -64,12 +64,25 @@ int fx_tracer_constant(fx_tracer *tr, fx_tensor *value, fx_tensor **out, fx_err 
  * after the call). `buffer_tensor` is the buffer's tracing tensor. */
 int fx_tracer_assign_buffer(fx_tracer *tr, const char *target, fx_tensor *buffer_tensor,
                             fx_tensor *value, fx_err *err);
-/* Records a higher-order op (core/hop.h): a get_attr node "<attr_base>_<k>" holding `body`
- * (ownership taken, whatever happens), a call_function node `target` ("higher_order.scan") over
- * [that get_attr, args...] (tensors in args become node references; lists recursively), and one
- * getitem per output; outs[] (nouts tracing tensors) are tagged with their getitem nodes. */
-int fx_tracer_hop(fx_tracer *tr, const char *target, const char *attr_base, fx_graph *body,
-                  const fx_ivalue *args, int nargs, const fx_ivalue *outs, int nouts, fx_err *err);
+/* Records a higher-order op (core/hop.h): one get_attr node "<bases[i]>_<k>" per body (ownership
+ * of every body taken, whatever happens), a call_function node `target` whose arguments are the
+ * operands `ops` with the get_attr nodes in the op's body slots (fx_hop_body_slots; tensors in
+ * ops become node references, lists recursively), and one getitem per output; outs[] (nouts
+ * tracing tensors) are tagged with their getitem nodes. */
+int fx_tracer_hop(fx_tracer *tr, const char *target, fx_graph **bodies, const char *const *bases,
+                  int nbodies, const fx_ivalue *ops, int nops, const fx_ivalue *outs, int nouts,
+                  fx_err *err);
+/* Makes tr the body tracer of a higher-order op called inside `parent`'s trace: a tensor tr has
+ * not seen but `parent` has (a closure over a traced value) becomes a new placeholder of tr,
+ * named after the parent's node, instead of a lifted constant — Dynamo's lifting of free
+ * variables into operands. */
+void fx_tracer_set_parent(fx_tracer *tr, fx_tracer *parent);
+/* The parent tensors captured so far, in placeholder order (borrowed; valid until the next
+ * fx_tracer_* call on tr). Returns their count. */
+int fx_tracer_captures(fx_tracer *tr, fx_tensor *const **out);
+/* Makes tr's captured placeholders exactly `want` (n parent tensors), in that order, after the
+ * other placeholders: missing ones are added (unused), all are moved into place. */
+int fx_tracer_align_captures(fx_tracer *tr, fx_tensor *const *want, int n, fx_err *err);
 /* The node a tracing tensor currently stands for, or NULL if unseen. */
 fx_node *fx_tracer_node_of(fx_tracer *tr, const fx_tensor *t);
 /* Ends the trace: appends the output node over `outs` (tensors, numbers, lists; a tensor unseen

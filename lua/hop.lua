@@ -1,8 +1,9 @@
--- lua/hop.lua — higher-order ops: torch.ops.higher_order.scan (and torch._higher_order_ops.scan).
--- Layer: lua (embedded). The combine function is traced once into a body graph (placeholders
--- arg0_1, arg1_1, ... as PyTorch's make_fx names them); inside an export the call is recorded as
--- get_attr scan_combine_graph_N + higher_order.scan + getitem nodes (core/hop.h); outside one
--- the body graph runs eagerly on the interpreter.
+-- lua/hop.lua — higher-order ops: torch.ops.higher_order.scan, torch.cond, torch.ops.higher_order
+-- .map_impl / torch._higher_order_ops.map. Layer: lua (embedded).
+-- Inside an export each body function is traced once into a graph (core/hop.h) and the call is
+-- recorded as get_attr <body>_N + higher_order.<op> + getitem nodes; tensors a body uses without
+-- receiving them (closures over traced values) are lifted into extra operands, as Dynamo lifts
+-- free variables. Outside an export the functions simply run, eagerly.
 local E = torch._export
 
 local function flatten(v, out)
@@ -14,10 +15,39 @@ local function flatten(v, out)
   return out
 end
 
--- scan(combine_fn, init, xs, {dim = 0, reverse = false, additional_inputs = {}}) or, as PyTorch's
--- positional HOP call, scan(combine_fn, init, xs, dim, reverse, additional_inputs).
--- combine_fn(carry..., x_t..., additional...) returns (next_carry..., y_t...) (a list or values);
--- the result is the final carry followed by the ys stacked along dim.
+local function concat(a, b)
+  local out = {}
+  for _, x in ipairs(a) do out[#out + 1] = x end
+  for _, x in ipairs(b) do out[#out + 1] = x end
+  return out
+end
+
+-- Traces fn(inputs...) as a body of the op being recorded into `parent`. examples: the tensors
+-- the placeholders stand for; names: their placeholder names. Returns the finished body tracer.
+local function trace_body(parent, fn, examples, names)
+  local body = E.tracer{}
+  body:set_parent(parent)
+  local inputs = {}
+  for i, ex in ipairs(examples) do inputs[i] = body:input("USER_INPUT", names[i], nil, false, ex) end
+  local thread = coroutine.running()
+  body:bind(thread, false)
+  local res = table.pack(pcall(fn, table.unpack(inputs)))
+  body:unbind(thread)
+  parent:bind(thread, E.active_strict)
+  if not res[1] then error(res[2], 0) end
+  body:finish(flatten(table.pack(table.unpack(res, 2, res.n)), {}))
+  return body
+end
+
+local function node_name(parent, t, fallback)
+  return (torch.is_tensor(t) and parent:node_of(t)) or fallback
+end
+
+-- ---- scan -------------------------------------------------------------------------------------
+
+-- scan(combine_fn, init, xs, dim, reverse, additional_inputs) or scan(fn, init, xs, {dim =,
+-- reverse =, additional_inputs =}). combine_fn(carry..., x_t..., additional...) returns
+-- (next_carry..., y_t...); the result is the final carry followed by the ys stacked along dim.
 local function scan(combine_fn, init, xs, dim, reverse, additional)
   if type(dim) == "table" then
     local o = dim
@@ -27,28 +57,112 @@ local function scan(combine_fn, init, xs, dim, reverse, additional)
   if type(combine_fn) ~= "function" then
     error("bad argument #1 to 'scan' (function expected, got " .. type(combine_fn) .. ")", 2)
   end
-  init, xs = flatten(init, {}), flatten(xs, {})
+  init, xs, additional = flatten(init, {}), flatten(xs, {}), flatten(additional, {})
   local parent = E.active_tracer
-  local body = E.tracer{}
-  local inputs, k = {}, 0
-  local function add(example)
-    inputs[#inputs + 1] = body:input("USER_INPUT", "arg" .. k .. "_1", nil, false, example)
-    k = k + 1
+  if not parent then -- eager: run the Lua function step by step
+    local n = xs[1]:size(dim)
+    local carry, ys = init, {}
+    for t = 0, n - 1 do
+      local i = reverse and (n - 1 - t) or t
+      local args = {table.unpack(carry)}
+      for _, x in ipairs(xs) do args[#args + 1] = x:select(dim, i) end
+      for _, a in ipairs(additional) do args[#args + 1] = a end
+      local out = flatten(table.pack(combine_fn(table.unpack(args))), {})
+      carry = {table.unpack(out, 1, #init)}
+      for k = #init + 1, #out do
+        ys[k - #init] = ys[k - #init] or {}
+        ys[k - #init][i + 1] = out[k]
+      end
+    end
+    local res = {table.unpack(carry)}
+    for _, y in ipairs(ys) do res[#res + 1] = torch.stack(y, dim) end
+    return table.unpack(res)
   end
-  for _, c in ipairs(init) do add(c) end
-  for _, x in ipairs(xs) do add(E.slice_meta(x, dim)) end
-  for _, a in ipairs(additional) do add(a) end
-  local thread = coroutine.running()
-  local strict = E.active_strict
-  body:bind(thread, false)
-  local res = table.pack(pcall(combine_fn, table.unpack(inputs)))
-  if parent then parent:bind(thread, strict) else body:unbind(thread) end
-  if not res[1] then error(res[2], 0) end
-  body:finish(flatten(table.pack(table.unpack(res, 2, res.n)), {}))
-  return table.unpack(E.scan_record(parent, body, init, xs, dim, reverse, additional))
+  local examples, names = {}, {}
+  for _, c in ipairs(init) do examples[#examples + 1] = c end
+  for _, x in ipairs(xs) do examples[#examples + 1] = E.slice_meta(x, dim) end
+  for _, a in ipairs(additional) do examples[#examples + 1] = a end
+  for i = 1, #examples do names[i] = "arg" .. (i - 1) .. "_1" end
+  local body = trace_body(parent, combine_fn, examples, names)
+  additional = concat(additional, body:captures())
+  return table.unpack(E.hop_record(parent, "higher_order.scan", {body}, {"scan_combine_graph"},
+    {init, xs, dim, reverse, additional}))
+end
+
+-- ---- cond -------------------------------------------------------------------------------------
+
+-- torch.cond(pred, true_fn, false_fn, operands): a Lua boolean picks the branch now (PyTorch folds
+-- a static predicate too); a tensor predicate records both branches.
+local function cond(pred, true_fn, false_fn, operands)
+  operands = flatten(operands or {}, {})
+  if type(pred) == "boolean" then
+    return (pred and true_fn or false_fn)(table.unpack(operands))
+  end
+  if not torch.is_tensor(pred) then
+    error("bad argument #1 to 'cond' (boolean or Tensor expected, got " .. type(pred) .. ")", 2)
+  end
+  local parent = E.active_tracer
+  if not parent then
+    return ((pred:item() ~= false and pred:item() ~= 0) and true_fn or false_fn)(table.unpack(operands))
+  end
+  local names = {}
+  for i, o in ipairs(operands) do names[i] = node_name(parent, o, "arg" .. (i - 1) .. "_1") end
+  local tb = trace_body(parent, true_fn, operands, names)
+  local fb = trace_body(parent, false_fn, operands, names)
+  -- both bodies take the same inputs: the operands, then every captured tensor
+  local caps, seen = {}, {}
+  for _, b in ipairs{tb, fb} do
+    for _, t in ipairs(b:captures()) do
+      if not seen[t] then seen[t] = true; caps[#caps + 1] = t end
+    end
+  end
+  tb:align_captures(caps)
+  fb:align_captures(caps)
+  return table.unpack(E.hop_record(parent, "higher_order.cond", {tb, fb},
+    {"true_graph", "false_graph"}, {pred, concat(operands, caps)}))
+end
+
+-- ---- map ---------------------------------------------------------------------------------------
+
+-- map(f, xs, ...args): f(x_t, ...args) for every slice x_t of xs along dim 0, stacked along 0.
+local function map(f, xs, ...)
+  local args = flatten(table.pack(...), {})
+  local xl = flatten(xs, {})
+  local parent = E.active_tracer
+  if not parent then
+    local n, outs = xl[1]:size(0), {}
+    for t = 0, n - 1 do
+      local a = {}
+      for _, x in ipairs(xl) do a[#a + 1] = x:select(0, t) end
+      for _, y in ipairs(args) do a[#a + 1] = y end
+      local r = flatten(table.pack(f(table.unpack(a))), {})
+      for k, v in ipairs(r) do outs[k] = outs[k] or {}; outs[k][t + 1] = v end
+    end
+    local res = {}
+    for k, o in ipairs(outs) do res[k] = torch.stack(o, 0) end
+    return table.unpack(res)
+  end
+  local examples, names = {}, {}
+  for i, x in ipairs(xl) do
+    examples[#examples + 1] = E.slice_meta(x, 0)
+    names[#names + 1] = node_name(parent, x, "arg" .. (i - 1) .. "_1")
+  end
+  for i, y in ipairs(args) do
+    examples[#examples + 1] = y
+    names[#names + 1] = node_name(parent, y, "arg" .. (#xl + i - 1) .. "_1")
+  end
+  local body = trace_body(parent, f, examples, names)
+  args = concat(args, body:captures())
+  return table.unpack(E.hop_record(parent, "higher_order.map_impl", {body}, {"body_graph"}, {xl, args}))
 end
 
 torch.ops.higher_order = torch.ops.higher_order or {}
 torch.ops.higher_order.scan = scan
+torch.ops.higher_order.cond = cond
+torch.ops.higher_order.map = map
 torch._higher_order_ops = torch._higher_order_ops or {}
 torch._higher_order_ops.scan = scan
+torch._higher_order_ops.cond = cond
+torch._higher_order_ops.map = map
+torch.cond = cond
+torch.map = map

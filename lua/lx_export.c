@@ -732,72 +732,135 @@ static int l_slice_meta(lua_State *L) {
     return 1;
 }
 
-static void table_to_list(lua_State *L, int idx, fx_ivalue *out) {
-    luaL_checktype(L, idx, LUA_TTABLE);
-    lx_to_ivalue(L, idx, out);
-    if (out->tag != FX_IV_LIST) luaL_argerror(L, idx, "list of tensors expected");
+/* tr:set_parent(parent): tr traces the body of a higher-order op called in parent's trace. */
+static int l_tracer_set_parent(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    fx_tracer_set_parent(t->tr, check_tracer(L, 2)->tr);
+    lua_pushvalue(L, 2);
+    lua_setiuservalue(L, 1, 2); /* keep the parent alive as long as the body tracer */
+    return 0;
 }
 
-/* _export.scan_record(parent|nil, body_tracer, init, xs, dim, reverse, additional) -> {outs...}
- * Takes the finished body trace; with a parent tracer records higher_order.scan there (outputs are
- * meta, or computed when every operand is real); without one runs the scan eagerly. */
-static int l_scan_record(lua_State *L) {
-    lx_tracer *parent = lua_isnil(L, 1) ? NULL : check_tracer(L, 1);
-    lx_tracer *sub = check_tracer(L, 2);
-    fx_ivalue *v = lx_ivbox_new(L, 6 + 16); /* [.., box]: init, xs, dim, reverse, additional, res, outs... */
-    table_to_list(L, 3, &v[0]);
-    table_to_list(L, 4, &v[1]);
-    v[2] = fx_iv_int(luaL_optinteger(L, 5, 0));
-    v[3] = fx_iv_bool(lua_toboolean(L, 6));
-    if (lua_isnoneornil(L, 7)) {
-        fx_err e0;
-        fx_iv_list(0, &v[4], &e0);
-    } else {
-        table_to_list(L, 7, &v[4]);
+/* tr:captures() -> list of the parent tensors lifted into placeholders, in order. */
+static int l_tracer_captures(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    fx_tensor *const *c;
+    int n = fx_tracer_captures(t->tr, &c);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lx_push_tensor(L, c[i]);
+        lua_rawseti(L, -2, i + 1);
+    }
+    return 1;
+}
+
+/* tr:align_captures({tensors}) */
+static int l_tracer_align_captures(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    int n = (int)lua_rawlen(L, 2);
+    fx_tensor **want = lua_newuserdatauv(L, sizeof *want * (size_t)(n + 1), 0);
+    for (int i = 0; i < n; i++) {
+        lua_rawgeti(L, 2, i + 1);
+        want[i] = lx_check_tensor(L, -1);
+        lua_pop(L, 1);
     }
     fx_err err;
     fx_err_clear(&err);
-    fx_graph *body;
-    fx_input_info *infos;
-    int ninfos;
-    if (fx_tracer_take(sub->tr, &body, &infos, &ninfos, &err)) return lx_error(L, &err);
-    bool captured = false;
-    for (int i = 0; i < ninfos; i++) captured |= infos[i].kind != FX_INPUT_USER_INPUT;
-    fx_input_infos_free(infos, ninfos);
-    if (captured) {
-        fx_graph_free(body);
-        return lx_errorf(L, FX_ENOTIMPL, "not_implemented",
-                         "scan: the combine function uses a tensor it did not receive as an "
-                         "argument (a captured or newly created tensor); pass it through "
-                         "additional_inputs");
-    }
-    bool real = true;
-    for (int w = 0; w < 5; w += 1) {
-        if (w == 2 || w == 3 || v[w].tag != FX_IV_LIST) continue;
-        for (int k = 0; k < v[w].u.list.n; k++)
-            if (v[w].u.list.items[k].tag == FX_IV_TENSOR && fx_tensor_is_meta(v[w].u.list.items[k].u.t)) real = false;
-    }
-    int nouts = 0, rc;
-    fx_ivalue *outs = &v[6];
-    if (real) {
-        rc = fx_hop_scan_run(body, &v[0], &v[1], v[2].u.i, v[3].u.b, &v[4], &v[5], &err);
-        if (!rc) {
-            nouts = v[5].u.list.n;
-            for (int k = 0; k < nouts && k < 16; k++) rc = rc ? rc : fx_ivalue_copy(&outs[k], &v[5].u.list.items[k], &err);
+    if (fx_tracer_align_captures(t->tr, want, n, &err)) return lx_error(L, &err);
+    return 0;
+}
+
+/* cond: operands no branch reads are dropped from both bodies and from the operand list, as
+ * Dynamo prunes unused subgraph inputs. ops[1] is the operand list. */
+static void prune_unused_operands(fx_graph **bodies, fx_ivalue *operands) {
+    fx_node *ph[2][16];
+    int n[2] = {0, 0};
+    for (int b = 0; b < 2; b++)
+        for (fx_node *p = fx_graph_first(bodies[b]); p && p->op == FX_NODE_PLACEHOLDER && n[b] < 16; p = p->next)
+            ph[b][n[b]++] = p;
+    if (n[0] != n[1] || n[0] != operands->u.list.n) return;
+    int keep = 0;
+    for (int k = 0; k < n[0]; k++) {
+        if (ph[0][k]->nusers == 0 && ph[1][k]->nusers == 0) {
+            fx_graph_erase(bodies[0], ph[0][k], NULL);
+            fx_graph_erase(bodies[1], ph[1][k], NULL);
+            fx_ivalue_clear(&operands->u.list.items[k]);
+        } else {
+            operands->u.list.items[keep++] = operands->u.list.items[k];
         }
-    } else {
-        rc = fx_hop_scan_meta(body, &v[0], &v[1], v[2].u.i, outs, &nouts, 16, &err);
     }
-    if (rc) {
-        fx_graph_free(body);
-        return lx_error(L, &err);
+    for (int k = keep; k < operands->u.list.n; k++) operands->u.list.items[k].tag = FX_IV_UNSET;
+    operands->u.list.n = keep;
+}
+
+/* _export.hop_record(parent|nil, target, {body tracers}, {attr bases}, {operands}) -> {outs}
+ * Takes the finished body traces. With a parent tracer, records the op there (outputs are meta,
+ * or computed when every operand is real); without one, runs it eagerly on the interpreter. */
+static int l_hop_record(lua_State *L) {
+    lx_tracer *parent = lua_isnil(L, 1) ? NULL : check_tracer(L, 1);
+    const char *target = luaL_checkstring(L, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    luaL_checktype(L, 4, LUA_TTABLE);
+    luaL_checktype(L, 5, LUA_TTABLE);
+    int nb = (int)lua_rawlen(L, 3), nops = (int)lua_rawlen(L, 5);
+    if (nb < 1 || nb > 4 || nops > 12) return luaL_error(L, "hop_record: bad arity");
+    fx_ivalue *v = lx_ivbox_new(L, 12 + 1 + FX_HOP_MAX_OUTS); /* [.., box] ops | result | outs */
+    for (int k = 0; k < nops; k++) {
+        lua_rawgeti(L, 5, k + 1);
+        lx_to_ivalue(L, -1, &v[k]);
+        lua_pop(L, 1);
     }
-    if (parent) {
-        if (fx_tracer_hop(parent->tr, "higher_order.scan", "scan_combine_graph", body, v, 5, outs, nouts, &err))
-            return lx_error(L, &err);
-    } else {
-        fx_graph_free(body);
+    const char *bases[4];
+    for (int b = 0; b < nb; b++) {
+        lua_rawgeti(L, 4, b + 1);
+        bases[b] = luaL_checkstring(L, -1);
+        lua_pop(L, 1); /* the string stays referenced by the table at index 4 */
     }
+    fx_err err;
+    fx_err_clear(&err);
+    fx_graph *bodies[4] = {0};
+    int rc = FX_OK;
+    bool created = false;
+    for (int b = 0; b < nb && !rc; b++) {
+        lua_rawgeti(L, 3, b + 1);
+        lx_tracer *bt = check_tracer(L, -1);
+        lua_pop(L, 1);
+        fx_input_info *infos;
+        int ninfos;
+        rc = fx_tracer_take(bt->tr, &bodies[b], &infos, &ninfos, &err);
+        for (int i = 0; !rc && i < ninfos; i++) created |= infos[i].kind != FX_INPUT_USER_INPUT;
+        if (!rc) fx_input_infos_free(infos, ninfos);
+    }
+    if (!rc && created)
+        rc = fx_err_setf(&err, FX_ENOTIMPL,
+                         "%s: the body creates a tensor from data (or uses one made before the "
+                         "export); pass it in as an operand",
+                         target + 13);
+    if (!rc && !strcmp(target, "higher_order.cond") && nb == 2 && nops == 2 && v[1].tag == FX_IV_LIST)
+        prune_unused_operands(bodies, &v[1]);
+    bool real = true;
+    for (int k = 0; k < nops; k++) {
+        const fx_ivalue *x = &v[k];
+        if (x->tag == FX_IV_TENSOR && fx_tensor_is_meta(x->u.t)) real = false;
+        for (int j = 0; x->tag == FX_IV_LIST && j < x->u.list.n; j++)
+            if (x->u.list.items[j].tag == FX_IV_TENSOR && fx_tensor_is_meta(x->u.list.items[j].u.t)) real = false;
+    }
+    int nouts = 0;
+    fx_ivalue *outs = &v[13];
+    if (!rc && real) {
+        rc = fx_hop_eval(target, bodies, v, nops, &v[12], &err);
+        if (!rc && v[12].u.list.n > FX_HOP_MAX_OUTS) rc = fx_err_setf(&err, FX_EARG, "too many outputs");
+        for (int k = 0; !rc && k < v[12].u.list.n; k++) rc = fx_ivalue_copy(&outs[nouts++], &v[12].u.list.items[k], &err);
+    } else if (!rc) {
+        rc = fx_hop_meta(target, bodies, v, nops, outs, &nouts, &err);
+    }
+    if (!rc && parent) {
+        rc = fx_tracer_hop(parent->tr, target, bodies, bases, nb, v, nops, outs, nouts, &err);
+        for (int b = 0; b < nb; b++) bodies[b] = NULL; /* taken */
+    }
+    for (int b = 0; b < nb; b++) fx_graph_free(bodies[b]);
+    if (rc) return lx_error(L, &err);
     lua_createtable(L, nouts, 0);
     for (int k = 0; k < nouts; k++) {
         lx_push_ivalue(L, &outs[k]);
@@ -826,6 +889,8 @@ static const luaL_Reg tracer_methods[] = {
     {"assign_buffer", l_tracer_assign_buffer},
     {"finish", l_tracer_finish}, {"raw_graph", l_tracer_raw_graph},
     {"node_of", l_tracer_node_of}, {"build", l_tracer_build},
+    {"set_parent", l_tracer_set_parent}, {"captures", l_tracer_captures},
+    {"align_captures", l_tracer_align_captures},
     {"attach", l_tracer_attach},
     {NULL, NULL},
 };
@@ -885,8 +950,8 @@ void lx_open_export(lua_State *L) {
     lua_setfield(L, -2, "tracer");
     lua_pushcfunction(L, l_slice_meta);
     lua_setfield(L, -2, "slice_meta");
-    lua_pushcfunction(L, l_scan_record);
-    lua_setfield(L, -2, "scan_record");
+    lua_pushcfunction(L, l_hop_record);
+    lua_setfield(L, -2, "hop_record");
     lua_pop(L, 1);                             /* [torch] */
     lua_pushcfunction(L, l_set_grad_enabled);
     lua_setfield(L, -2, "_set_grad_enabled");

@@ -1,6 +1,5 @@
 -- tests/peer/test_cond_branch_class_method.lua — ExportDB cond_branch_class_method (torch.cond).
--- Layer: tests. torch.cond is not in fxdb yet (future issue: control flow / higher-order ops):
--- export stops with the clear "not yet supported" error at the cond line, in both modes.
+-- Layer: tests. A Lua boolean predicate picks the branch at trace time, as PyTorch folds it.
 -- PyTorch folds the static predicate (3 <= 2) and traces only the false branch: sin(x).
 local P = dofile("tests/peer/peer.lua")
 local T = P.T
@@ -27,10 +26,12 @@ function CondBranchClassMethod:forward(x)
 end
 
 P.modes(function(strict, mode)
-  T.test("cond_branch_class_method: torch.cond is not yet supported, " .. mode, function()
-    local e = P.export_fails("not_implemented", "torch.cond is not yet supported by fxdb",
-      CondBranchClassMethod(), {torch.randn(3)}, {strict = strict})
-    T.truthy(e.message:find("control-flow", 1, true), e.message)
+  T.test("cond_branch_class_method: the static predicate folds to the false branch, " .. mode, function()
+    local m, x = CondBranchClassMethod(), torch.tensor({0.5, -1, 2})
+    local ep = torch.export.export(m, {x}, {strict = strict})
+    P.program(ep, "placeholder:x sin=aten.sin.default output:output", "x: USER_INPUT",
+      "sin: USER_OUTPUT")
+    P.numbers(m, ep, {x})
   end)
 end)
 

@@ -33,9 +33,12 @@ end
 local x = torch.tensor({1, -2, 3.5})
 
 P.modes(function(strict, mode)
-  T.test("cond_branch_nested_function: torch.cond is not yet supported, " .. mode, function()
-    P.export_fails("not_implemented", "torch.cond is not yet supported by fxdb",
-      CondBranchNestedFunction(), {x}, {strict = strict})
+  T.test("cond_branch_nested_function: the static predicate inlines true_fn, " .. mode, function()
+    local m = CondBranchNestedFunction()
+    local ep = torch.export.export(m, {x}, {strict = strict})
+    P.program(ep, "placeholder:x add=aten.add.Tensor output:output", "x: USER_INPUT",
+      "add: USER_OUTPUT")
+    P.values(P.numbers(m, ep, {x})[1], {3}, {2, -4, 7})
   end)
   T.test("cond_branch_nested_function with the predicate specialized, " .. mode, function()
     local m = Specialized()

@@ -1,6 +1,7 @@
 -- tests/peer/test_cond_operands.lua — ExportDB cond_operands (torch.cond, dynamic shapes).
--- Layer: tests. Needs torch.export.Dim (future issue: dynamic shapes) and torch.cond (future
--- issue: control flow / higher-order ops): each stops with the clear "not yet supported" error.
+-- Layer: tests. Needs torch.export.Dim (future issue: dynamic shapes), which stops with the clear
+-- "not yet supported" error; without it the predicate x.shape[0] > 2 is static, so cond folds to
+-- true_fn as PyTorch folds a static predicate.
 local P = dofile("tests/peer/peer.lua")
 local T = P.T
 
@@ -19,9 +20,12 @@ T.test("cond_operands: Dim is not yet supported", function()
 end)
 
 P.modes(function(strict, mode)
-  T.test("cond_operands: torch.cond is not yet supported, " .. mode, function()
-    P.export_fails("not_implemented", "torch.cond is not yet supported by fxdb", CondOperands(),
-      {x, y}, {strict = strict})
+  T.test("cond_operands without Dim: the static predicate folds to true_fn, " .. mode, function()
+    local m = CondOperands()
+    local ep = torch.export.export(m, {x, y}, {strict = strict})
+    P.program(ep, "placeholder:x placeholder:y add=aten.add.Tensor output:output",
+      "x: USER_INPUT\ny: USER_INPUT", "add: USER_OUTPUT")
+    P.numbers(m, ep, {x, y})
   end)
 end)
 

@@ -12,9 +12,12 @@ function CondPredicate:forward(x)
 end
 
 P.modes(function(strict, mode)
-  T.test("cond_predicate: torch.cond is not yet supported, " .. mode, function()
-    P.export_fails("not_implemented", "torch.cond is not yet supported by fxdb", CondPredicate(),
-      {torch.randn(6, 4, 3)}, {strict = strict})
+  T.test("cond_predicate: the static False predicate inlines the sin branch, " .. mode, function()
+    local m, x = CondPredicate(), torch.randn(6, 4, 3)
+    local ep = torch.export.export(m, {x}, {strict = strict})
+    P.program(ep, "placeholder:x sin=aten.sin.default output:output", "x: USER_INPUT",
+      "sin: USER_OUTPUT")
+    P.numbers(m, ep, {x})
   end)
 end)
 

@@ -1,6 +1,5 @@
 -- tests/peer/test_dynamic_shape_map.lua — ExportDB dynamic_shape_map (torch.map).
--- Layer: tests. functorch's control_flow.map (torch._higher_order_ops.map) is not in fxdb yet
--- (future issue: control flow / higher-order ops): the clear "not yet supported" error.
+-- Layer: tests. map traces its body once into body_graph_0 and records higher_order.map_impl.
 local P = dofile("tests/peer/peer.lua")
 local T = P.T
 
@@ -15,9 +14,16 @@ function DynamicShapeMap:forward(xs, y)
 end
 
 P.modes(function(strict, mode)
-  T.test("dynamic_shape_map: map is not yet supported, " .. mode, function()
-    P.export_fails("not_implemented", "torch._higher_order_ops.map is not yet supported by fxdb",
-      DynamicShapeMap(), {torch.randn(3, 2), torch.randn(2)}, {strict = strict})
+  T.test("dynamic_shape_map: map_impl with body_graph_0, " .. mode, function()
+    local m, xs, y = DynamicShapeMap(), torch.randn(3, 2), torch.randn(2)
+    local ep = torch.export.export(m, {xs, y}, {strict = strict})
+    P.program(ep, "placeholder:xs placeholder:y get_attr:body_graph_0 map_impl=higher_order.map_impl " ..
+      "getitem=getitem output:output", "xs: USER_INPUT\ny: USER_INPUT", "getitem: USER_OUTPUT")
+    local code = fxdb.code(ep)
+    T.truthy(code:find("map_impl = torch.ops.higher_order.map_impl(body_graph_0, [xs], [y]);  body_graph_0 = xs = y = None", 1, true), code)
+    T.truthy(code:find("def forward(self, xs: \"f32[2]\", y: \"f32[2]\"):", 1, true), code)
+    T.truthy(code:find("add: \"f32[2]\" = torch.ops.aten.add.Tensor(xs, y);  xs = y = None\n            return (add,)", 1, true), code)
+    P.numbers(m, ep, {xs, y})
   end)
 end)
 

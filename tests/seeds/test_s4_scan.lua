@@ -70,7 +70,7 @@ T.test("scan: reverse, several carries, stacked outputs along dim 1, additional 
   T.eq(values(ys), "10,20,30,400,500,600") -- int64 xs times int64 w
 end)
 
-T.test("scan bodies may not capture traced tensors or mutate their inputs", function()
+T.test("a traced tensor captured by the body becomes an additional input; bodies may not mutate", function()
   local Cap = nn.Module:extend("Cap")
   function Cap:forward(x)
     local k = x * 2
@@ -78,7 +78,13 @@ T.test("scan bodies may not capture traced tensors or mutate their inputs", func
       {torch.zeros(3)}, {x})
     return c
   end
-  T.checkerr("pass it through additional_inputs", torch.export.export, Cap(), {x})
+  local m = Cap()
+  local ep = torch.export.export(m, {x})
+  T.truthy(tostring(ep.graph):find("[%zeros], [%x], 0, False, [%mul])", 1, true), tostring(ep.graph))
+  T.truthy(fxdb.code(ep):find("def forward(self, arg0_1: \"f32[3]\", arg1_1: \"f32[3]\", mul: \"f32[3, 3]\")", 1, true),
+    fxdb.code(ep))
+  T.truthy(fxdb.check(m, ep, {x}).ok)
+  T.eq(values(m(x)), values(fxdb.run(ep, {x}).outputs[1]))
   local Mut = nn.Module:extend("Mut")
   function Mut:forward(x)
     local c = torch.ops.higher_order.scan(function(c, xt) xt:add_(1); return c + xt, c end,
