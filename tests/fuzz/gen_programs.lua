@@ -21,13 +21,14 @@ local F = {notes = {}}
 
 -- ==== options =========================================================================================
 
-local N, SEED, VERBOSE, KEEP_GOING, SHOW = 100, 1, false, false, nil
+local N, SEED, VERBOSE, KEEP_GOING, SHOW, STATS = 100, 1, false, false, nil, nil
 do
   local pos = {}
   local i = 1
   while arg and arg[i] do
     local a = arg[i]
     if a == "--verbose" then VERBOSE = true
+    elseif a == "--stats" then STATS = {}
     elseif a == "--keep-going" then KEEP_GOING = true
     elseif a == "--show" then i = i + 1; SHOW = tonumber(arg[i])
     else pos[#pos + 1] = tonumber(a) end
@@ -249,6 +250,48 @@ local function index_entry(n, allow_int)
   return '"' .. s .. '"', false
 end
 
+-- A literal bool tensor of the given shape.
+local function bool_literal(shape)
+  local m = {}
+  for i = 1, numel(shape) do m[i] = R.chance(0.5) and "true" or "false" end
+  local s = "torch.tensor({" .. table.concat(m, ", ") .. "})"
+  if #shape ~= 1 then s = s .. ":reshape(" .. shape_str(shape) .. ")" end
+  return s
+end
+
+-- A literal int64 index tensor of `shape` with values in [0, n) along dim d (1-based); with
+-- `unique`, the values of each column (fixed coordinates off d) are distinct (PyTorch leaves
+-- the result of repeated positions unspecified for scatter_ and index_copy_).
+local function index_literal(shape, d, n, unique)
+  local vals, perms, idx = {}, {}, {}
+  for i = 1, #shape do idx[i] = 0 end
+  for _ = 1, numel(shape) do
+    local key = {}
+    for i = 1, #shape do if i ~= d then key[#key + 1] = idx[i] end end
+    key = table.concat(key, ",")
+    local v
+    if unique then
+      if not perms[key] then
+        local p = {}
+        for i = 0, n - 1 do p[#p + 1] = i end
+        perms[key] = R.shuffle(p)
+      end
+      v = perms[key][idx[d] + 1]
+    else
+      v = R.int(0, n - 1)
+    end
+    vals[#vals + 1] = tostring(v)
+    for i = #shape, 1, -1 do
+      idx[i] = idx[i] + 1
+      if idx[i] < shape[i] then break end
+      idx[i] = 0
+    end
+  end
+  local s = "torch.tensor({" .. table.concat(vals, ", ") .. "}, torch.int64)"
+  if #shape ~= 1 then s = s .. ":reshape(" .. shape_str(shape) .. ")" end
+  return s
+end
+
 -- A basic index tuple for a tensor of shape s: ints, slices, and sometimes "..." or "None".
 local function basic_index(s)
   local parts = {}
@@ -291,7 +334,7 @@ function Gen:view_stmt()
   local t = self:value(src.expr)
   local s = t.shape
   local nd = #s
-  local r = R.int(1, 12)
+  local r = R.int(1, 20)
   local rhs
   local expand = false
   if r == 1 and nd >= 1 then
@@ -338,6 +381,39 @@ function Gen:view_stmt()
       rhs = src.expr .. ":expand(" .. shape_str(e) .. ")"
       expand = true
     end
+  elseif r == 13 and nd >= 1 then
+    local d = R.int(0, nd - 1)
+    local start = R.int(-s[d + 1], s[d + 1])
+    local len = R.int(0, s[d + 1])
+    rhs = src.expr .. ":narrow(" .. d .. ", " .. start .. ", " .. len .. ")"
+  elseif r == 14 and nd >= 1 then
+    local a = R.int(0, nd - 1)
+    rhs = src.expr .. ":flatten(" .. a .. ", " .. R.int(a, nd - 1) .. ")"
+  elseif r == 15 and nd >= 1 then
+    local d = R.int(0, nd - 1)
+    rhs = src.expr .. ":unflatten(" .. d .. ", {" .. shape_str(reshape_of({s[d + 1]})) .. "})"
+  elseif r == 16 and nd >= 2 then
+    local d1, d2 = R.int(0, nd - 1), R.int(0, nd - 1)
+    rhs = src.expr .. ":diagonal(" .. R.int(-2, 2) .. ", " .. d1 .. ", " .. d2 .. ")"
+  elseif r >= 17 and r <= 19 and nd >= 1 then
+    -- one piece of a list-returning view
+    local d = R.int(0, nd - 1)
+    local call
+    if r == 17 then call = ":split(" .. R.int(1, 3) .. ", " .. d .. ")"
+    elseif r == 18 then call = ":chunk(" .. R.int(1, 3) .. ", " .. d .. ")"
+    else call = ":unbind(" .. d .. ")" end
+    local ok, pieces = pcall(self.value, self, src.expr .. call)
+    if not ok or type(pieces) ~= "table" or #pieces == 0 then return nil end
+    rhs = src.expr .. call .. "[" .. R.int(1, #pieces) .. "]"
+  elseif r == 20 then
+    if R.chance(0.5) or nd == 0 then
+      rhs = src.expr .. ":detach()"
+    else
+      -- as_strided onto a sub-block: smaller sizes, the same strides and offset
+      local sz = {}
+      for d = 1, nd do sz[d] = R.int(math.min(1, s[d]), s[d]) end
+      rhs = src.expr .. ":as_strided({" .. shape_str(sz) .. "}, {" .. shape_str(t:stride()) .. "})"
+    end
   end
   if not rhs then return nil end
   local name = self:fresh_name()
@@ -350,15 +426,80 @@ end
 
 -- An operand for an in-place op or an assignment into a tensor of shape `to`: a number or an
 -- expression whose shape broadcasts to `to` (cloned when it may alias the written base).
-function Gen:operand(to, base, allow_number)
+-- The storage offsets a tensor's elements occupy (as a set), and a key of its exact layout.
+local function footprint(t)
+  local set, shape, st = {}, t.shape, t:stride()
+  local off0 = t:storage_offset()
+  local idx = {}
+  for d = 1, #shape do
+    if shape[d] == 0 then return set end
+    idx[d] = 0
+  end
+  while true do
+    local off = off0
+    for d = 1, #shape do off = off + idx[d] * st[d] end
+    set[off] = true
+    local d = #shape
+    while d >= 1 do
+      idx[d] = idx[d] + 1
+      if idx[d] < shape[d] then break end
+      idx[d] = 0
+      d = d - 1
+    end
+    if d < 1 then break end
+  end
+  return set
+end
+
+local function layout(t)
+  return t:storage_offset() .. "|" .. table.concat(t.shape, ",") .. "|" .. table.concat(t:stride(), ",")
+end
+
+-- May `src` be read by an op writing `dst` (both on the same base)? Yes when it is exactly the
+-- written tensor or touches none of its elements (PyTorch refuses partial overlap, and a full
+-- overlap with another layout reads elements already written).
+local function readable_while_writing(src, dst)
+  if layout(src) == layout(dst) then return true end
+  local a, b = footprint(src), footprint(dst)
+  for off in pairs(a) do if b[off] then return false end end
+  return true
+end
+
+-- An operand for an op writing `dst` (a tensor): a number or an expression whose shape broadcasts
+-- to dst's shape; one on the same base that overlaps the written tensor (`written`, default dst)
+-- is cloned. `exact` = false forbids even the exact-alias case (index writes).
+function Gen:operand(dst, base, allow_number, exact, written)
+  written = written or dst
   if allow_number ~= false and R.chance(0.35) then return tostring(R.int(-4, 4)) end
-  local v = self:pick_var(function(_, t) return broadcasts_to(t.shape, to) end)
+  local v = self:pick_var(function(_, t) return broadcasts_to(t.shape, dst.shape) end)
   if not v then
     if allow_number == false then return nil end
     return tostring(R.int(-4, 4))
   end
-  if v.base == base then return v.expr .. ":clone()" end
+  if v.base == base then
+    local t = self:value(v.expr)
+    local ok = readable_while_writing(t, written)
+    if ok and exact == false and layout(t) == layout(written) then ok = false end
+    if not ok then return v.expr .. ":clone()" end
+  end
   return v.expr
+end
+
+-- An operand of exactly `shape`: a variable of that shape (cloned when it overlaps `written`),
+-- or a literal.
+function Gen:exact_operand(shape, base, written)
+  local key = table.concat(shape, ",")
+  local v = self:pick_var(function(_, t) return table.concat(t.shape, ",") == key end)
+  if v and R.chance(0.7) then
+    if v.base == base then
+      local t = self:value(v.expr)
+      if not readable_while_writing(t, written) or layout(t) == layout(written) then
+        return v.expr .. ":clone()"
+      end
+    end
+    return v.expr
+  end
+  return literal(shape, random_values(numel(shape)))
 end
 
 function Gen:writable(filter)
@@ -371,15 +512,15 @@ function Gen:inplace_stmt()
   local dst = self:writable()
   if not dst then return nil end
   local t = self:value(dst.expr)
-  local r = R.int(1, 14)
+  local r = R.int(1, 20)
   local text
   if r <= 5 then
     local op = R.pick{"add_", "mul_", "sub_", "div_", "add_"}
     local o
-    if op == "div_" then o = R.pick{"2", "-2", "4", "0.5", "1"} else o = self:operand(t.shape, dst.base) end
+    if op == "div_" then o = R.pick{"2", "-2", "4", "0.5", "1"} else o = self:operand(t, dst.base) end
     text = dst.expr .. ":" .. op .. "(" .. o .. ")"
   elseif r == 6 then
-    local o = self:operand(t.shape, dst.base, false)
+    local o = self:operand(t, dst.base, false)
     if not o then return nil end
     text = dst.expr .. ":copy_(" .. o .. ")"
   elseif r == 7 then
@@ -394,7 +535,7 @@ function Gen:inplace_stmt()
     local view = load("local t = ...; return t[" .. idx .. "]", "=idx", "t", self.env)
     local ok, v = pcall(view, t)
     if not ok or not torch.is_tensor(v) then return nil end
-    text = dst.expr .. "[" .. idx .. "] = " .. self:operand(v.shape, dst.base)
+    text = dst.expr .. "[" .. idx .. "] = " .. self:operand(v, dst.base)
   elseif r == 12 and #t.shape >= 1 then
     -- advanced index assignment with an int64/int32 index tensor on one dim (unique positions)
     local d = R.int(1, #t.shape)
@@ -414,7 +555,8 @@ function Gen:inplace_stmt()
     local shape = {}
     for i = 1, #t.shape do shape[i] = t.shape[i] end
     shape[d] = k
-    text = dst.expr .. "[{" .. table.concat(parts, ", ") .. "}] = " .. self:operand(shape, dst.base)
+    text = dst.expr .. "[{" .. table.concat(parts, ", ") .. "}] = " ..
+      self:operand(torch.empty(table.unpack(shape)), dst.base, true, false, t)
   elseif r == 13 and #t.shape >= 1 then
     -- accumulating index_put_ on dim 0 (repeated positions add up)
     local n = t.shape[1]
@@ -424,7 +566,7 @@ function Gen:inplace_stmt()
     local dt = R.pick{"torch.int64", "torch.int32"}
     local shape = {k}
     for i = 2, #t.shape do shape[i] = t.shape[i] end
-    local o = self:operand(shape, dst.base, false)
+    local o = self:operand(torch.empty(table.unpack(shape)), dst.base, false, false, t)
     if not o or o:match("^%-?%d+$") then return nil end
     text = dst.expr .. ":index_put_({torch.tensor({" .. table.concat(vals, ", ") .. "}, " .. dt ..
       ")}, " .. o .. ", {accumulate = true})"
@@ -435,6 +577,35 @@ function Gen:inplace_stmt()
     local mask = "torch.tensor({" .. table.concat(m, ", ") .. "})"
     if #t.shape ~= 1 then mask = mask .. ":reshape(" .. shape_str(t.shape) .. ")" end
     text = dst.expr .. "[{" .. mask .. "}] = " .. R.int(-3, 3)
+  elseif r == 15 and #t.shape >= 1 then
+    -- masked_fill_ with a literal mask of the trailing dims (broadcast over the leading ones)
+    local from = R.int(1, #t.shape)
+    local ms = {}
+    for d = from, #t.shape do ms[#ms + 1] = t.shape[d] end
+    text = dst.expr .. ":masked_fill_(" .. bool_literal(ms) .. ", " .. R.int(-3, 3) .. ")"
+  elseif r >= 16 and r <= 18 and #t.shape >= 1 then
+    -- index_copy_ / scatter_ (unique positions per column) and scatter_add_ (repeats add up)
+    local d = R.int(1, #t.shape)
+    local n = t.shape[d]
+    if n == 0 then return nil end
+    local shape = {}
+    for i = 1, #t.shape do shape[i] = t.shape[i] end
+    shape[d] = R.int(1, n)
+    if r == 16 then
+      local idx = index_literal({shape[d]}, 1, n, true)
+      text = dst.expr .. ":index_copy_(" .. (d - 1) .. ", " .. idx .. ", " ..
+        self:exact_operand(shape, dst.base, t) .. ")"
+    else
+      local idx = index_literal(shape, d, n, r == 17)
+      local src = (r == 17 and R.chance(0.3)) and tostring(R.int(-3, 3)) or self:exact_operand(shape, dst.base, t)
+      text = dst.expr .. ":" .. (r == 17 and "scatter_" or "scatter_add_") .. "(" .. (d - 1) .. ", " ..
+        idx .. ", " .. src .. ")"
+    end
+  elseif r == 19 then
+    local lo = R.int(-4, 2)
+    text = dst.expr .. ":clamp_(" .. lo .. ", " .. (lo + R.int(0, 4)) .. ")"
+  elseif r == 20 then
+    text = dst.expr .. ":" .. R.pick{"abs_", "relu_"} .. "()"
   end
   if not text then return nil end
   local stmt = {text = text}
@@ -470,6 +641,18 @@ function Gen:functional_stmt()
   -- contiguous() of a contiguous tensor is the tensor itself
   return stmt, {expr = name, base = r == 6 and a.base or ("fresh:" .. name), kind = "fresh",
                 ro = r == 6 and a.ro or nil}
+end
+
+-- `v = v + 1` on a local or an input: Lua rebinding (Python's `x = x + 1`), not a mutation.
+function Gen:rebind_stmt()
+  local v = self:pick_var(function(var) return var.kind ~= "buffer" end)
+  if not v then return nil end
+  local rhs = R.pick{v.expr .. " + " .. R.int(1, 3), v.expr .. " * 2", v.expr .. ":clone()", "-" .. v.expr}
+  local stmt = {text = v.expr .. " = " .. rhs}
+  if not self:try(stmt) then return nil end
+  self.nlocal = self.nlocal + 1
+  v.base, v.ro, v.kind = "fresh:" .. v.expr .. "#" .. self.nlocal, nil, "fresh"
+  return stmt
 end
 
 -- self.bK = <a tensor of the buffer's shape>: a fresh value, rarely a view of something else.
@@ -510,7 +693,8 @@ local function generate(seed)
     local stmt, var
     if r < 0.35 then stmt, var = g:view_stmt()
     elseif r < 0.75 then stmt = g:inplace_stmt()
-    elseif r < 0.92 then stmt, var = g:functional_stmt()
+    elseif r < 0.87 then stmt, var = g:functional_stmt()
+    elseif r < 0.92 then stmt = g:rebind_stmt()
     else stmt = g:reassign_stmt() end
     if stmt then
       g.p.stmts[#g.p.stmts + 1] = stmt
@@ -779,6 +963,20 @@ local reasons = {}
 local stages = {}
 for seed = SEED, SEED + N - 1 do
   local p = generate(seed)
+  if STATS then
+    -- what the programs are made of: methods called, index assignments, reassignments
+    for _, stmt in ipairs(p.stmts) do
+      local text = stmt.lhs and stmt.rhs or stmt.text
+      for m in text:gmatch(":([%a_]+)%(") do STATS[m] = (STATS[m] or 0) + 1 end
+      if not stmt.lhs and text:match("^[%w_.]+%[.-%] = ") then
+        local kind = text:match("torch%.tensor%({[^}]*}, torch%.int") and "setitem (int index)" or
+          (text:match("torch%.tensor%({[tf]") and "setitem (bool mask)" or "setitem (basic)")
+        STATS[kind] = (STATS[kind] or 0) + 1
+      end
+      if text:match("^self%.b%d+ = ") then STATS["buffer reassignment"] = (STATS["buffer reassignment"] or 0) + 1 end
+      if text:match("^[vx]%d+ = ") then STATS["rebinding"] = (STATS["rebinding"] or 0) + 1 end
+    end
+  end
   local st, a, b = check(p)
   if st == "pass" then
     passed = passed + 1
@@ -805,6 +1003,14 @@ for seed = SEED, SEED + N - 1 do
   if VERBOSE then print("seed " .. seed .. ": " .. st .. (a and (" " .. a) or "")) end
 end
 
+if STATS then
+  local keys = {}
+  for k in pairs(STATS) do keys[#keys + 1] = k end
+  table.sort(keys)
+  local parts = {}
+  for _, k in ipairs(keys) do parts[#parts + 1] = k .. " " .. STATS[k] end
+  print("statements: " .. table.concat(parts, ", "))
+end
 local names = {}
 for r in pairs(reasons) do names[#names + 1] = r end
 table.sort(names)
