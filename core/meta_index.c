@@ -271,7 +271,7 @@ int fx_meta_gather(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
                 char b1[160], b2[160];
                 return fx_err_setf(ctx->err, FX_ESHAPE,
                                    "Size does not match at dimension %d expected index %s to be "
-                                   "smaller than self %s apart for dimension %d",
+                                   "smaller than self %s apart from dimension %d",
                                    i, fx_shape_str(index->ndim, index->sizes, b1, sizeof b1),
                                    fx_shape_str(self->ndim, self->sizes, b2, sizeof b2), d);
             }
@@ -380,12 +380,18 @@ int fx_meta_index_copy(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     for (int e = 0; e < src->ndim; e++)
         if (e != d) rs[nr++] = src->sizes[e];
     if (ns != nr || memcmp(ss, rs, sizeof(int64_t) * (size_t)ns)) {
-        char b1[160], b2[160];
-        return fx_err_setf(ctx->err, FX_ESHAPE,
-                           "index_copy_(): Source/destination tensor must have same slice "
-                           "shapes. Destination slice shape: %s at dimension %d and source "
-                           "slice shape: %s at dimension 0.",
-                           fx_shape_str(ns, ss, b1, sizeof b1), d, fx_shape_str(nr, rs, b2, sizeof b2));
+        /* the slice shapes print as std::vector does through c10's operator<<: "3 4" */
+        fx_strbuf sb = FX_STRBUF_INIT;
+        fx_strbuf_append(&sb, "index_copy_(): Source/destination tensor must have same slice "
+                              "shapes. Destination slice shape: ");
+        for (int e = 0; e < ns; e++) fx_strbuf_appendf(&sb, "%s%lld", e ? " " : "", (long long)ss[e]);
+        fx_strbuf_appendf(&sb, " at dimension %d and source slice shape: ", d);
+        for (int e = 0; e < nr; e++) fx_strbuf_appendf(&sb, "%s%lld", e ? " " : "", (long long)rs[e]);
+        fx_strbuf_append(&sb, " at dimension 0.");
+        if (fx_strbuf_status(&sb, ctx->err)) rc = FX_ENOMEM;
+        else rc = fx_err_setf(ctx->err, FX_ESHAPE, "%s", fx_strbuf_cstr(&sb));
+        fx_strbuf_free(&sb);
+        return rc;
     }
     if (src->ndim != 0 && n != src->sizes[d])
         return fx_err_setf(ctx->err, FX_EINDEX,

@@ -180,14 +180,24 @@ int fx_meta_linear(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         }
         sizes[nd - 1] = n;
     }
-    if (b) { /* bias must broadcast to the result without changing its shape (output.add_) */
+    if (b && w->ndim == 2) { /* addmm: bias expands to the result */
+        int64_t bs[FX_MAX_DIMS], st[FX_MAX_DIMS];
+        memcpy(bs, sizes, sizeof bs);
+        if ((rc = fx_expand_strides(b, nd, bs, st, ctx->err))) return rc;
+    } else if (b) { /* matmul, then output.add_(bias): an in-place broadcast */
         if (b->dtype != x->dtype)
             return fx_err_setf(ctx->err, FX_ETYPE,
                                "self and mat2 must have the same dtype, but got %s and %s",
                                fx_kb_scalar_name(b->dtype), fx_kb_scalar_name(w->dtype));
-        int64_t bs[FX_MAX_DIMS], st[FX_MAX_DIMS];
-        memcpy(bs, sizes, sizeof bs);
-        if ((rc = fx_expand_strides(b, nd, bs, st, ctx->err))) return rc;
+        int64_t bs[FX_MAX_DIMS];
+        int nbs;
+        if ((rc = fx_broadcast_shape(nd, sizes, b->ndim, b->sizes, &nbs, bs, ctx->err))) return rc;
+        if (nbs != nd || memcmp(bs, sizes, sizeof(int64_t) * (size_t)nd)) {
+            char b1[160], b2[160];
+            return fx_err_setf(ctx->err, FX_ESHAPE,
+                               "output with shape %s doesn't match the broadcast shape %s",
+                               fx_shape_str(nd, sizes, b1, sizeof b1), fx_shape_str(nbs, bs, b2, sizeof b2));
+        }
     }
     return fresh(ctx, nd, sizes, x->dtype, out);
 }
@@ -241,17 +251,20 @@ int fx_meta_addmm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
- * and baddbmm_: self expands to [b, n, p] (out-of-place) or must be it (in-place); dtypes all
- * equal ("Input dtypes must be the same, got: input float, batch1: double, batch2: float"), then
- * common_checks_baddbmm_bmm's rank and size checks. */
+ * and baddbmm_: in TORCH_META_FUNC(baddbmm)'s order — self expanded to [batch1.size(0),
+ * batch1.size(1), batch2.size(2)] (out-of-place; in place self must be that shape), equal
+ * dtypes ("Input dtypes must be the same, got: input float, batch1: double, batch2: float"),
+ * then common_checks_baddbmm_bmm's rank and size checks. */
 int fx_meta_baddbmm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self, *b1, *b2;
-    int rc;
+    int rc, dd;
     if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_tensor_arg(ctx, a, 1, &b1)) ||
         (rc = fx_kb_tensor_arg(ctx, a, 2, &b2)))
         return rc;
-    if (b1->ndim != 3) return fx_err_setf(ctx->err, FX_ESHAPE, "batch1 must be a 3D tensor");
-    if (b2->ndim != 3) return fx_err_setf(ctx->err, FX_ESHAPE, "batch2 must be a 3D tensor");
+    /* batch1.size(0), batch1.size(1), batch2.size(2): dim errors as Tensor::size gives them */
+    if ((rc = fx_wrap_dim(1, b1->ndim, &dd, ctx->err)) ||
+        (rc = fx_wrap_dim(2, b2->ndim, &dd, ctx->err)))
+        return rc;
     int64_t sizes[3] = {b1->sizes[0], b1->sizes[1], b2->sizes[2]};
     if (!fx_op_is_inplace(ctx->op)) {
         int64_t es[3] = {sizes[0], sizes[1], sizes[2]}, st[3];
@@ -262,6 +275,8 @@ int fx_meta_baddbmm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
                            "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
                            typemeta_name(self->dtype), typemeta_name(b1->dtype),
                            typemeta_name(b2->dtype));
+    if (b1->ndim != 3) return fx_err_setf(ctx->err, FX_ESHAPE, "batch1 must be a 3D tensor");
+    if (b2->ndim != 3) return fx_err_setf(ctx->err, FX_ESHAPE, "batch2 must be a 3D tensor");
     if (b2->sizes[0] != b1->sizes[0] || b2->sizes[1] != b1->sizes[2])
         return fx_err_setf(ctx->err, FX_ESHAPE,
                            "Expected size for first two dimensions of batch2 tensor to be: "

@@ -1,4 +1,6 @@
-/* tests/unit/test_linalg.c — mm, bmm, dot, mv, linear and the matmul composite.
+/* tests/unit/test_linalg.c — mm, bmm, dot, mv, linear (2-D and 1-D weights), addmm(_),
+ * baddbmm(_), outer, the gemv path of single-row / single-column products, and the matmul
+ * composite.
  * Layer: tests (cmocka, links libfxdb.a). The reference is a plain triple loop in double over
  * numpy's matmul rules. Operands hold small integers, so every dtype (float16 and bfloat16
  * included, whose products go through float32) must match the reference exactly; a second pass
@@ -364,6 +366,221 @@ static void test_linear(void **state) {
                     }
 }
 
+/* linear with a 1-D weight is input @ weight (+ bias): the last dim disappears. */
+static void test_linear_vector_weight(void **state) {
+    (void)state;
+    static const struct {
+        int nd;
+        int64_t sizes[3];
+    } xs[] = {{1, {4}}, {2, {3, 4}}, {3, {2, 3, 4}}};
+    for (size_t xi = 0; xi < sizeof xs / sizeof xs[0]; xi++)
+        for (int lx = 0; lx < L_COUNT; lx++)
+            for (int with_bias = 0; with_bias < 2; with_bias++) {
+                /* a [1] bias cannot be added in place to the 0-dim result of a 1-D input */
+                if (with_bias && xs[xi].nd == 1) continue;
+                fx_tensor *x = operand(FX_DTYPE_F32, xs[xi].nd, xs[xi].sizes, lx, 1);
+                fx_tensor *w = operand(FX_DTYPE_F32, 1, (int64_t[]){4}, L_GAPPED, 2);
+                fx_tensor *b = with_bias ? operand(FX_DTYPE_F32, 1, (int64_t[]){1}, L_CONTIG, 3) : NULL;
+                fx_ivalue xv = kb_iv(x), wv = kb_iv(w), bv = b ? kb_iv(b) : fx_iv_none();
+                fx_tensor *r = kb_call(&g_eager, FX_OP_LINEAR, 3, &xv, &wv, &bv);
+                if (!r) fail_msg("linear 1-D weight: %s", kb_err.msg);
+                int ond;
+                int64_t osz[FX_MAX_DIMS];
+                double *want = ref_matmul(x, w, &ond, osz, false);
+                assert_true(kb_sizes_are(r, ond, osz));
+                for (int64_t i = 0; i < fx_tensor_numel(r); i++)
+                    assert_true(fx_tensor_flat_f64(r, i) == want[i] + (b ? fx_tensor_flat_f64(b, 0) : 0));
+                free(want);
+                fx_tensor_release(r);
+                fx_tensor_release(b);
+                fx_tensor_release(w);
+                fx_tensor_release(x);
+            }
+}
+
+/* The single-row / single-column products that go to sgemv / dgemv: a decoder step
+ * (1, dim) @ weight.T, with the vector or the matrix in every layout, random floats. */
+static void test_gemv_path(void **state) {
+    (void)state;
+    srand(11);
+    for (int trial = 0; trial < 80; trial++) {
+        fx_dtype dt = trial % 2 ? FX_DTYPE_F64 : FX_DTYPE_F32;
+        int64_t K = 1 + rand() % 90, N = 1 + rand() % 70;
+        bool column = trial % 4 >= 2; /* (N, K) @ (K, 1) instead of (1, K) @ (K, N) */
+        int lv = (trial / 4) % L_COUNT, lm = (trial / 8) % 3;
+        fx_tensor *vec = column ? operand(dt, 2, (int64_t[]){K, 1}, lv, 1) : operand(dt, 2, (int64_t[]){1, K}, lv, 1);
+        fx_tensor *mat = column ? operand(dt, 2, (int64_t[]){N, K}, lm, 2) : operand(dt, 2, (int64_t[]){K, N}, lm, 2);
+        int64_t idx[2];
+        fx_tensor *ts[2] = {vec, mat};
+        for (int t = 0; t < 2; t++) {
+            if (lv == L_EXPANDED && t == 0) continue; /* an expanded vector keeps its repeats */
+            for (int64_t i = 0; i < fx_tensor_numel(ts[t]); i++) {
+                idx[0] = i / fx_tensor_size(ts[t], 1), idx[1] = i % fx_tensor_size(ts[t], 1);
+                fx_tensor_set_f64(ts[t], idx, (double)rand() / RAND_MAX * 2 - 1);
+            }
+        }
+        fx_ivalue a = kb_iv(column ? mat : vec), b = kb_iv(column ? vec : mat);
+        fx_tensor *r = kb_call(&g_eager, FX_OP_MM, 2, &a, &b);
+        if (!r) fail_msg("mm: %s", kb_err.msg);
+        expect_matmul_result(r, column ? mat : vec, column ? vec : mat, dt == FX_DTYPE_F32 ? 1e-5 : 1e-12);
+        fx_tensor_release(r);
+        /* linear(x[1, K], w[N, K]): the Llama decode step */
+        if (!column) {
+            fx_tensor *w = operand(dt, 2, (int64_t[]){N, K}, lm, 3);
+            fx_ivalue xv = kb_iv(vec), wv = kb_iv(w), none = fx_iv_none(), d0 = fx_iv_int(0), d1 = fx_iv_int(1);
+            r = kb_call(&g_eager, FX_OP_LINEAR, 3, &xv, &wv, &none);
+            fx_tensor *wt = kb_call(&g_eager, FX_OP_TRANSPOSE_INT, 3, &wv, &d0, &d1);
+            expect_matmul_result(r, vec, wt, dt == FX_DTYPE_F32 ? 1e-5 : 1e-12);
+            fx_tensor_release(wt);
+            fx_tensor_release(r);
+            fx_tensor_release(w);
+        }
+        fx_tensor_release(vec);
+        fx_tensor_release(mat);
+    }
+}
+
+/* addmm / addmm_ / baddbmm / baddbmm_: beta * self + alpha * product, every dtype and layout;
+ * beta = 0 ignores self (NaN included). */
+static void test_addmm_baddbmm(void **state) {
+    (void)state;
+    static const double coef[][2] = {{1, 1}, {0.5, 2}, {0, 3}, {2, 0}};
+    for (size_t di = 0; di < NDT; di++)
+        for (int l = 0; l < L_COUNT; l++)
+            for (size_t ci = 0; ci < sizeof coef / sizeof coef[0]; ci++)
+                for (int batched = 0; batched < 2; batched++)
+                    for (int inplace = 0; inplace < 2; inplace++) {
+                        fx_dtype dt = k_dtypes[di];
+                        bool fl = fx_dtype_is_float(dt);
+                        double beta = fl ? coef[ci][0] : (double)(int64_t)coef[ci][0];
+                        double alpha = fl ? coef[ci][1] : (double)(int64_t)coef[ci][1];
+                        if (dt == FX_DTYPE_BOOL) beta = beta != 0, alpha = alpha != 0;
+                        fx_tensor *m1 = batched ? operand(dt, 3, (int64_t[]){2, 3, 4}, l, 1) : operand(dt, 2, (int64_t[]){3, 4}, l, 1);
+                        fx_tensor *m2 = batched ? operand(dt, 3, (int64_t[]){2, 4, 5}, (l + 1) % L_COUNT, 2)
+                                                : operand(dt, 2, (int64_t[]){4, 5}, (l + 1) % L_COUNT, 2);
+                        /* self: broadcast [5] out of place; the full shape, transposed, in place */
+                        fx_tensor *self = inplace ? (batched ? operand(dt, 3, (int64_t[]){2, 3, 5}, L_TRANS, 3) : operand(dt, 2, (int64_t[]){3, 5}, L_TRANS, 3))
+                                                  : operand(dt, 1, (int64_t[]){5}, L_GAPPED, 3);
+                        int ond;
+                        int64_t osz[FX_MAX_DIMS];
+                        double *prod = ref_matmul(m1, m2, &ond, osz, dt == FX_DTYPE_BOOL);
+                        int64_t n = 1;
+                        for (int d = 0; d < ond; d++) n *= osz[d];
+                        double *want = malloc(sizeof(double) * (size_t)n);
+                        for (int64_t i = 0; i < n; i++) {
+                            double sv = inplace ? fx_tensor_flat_f64(self, i) : fx_tensor_flat_f64(self, i % 5);
+                            double w = alpha * prod[i] + (beta == 0 ? 0 : beta * sv);
+                            if (dt == FX_DTYPE_BOOL) w = (alpha && prod[i]) || (beta && sv);
+                            char buf[8];
+                            fx_dtype_store_f64(dt, buf, 0, w);
+                            want[i] = fx_dtype_load_f64(dt, buf, 0);
+                        }
+                        fx_ivalue sv = kb_iv(self), av = kb_iv(m1), bv = kb_iv(m2);
+                        fx_ivalue be = fl ? fx_iv_float(beta) : fx_iv_int((int64_t)beta);
+                        fx_ivalue al = fl ? fx_iv_float(alpha) : fx_iv_int((int64_t)alpha);
+                        if (dt == FX_DTYPE_BOOL) be = fx_iv_bool(beta != 0), al = fx_iv_bool(alpha != 0);
+                        fx_op_id op = batched ? (inplace ? FX_OP_BADDBMM_ : FX_OP_BADDBMM) : (inplace ? FX_OP_ADDMM_ : FX_OP_ADDMM);
+                        fx_tensor *r = kb_call(&g_eager, op, 5, &sv, &av, &bv, &be, &al);
+                        if (!r) fail_msg("%s: %s", fx_op_qualname(fx_op_get(op)), kb_err.msg);
+                        if (inplace) assert_ptr_equal(r, self);
+                        assert_true(kb_sizes_are(r, ond, osz));
+                        /* half types round the product once after a float32 accumulation */
+                        double tol = dt == FX_DTYPE_BF16 ? 0.02 : dt == FX_DTYPE_F16 ? 2e-3 : 1e-6;
+                        for (int64_t i = 0; i < n; i++) {
+                            double g = fx_tensor_flat_f64(r, i);
+                            if (fabs(g - want[i]) > tol * (1 + fabs(want[i])))
+                                fail_msg("%s dtype %zu layout %d coef %zu: element %lld is %g, want %g",
+                                         fx_op_qualname(fx_op_get(op)), di, l, ci, (long long)i, g, want[i]);
+                        }
+                        free(prod);
+                        free(want);
+                        fx_tensor_release(r);
+                        fx_tensor_release(self);
+                        fx_tensor_release(m1);
+                        fx_tensor_release(m2);
+                    }
+    /* beta = 0: a NaN in self does not reach the result */
+    fx_tensor *self = operand(FX_DTYPE_F32, 2, (int64_t[]){2, 2}, L_CONTIG, 0);
+    fx_tensor_set_f64(self, (int64_t[]){0, 0}, NAN);
+    fx_tensor *a = operand(FX_DTYPE_F32, 2, (int64_t[]){2, 3}, L_CONTIG, 1);
+    fx_tensor *b = operand(FX_DTYPE_F32, 2, (int64_t[]){3, 2}, L_CONTIG, 2);
+    fx_ivalue sv = kb_iv(self), av = kb_iv(a), bv = kb_iv(b), zero = fx_iv_int(0);
+    fx_tensor *r = kb_call(&g_eager, FX_OP_ADDMM, 4, &sv, &av, &bv, &zero);
+    assert_false(isnan(fx_tensor_flat_f64(r, 0)));
+    fx_tensor_release(r);
+    fx_tensor_release(self);
+    fx_tensor_release(a);
+    fx_tensor_release(b);
+}
+
+static void test_outer(void **state) {
+    (void)state;
+    fx_tensor *a = operand(FX_DTYPE_I64, 1, (int64_t[]){3}, L_GAPPED, 1);
+    fx_tensor *b = operand(FX_DTYPE_F32, 1, (int64_t[]){4}, L_CONTIG, 2);
+    fx_ivalue av = kb_iv(a), bv = kb_iv(b);
+    fx_ctx tr;
+    kb_rec rec;
+    kb_trace_ctx(&tr, &rec, true);
+    fx_tensor *r = kb_call(&tr, FX_OP_OUTER, 2, &av, &bv);
+    if (!r) fail_msg("outer: %s", kb_err.msg);
+    /* reshape of a 1-D tensor to [n, 1] is a view whatever its stride */
+    assert_string_equal(kb_rec_str(&rec), "view.default,mul.Tensor");
+    assert_true(kb_sizes_are(r, 2, (int64_t[]){3, 4}));
+    assert_int_equal(fx_tensor_dtype(r), FX_DTYPE_F32);
+    for (int64_t i = 0; i < 12; i++)
+        assert_true(fx_tensor_flat_f64(r, i) == fx_tensor_flat_f64(a, i / 4) * fx_tensor_flat_f64(b, i % 4));
+    fx_tensor_release(r);
+    fx_tensor *m = operand(FX_DTYPE_F32, 2, (int64_t[]){2, 2}, L_CONTIG, 0);
+    fx_ivalue mv = kb_iv(m);
+    const fx_opdef *def = fx_op_get(FX_OP_OUTER);
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {mv, bv}, outs[FX_SCHEMA_MAX_RETS];
+    assert_int_not_equal(fx_dispatch(&g_eager, def, args, outs, &kb_err), FX_OK);
+    assert_string_equal(kb_err.msg, "outer: Expected 1-D argument self, but got 2-D");
+    fx_tensor_release(m);
+    fx_tensor_release(a);
+    fx_tensor_release(b);
+}
+
+/* The messages of addmm / baddbmm / linear with a vector weight. */
+static void test_addmm_errors(void **state) {
+    (void)state;
+    struct { const char *msg; fx_op_id op; int n; fx_tensor *t[3]; } cases[] = {
+        {"mat1 must be a matrix, got 1-D tensor", FX_OP_ADDMM, 3,
+         {operand(FX_DTYPE_F32, 2, (int64_t[]){2, 3}, 0, 0), operand(FX_DTYPE_F32, 1, (int64_t[]){2}, 0, 0), operand(FX_DTYPE_F32, 2, (int64_t[]){2, 3}, 0, 0)}},
+        {"self and mat2 must have the same dtype, but got Double and Float", FX_OP_ADDMM, 3,
+         {operand(FX_DTYPE_F64, 2, (int64_t[]){2, 2}, 0, 0), operand(FX_DTYPE_F32, 2, (int64_t[]){2, 3}, 0, 0), operand(FX_DTYPE_F32, 2, (int64_t[]){3, 2}, 0, 0)}},
+        {"mat1 and mat2 must have the same dtype, but got Double and Float", FX_OP_ADDMM, 3,
+         {operand(FX_DTYPE_F32, 2, (int64_t[]){2, 2}, 0, 0), operand(FX_DTYPE_F64, 2, (int64_t[]){2, 3}, 0, 0), operand(FX_DTYPE_F32, 2, (int64_t[]){3, 2}, 0, 0)}},
+        {"mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)", FX_OP_ADDMM, 3,
+         {operand(FX_DTYPE_F32, 2, (int64_t[]){2, 3}, 0, 0), operand(FX_DTYPE_F32, 2, (int64_t[]){2, 3}, 0, 0), operand(FX_DTYPE_F32, 2, (int64_t[]){2, 3}, 0, 0)}},
+        {"The expanded size of the tensor (2) must match the existing size (3) at non-singleton dimension 1.  Target sizes: [2, 2].  Tensor sizes: [3]", FX_OP_ADDMM, 3,
+         {operand(FX_DTYPE_F32, 1, (int64_t[]){3}, 0, 0), operand(FX_DTYPE_F32, 2, (int64_t[]){2, 3}, 0, 0), operand(FX_DTYPE_F32, 2, (int64_t[]){3, 2}, 0, 0)}},
+        {"Bad in-place call: input tensor size [2] and output tensor size [2, 2] should match", FX_OP_ADDMM_, 3,
+         {operand(FX_DTYPE_F32, 1, (int64_t[]){2}, 0, 0), operand(FX_DTYPE_F32, 2, (int64_t[]){2, 3}, 0, 0), operand(FX_DTYPE_F32, 2, (int64_t[]){3, 2}, 0, 0)}},
+        {"Expected size for first two dimensions of batch2 tensor to be: [1, 3] but got: [1, 4].", FX_OP_BADDBMM, 3,
+         {operand(FX_DTYPE_F32, 3, (int64_t[]){1, 2, 2}, 0, 0), operand(FX_DTYPE_F32, 3, (int64_t[]){1, 2, 3}, 0, 0), operand(FX_DTYPE_F32, 3, (int64_t[]){1, 4, 2}, 0, 0)}},
+        {"Input dtypes must be the same, got: input double, batch1: float, batch2: float", FX_OP_BADDBMM, 3,
+         {operand(FX_DTYPE_F64, 3, (int64_t[]){1, 2, 2}, 0, 0), operand(FX_DTYPE_F32, 3, (int64_t[]){1, 2, 3}, 0, 0), operand(FX_DTYPE_F32, 3, (int64_t[]){1, 3, 2}, 0, 0)}},
+        {"The expanded size of the tensor (3) must match the existing size (2) at non-singleton dimension 1.  Target sizes: [2, 3, 2].  Tensor sizes: [1, 2, 2]", FX_OP_BADDBMM, 3,
+         {operand(FX_DTYPE_F32, 3, (int64_t[]){1, 2, 2}, 0, 0), operand(FX_DTYPE_F32, 2, (int64_t[]){2, 3}, 0, 0), operand(FX_DTYPE_F32, 3, (int64_t[]){1, 3, 2}, 0, 0)}},
+        {"size mismatch, got input (2), mat (2x3), vec (4)", FX_OP_LINEAR, 2,
+         {operand(FX_DTYPE_F32, 2, (int64_t[]){2, 3}, 0, 0), operand(FX_DTYPE_F32, 1, (int64_t[]){4}, 0, 0), NULL}},
+        {"inconsistent tensor size, expected tensor [3] and src [4] to have the same number of elements, but got 3 and 4 elements respectively", FX_OP_LINEAR, 2,
+         {operand(FX_DTYPE_F32, 1, (int64_t[]){3}, 0, 0), operand(FX_DTYPE_F32, 1, (int64_t[]){4}, 0, 0), NULL}},
+        {"output with shape [] doesn't match the broadcast shape [1]", FX_OP_LINEAR, 3,
+         {operand(FX_DTYPE_F32, 1, (int64_t[]){3}, 0, 0), operand(FX_DTYPE_F32, 1, (int64_t[]){3}, 0, 0), operand(FX_DTYPE_F32, 1, (int64_t[]){1}, 0, 0)}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const fx_opdef *def = fx_op_get(cases[c].op);
+        fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0}, outs[FX_SCHEMA_MAX_RETS];
+        for (int i = 0; i < cases[c].n; i++) args[i] = kb_iv(cases[c].t[i]);
+        fx_err_clear(&kb_err);
+        if (fx_dispatch(&g_eager, def, args, outs, &kb_err) == FX_OK) fail_msg("case %zu: no error", c);
+        if (strcmp(kb_err.msg, cases[c].msg)) fail_msg("case %zu:\n  got  %s\n  want %s", c, kb_err.msg, cases[c].msg);
+        for (int i = 0; i < 3; i++) fx_tensor_release(cases[c].t[i]);
+    }
+}
+
 /* ---- matmul: results and decompositions ------------------------------------------------------- */
 
 typedef struct mm_case {
@@ -545,6 +762,11 @@ int main(void) {
         cmocka_unit_test(test_bmm_dot_mv),
         cmocka_unit_test(test_linalg_errors),
         cmocka_unit_test(test_linear),
+        cmocka_unit_test(test_linear_vector_weight),
+        cmocka_unit_test(test_gemv_path),
+        cmocka_unit_test(test_addmm_baddbmm),
+        cmocka_unit_test(test_outer),
+        cmocka_unit_test(test_addmm_errors),
         cmocka_unit_test(test_matmul_cases),
         cmocka_unit_test(test_meta_shapes),
         cmocka_unit_test(test_allocation_failures),
