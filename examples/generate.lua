@@ -69,7 +69,8 @@ end
 local prompt = o.prompt or {1}   -- 1 = <s> in the Llama tokenizer
 local out = {}
 local t_export, t_trace, t_run, t_eager, max_err = 0, 0, 0, 0, 0
-local tty = os.getenv("TERM") ~= nil and os.getenv("TERM") ~= "dumb" and not o.quiet
+-- a progress line rewritten in place on a terminal; one line every 16 steps otherwise
+local tty = not o.quiet and os.getenv("TERM") ~= "dumb" and os.execute("test -t 1") == true
 local tok = prompt[1]
 local steps = #prompt - 1 + o.tokens
 for pos = 0, steps - 1 do
