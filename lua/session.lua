@@ -842,7 +842,7 @@ function Trace:_advance(mode)
       end
       if self.ev_interrupt then
         self.ev_interrupt = nil
-        return self:_pause(self.history[#self.history], "[interrupted]")
+        return self:_pause_interrupt()
       end
       if self.ev_datadep then
         local what = self.ev_datadep
@@ -864,7 +864,7 @@ function Trace:_advance(mode)
   if ok then return res end
   if type(res) == "string" and res:find("interrupted!", 1, true) then
     -- Ctrl-C while the driver itself ran: the coroutine is between two resumes
-    return self:_pause(self.history[#self.history], "[interrupted]")
+    return self:_pause_interrupt()
   end
   error(res, 0)
 end
@@ -900,6 +900,24 @@ function Trace:_pause(n, bracket, m)
   end
   return make_stop(self, {reason = bracket:match("^%[(%a+)") or "stop", node = n, mutation = m,
                           banner = self:_node_banner(n, bracket, m)})
+end
+
+-- Ctrl-C paused the coroutine wherever it was (not necessarily at an op).
+function Trace:_pause_interrupt()
+  local f = self:_frame_info()
+  local st = self:_module_stack()
+  local lines = {"interrupted  [Ctrl-C]"}
+  local parts = {}
+  if #st > 0 then parts[#parts + 1] = "module: " .. mod_str(st[#st]) end
+  if f then parts[#parts + 1] = loc_str(f) .. (f.code ~= "" and ("   " .. f.code) or "") end
+  if #parts > 0 then lines[#lines + 1] = "  " .. table.concat(parts, "   ") end
+  local last = self.history[#self.history]
+  if last then
+    lines[#lines + 1] = "  last recorded: %" .. last.name .. " (" .. last.target .. "), " ..
+      counted("node", self.count) .. " so far"
+  end
+  self.node = last
+  return make_stop(self, {reason = "interrupted", node = last, banner = table.concat(lines, "\n")})
 end
 
 function Trace:_pause_event(what, bracket)
@@ -1609,6 +1627,18 @@ end
 -- names for Tab completion: node names of the graph in view, module paths, state names
 function fxdb._complete_names(kind)
   local out = {}
+  if kind == "local" then
+    local s = fxdb.session
+    local level = s and s.kind == "trace" and s.status ~= "finished" and s.job and s:_user_level()
+    if level then
+      for i = 1, 250 do
+        local name = debug.getlocal(s.job.co, level, i)
+        if not name then break end
+        if not name:find("^%(") then out[#out + 1] = name end
+      end
+    end
+    return out
+  end
   if kind == "node" then
     local g
     local s = fxdb.session

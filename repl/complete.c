@@ -6,7 +6,10 @@
  *   ":help ex"         command names; ":graph r" -> stage names
  *   "torch.zer"        keys of the value of `torch`; "x:si" -> methods (function values) only
  *   "pri"              globals and Lua keywords
- *   "%add"             node names of fxdb.current.graph
+ *   "%add"             node names of the graph in view: the paused trace's raw graph, the run
+ *                      session's graph, else fxdb.current.graph (fxdb._complete_names)
+ *   ":watch st", ":why st", ":break module la", ":render --why st"
+ *                      module paths and state (buffer, parameter, input) names
  *   ":load f", ":render f"   file names (libedit's own completion)
  * The value before the cursor is found without running user code: the prefix must be names
  * joined by dots, and each step is a raw lookup that follows metatable __index only while it is
@@ -234,7 +237,10 @@ static void collect_keys(lua_State *L, cand_list *c, const char *prefix, const c
 typedef struct complete_job {
     cand_list *out;
     const char *word;      /* the word being completed */
+    const char *kind;      /* for names_words: "node", "module" or "state" */
 } complete_job;
+
+static int names_words(lua_State *L);
 
 /* Protected worker: Lua completion of job->word ("torch.zer", "x:si", "pri").  [-0, +0, m] */
 static int lua_words(lua_State *L) {
@@ -252,6 +258,10 @@ static int lua_words(lua_State *L) {
     if (sep == NULL) {
         lua_pushglobaltable(L);
         collect_keys(L, job->out, "", w, false);
+        complete_job locals = {job->out, w, "local"};  /* the paused frame's locals */
+        lua_pushcfunction(L, names_words);
+        lua_pushlightuserdata(L, &locals);
+        (void)lua_pcall(L, 1, 0, 0);
         for (int i = 0; keywords[i] != NULL; i++)
             if (starts_with(keywords[i], w))
                 cand_add(job->out, "", keywords[i]);
@@ -273,6 +283,19 @@ static int lua_words(lua_State *L) {
         const char *name = lua_tostring(L, -1);
         lua_insert(L, -2);                             /* [.., name, v] */
         safe_field(L, name);                           /* [.., name, field] */
+        if (i == 0 && lua_isnil(L, -1)) {
+            /* not a global: a local of the paused session frame (fxdb.chunk_env) */
+            int at = lua_gettop(L);                    /* [.., name, nil] */
+            if (lua_getglobal(L, "fxdb") == LUA_TTABLE
+                && lua_getfield(L, -1, "chunk_env") == LUA_TFUNCTION) {
+                lua_call(L, 0, 1);                     /* [.., name, nil, fxdb, env] */
+                if (lua_istable(L, -1)) {
+                    lua_getfield(L, -1, name);         /* [.., name, nil, fxdb, env, v] */
+                    lua_replace(L, at);                /* [.., name, v, fxdb, env] */
+                }
+            }
+            lua_settop(L, at);                         /* [.., name, v] */
+        }
         lua_remove(L, -2);                             /* [.., field] */
         if (lua_isnil(L, -1))
             return 0;
@@ -282,8 +305,34 @@ static int lua_words(lua_State *L) {
     return 0;
 }
 
-/* Protected worker: "%" + node names of fxdb.current.graph that start with job->word. Reads
- * fields through metamethods (graph and node objects are userdata), hence protected. */
+/* Protected worker: names from fxdb._complete_names(job->kind) (lua/session.lua) that start with
+ * job->word after its prefix ('%' for nodes); returns without adding when the function is
+ * missing. */
+static int names_words(lua_State *L) {
+    complete_job *job = lua_touserdata(L, 1);
+    bool node = strcmp(job->kind, "node") == 0;
+    const char *partial = node ? job->word + 1 : job->word;
+    if (lua_getglobal(L, "fxdb") != LUA_TTABLE                      /* [fxdb] */
+        || lua_getfield(L, -1, "_complete_names") != LUA_TFUNCTION)  /* [fxdb, fn] */
+        return 0;
+    lua_pushstring(L, job->kind);
+    lua_call(L, 1, 1);                                 /* [fxdb, names] */
+    if (!lua_istable(L, -1))
+        return 0;
+    for (lua_Integer k = 1;; k++) {
+        if (lua_geti(L, -1, k) != LUA_TSTRING) /* [.., names, name] */
+            break;
+        const char *name = lua_tostring(L, -1);
+        if (starts_with(name, partial))
+            cand_add(job->out, node ? "%" : "", name);
+        lua_pop(L, 1);
+    }
+    return 0;
+}
+
+/* Protected worker: "%" + node names of fxdb.current.graph that start with job->word (when
+ * fxdb._complete_names is missing). Reads fields through metamethods (graph and node objects are
+ * userdata), hence protected. */
 static int node_words(lua_State *L) {
     complete_job *job = lua_touserdata(L, 1);
     const char *partial = job->word + 1;               /* after '%' */
@@ -321,6 +370,18 @@ static void run_protected(lua_State *L, lua_CFunction fn, complete_job *job) {
 /* entry point                                                                                */
 /* ======================================================================================== */
 
+/* True when the word before position `start` of line is `w` (":break module la" -> "module"). */
+static bool previous_word_is(const char *line, int start, const char *w) {
+    int e = start;
+    while (e > 0 && (line[e - 1] == ' ' || line[e - 1] == '\t'))
+        e--;
+    int b = e;
+    while (b > 0 && line[b - 1] != ' ' && line[b - 1] != '\t')
+        b--;
+    size_t n = strlen(w);
+    return (size_t)(e - b) == n && strncmp(line + b, w, n) == 0;
+}
+
 /* Stage names `:graph` and `:diff` take. */
 static const char *const stage_names[] = {"raw", "functional", "exported", "unlifted", NULL};
 
@@ -335,7 +396,7 @@ char **complete_candidates(lua_State *L, const char *line, int start, int end) {
         return NULL;
     memcpy(word, line + start, (size_t)(end - start));
     word[end - start] = '\0';
-    complete_job job = {&c, word};
+    complete_job job = {&c, word, "node"};
 
     int lead = 0;
     while (line[lead] == ' ' || line[lead] == '\t')
@@ -349,7 +410,9 @@ char **complete_candidates(lua_State *L, const char *line, int start, int end) {
             if (starts_with(cmd_name_at(i), partial))
                 cand_add(&c, ":", cmd_name_at(i));
     } else if (word[0] == '%') {
-        run_protected(L, node_words, &job);
+        run_protected(L, names_words, &job);
+        if (c.n == 0)
+            run_protected(L, node_words, &job);
     } else if (is_cmd) {
         /* an argument: the command word is line[lead+1 .. first blank) */
         char cmd[32];
@@ -369,6 +432,17 @@ char **complete_candidates(lua_State *L, const char *line, int start, int end) {
                     cand_add(&c, "", stage_names[i]);
             if (strcmp(name, "diff") == 0)
                 run_protected(L, lua_words, &job);
+        } else if (name != NULL && (strcmp(name, "watch") == 0 || strcmp(name, "why") == 0
+                                    || strcmp(name, "provenance") == 0)) {
+            job.kind = "state";
+            run_protected(L, names_words, &job);
+        } else if (name != NULL && previous_word_is(line, start, "module")) {
+            job.kind = "module";
+            run_protected(L, names_words, &job);
+        } else if (name != NULL && strcmp(name, "render") == 0
+                   && previous_word_is(line, start, "--why")) {
+            job.kind = "state";
+            run_protected(L, names_words, &job);
         } else if (name != NULL
                    && (strcmp(name, "load") == 0 || strcmp(name, "render") == 0)) {
             free(word);
