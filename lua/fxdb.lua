@@ -233,10 +233,8 @@ function fxdb.check(m, ep, args)
   return c
 end
 
--- ---- stubs for the debugger verbs (the debugger issue fills them in) --------------------------------
-for _, verb in ipairs{"trace", "step", "next", "finish", "continue", "break_on", "delete", "watch",
-                       "where", "diff", "report"} do
-  fxdb[verb] = fxdb[verb] or function()
-    error("fxdb." .. verb .. " is not available yet", 2)
-  end
-end
+-- ---- the debugger ----------------------------------------------------------------------------------
+-- The debugger verbs (fxdb.trace, step, next, finish, continue, until, break_on, watch, delete,
+-- where, list, display, info, set, reverse_step, diff, report, ...) live in lua/session.lua, which
+-- runs after this file and extends fxdb.run ({step = true}), fxdb.graph, fxdb.node and fxdb.find
+-- so that they see the paused session's graph.
