@@ -37,11 +37,15 @@ static int data_dependent(fx_opctx *ctx) {
 /* index.Tensor(Tensor self, Tensor?[] indices) -> Tensor: a fresh contiguous tensor of the
  * advanced-indexing result shape. A bool mask on a meta tensor is FX_EDATADEP. */
 int fx_meta_index(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
-    fx_tensor *self, *t;
+    fx_tensor *self, *t, *view = NULL;
+    fx_ivalue list;
     int rc;
-    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) ||
+        (rc = fx_index_bool0(self, &a[1], &view, &list, ctx->err)))
+        return rc;
     fx_index_plan p;
-    if ((rc = fx_index_plan_build(self, &a[1], &p, ctx->err))) goto done;
+    if ((rc = fx_index_plan_build(view ? view : self, view ? &list : &a[1], &p, ctx->err)))
+        goto done;
     if (p.data_dependent) {
         rc = data_dependent(ctx);
         goto done;
@@ -51,18 +55,23 @@ int fx_meta_index(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     out[0] = fx_iv_tensor_steal(t);
 done:
     fx_index_plan_free(&p);
+    fx_ivalue_clear(&list);
+    fx_tensor_release(view);
     return rc;
 }
 
 /* Checks of index_put(_): the plan, then values' dtype (a wrapped number is cast to self's) and
  * that values broadcast to the indexed shape (make_index_put_iterator's messages). */
 static int check_index_put(fx_opctx *ctx, const fx_ivalue *a, fx_tensor **self_out) {
-    fx_tensor *self;
+    fx_tensor *self, *view = NULL;
+    fx_ivalue list;
     int rc;
     if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
     *self_out = self;
+    if ((rc = fx_index_bool0(self, &a[1], &view, &list, ctx->err))) return rc;
     fx_index_plan p;
-    if ((rc = fx_index_plan_build(self, &a[1], &p, ctx->err))) goto done;
+    if ((rc = fx_index_plan_build(view ? view : self, view ? &list : &a[1], &p, ctx->err)))
+        goto done;
     if (a[2].tag != FX_IV_TENSOR) goto done; /* wrapped number: broadcasts anywhere */
     const fx_tensor *v = a[2].u.t;
     if (v->dtype != self->dtype) {
@@ -88,6 +97,8 @@ static int check_index_put(fx_opctx *ctx, const fx_ivalue *a, fx_tensor **self_o
     }
 done:
     fx_index_plan_free(&p);
+    fx_ivalue_clear(&list);
+    fx_tensor_release(view);
     return rc;
 }
 

@@ -87,6 +87,16 @@ typedef struct fx_index_plan {
 int fx_index_plan_build(const fx_tensor *self, const fx_ivalue *indices, fx_index_plan *p,
                         fx_err *err);
 void fx_index_plan_free(fx_index_plan *p);
+/* x[True] / x[False] (a 0-dim bool or uint8 mask, on cpu), as PyTorch's Python indexing treats
+ * it: a new size-1 dim at that position, indexed by [0] (True) or by an empty index (False), so
+ * x[True] is x.unsqueeze(0) and x[False] is empty, and index_put with such a mask writes all
+ * of self or nothing. When `indices` holds such masks, *view is a view of self with those dims
+ * inserted and *list the indices with each mask replaced by its int64 index tensor (both new
+ * references: release / clear them); otherwise *view is NULL and *list FX_IV_UNSET (clearing
+ * it is a no-op). A 0-dim mask on a meta tensor is left to fx_index_plan_build, which marks the
+ * plan data-dependent. */
+int fx_index_bool0(fx_tensor *self, const fx_ivalue *indices, fx_tensor **view, fx_ivalue *list,
+                   fx_err *err);
 
 /* ---- the strided walker -------------------------------------------------------------------- */
 

@@ -118,6 +118,52 @@ static int mask_to_indices(const fx_tensor *mask, fx_tensor **outs, fx_err *err)
     return FX_OK;
 }
 
+int fx_index_bool0(fx_tensor *self, const fx_ivalue *indices, fx_tensor **view, fx_ivalue *list,
+                   fx_err *err) {
+    *view = NULL;
+    list->tag = FX_IV_UNSET;
+    if (indices->tag != FX_IV_LIST) return FX_OK;
+    int n = indices->u.list.n, found = 0;
+    for (int i = 0; i < n; i++) {
+        const fx_ivalue *e = &indices->u.list.items[i];
+        if (e->tag == FX_IV_TENSOR && e->u.t->ndim == 0 && !fx_tensor_is_meta(e->u.t) &&
+            (e->u.t->dtype == FX_DTYPE_BOOL || e->u.t->dtype == FX_DTYPE_U8))
+            found++;
+    }
+    if (!found) return FX_OK;
+    if (self->ndim + found > FX_MAX_DIMS)
+        return fx_err_setf(err, FX_ESHAPE, "fxdb supports at most %d dimensions, got %d",
+                           FX_MAX_DIMS, self->ndim + found);
+    int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+    int vd = 0, sd = 0; /* next dim of the view / of self */
+    int rc = fx_iv_list(n, list, err);
+    for (int i = 0; i < n && !rc; i++) {
+        const fx_ivalue *e = &indices->u.list.items[i];
+        const fx_tensor *t = e->tag == FX_IV_TENSOR ? e->u.t : NULL;
+        bool bool0 = t && t->ndim == 0 && !fx_tensor_is_meta(t) &&
+                     (t->dtype == FX_DTYPE_BOOL || t->dtype == FX_DTYPE_U8);
+        if (bool0) { /* a new size-1 dim here, indexed by [0] or by nothing */
+            sizes[vd] = 1, strides[vd] = 1, vd++;
+            int64_t len = *(const uint8_t *)fx_tensor_data(t) != 0;
+            fx_tensor *ix;
+            rc = fx_tensor_zeros(1, &len, FX_DTYPE_I64, FX_DEVICE_CPU, &ix, err);
+            if (!rc) list->u.list.items[i] = fx_iv_tensor_steal(ix);
+            continue;
+        }
+        int used = !t ? 1 : (t->dtype == FX_DTYPE_BOOL || t->dtype == FX_DTYPE_U8) ? t->ndim : 1;
+        for (int k = 0; k < used && sd < self->ndim; k++, sd++, vd++)
+            sizes[vd] = self->sizes[sd], strides[vd] = self->strides[sd];
+        rc = fx_ivalue_copy(&list->u.list.items[i], e, err);
+    }
+    for (; sd < self->ndim; sd++, vd++) sizes[vd] = self->sizes[sd], strides[vd] = self->strides[sd];
+    if (!rc) rc = fx_tensor_as_strided(self, vd, sizes, strides, self->offset, view, err);
+    if (rc) {
+        fx_ivalue_clear(list);
+        *view = NULL;
+    }
+    return rc;
+}
+
 static int too_many(const fx_tensor *self, int got, fx_err *err) {
     return fx_err_setf(err, FX_EINDEX, "too many indices for tensor of dimension %d (got %d)",
                        self->ndim, got);
@@ -144,9 +190,13 @@ int fx_index_plan_build(const fx_tensor *self, const fx_ivalue *indices, fx_inde
                                i);
         fx_tensor *t = e->u.t;
         if (t->dtype == FX_DTYPE_BOOL || t->dtype == FX_DTYPE_U8) {
-            if (t->ndim == 0)
-                return fx_err_setf(err, FX_ENOTIMPL,
-                                   "indexing with a 0-dim boolean mask is not supported");
+            if (t->ndim == 0) { /* cpu ones were rewritten by fx_index_bool0 */
+                if (!fx_tensor_is_meta(t))
+                    return fx_err_setf(err, FX_EINTERNAL,
+                                       "a 0-dim boolean mask reached the index plan");
+                p->data_dependent = true; /* a new dim of size 1 or 0: unknown on meta */
+                continue;
+            }
             if (j + t->ndim + (n - i - 1) > self->ndim)
                 return too_many(self, j + t->ndim + (n - i - 1), err);
             for (int m = 0; m < t->ndim; m++)
@@ -287,13 +337,19 @@ static void result_walk(const fx_index_plan *p, const fx_tensor *t, kb_walk *w) 
 /* index.Tensor(Tensor self, Tensor?[] indices) -> Tensor: out[0] is the fresh contiguous
  * result made by fx_meta_index. */
 int fx_k_index(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
-    fx_tensor *self = a[0].u.t, *res = out[0].u.t;
+    fx_tensor *self = a[0].u.t, *res = out[0].u.t, *view = NULL;
+    fx_ivalue list;
     fx_index_plan p;
     int64_t *ioff = NULL;
-    int rc = fx_index_plan_build(self, &a[1], &p, ctx->err);
+    int rc = fx_index_bool0(self, &a[1], &view, &list, ctx->err);
+    if (rc) return rc;
+    if (view) self = view;
+    rc = fx_index_plan_build(self, view ? &list : &a[1], &p, ctx->err);
     if (!rc) rc = index_offsets(&p, self->sizes, self->strides, &ioff, ctx->err);
     if (rc) {
         fx_index_plan_free(&p);
+        fx_ivalue_clear(&list);
+        fx_tensor_release(view);
         return rc;
     }
     kb_walk w;
@@ -318,6 +374,8 @@ int fx_k_index(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     }
     fx_free(ioff);
     fx_index_plan_free(&p);
+    fx_ivalue_clear(&list);
+    fx_tensor_release(view);
     return FX_OK;
 }
 
@@ -353,12 +411,18 @@ static inline void acc_elem(fx_dtype dt, char *d, const char *s) {
 }
 
 /* Writes `values` (a tensor of dst's dtype, or a wrapped number) into dst[indices]. */
-static int index_put_into(fx_opctx *ctx, fx_tensor *dst, const fx_ivalue *indices,
+static int index_put_into(fx_opctx *ctx, fx_tensor *dst0, const fx_ivalue *indices0,
                           const fx_ivalue *values, bool accumulate) {
     fx_index_plan p;
     int64_t *ioff = NULL;
     fx_tensor *v = NULL; /* the values, in dst's dtype, not aliasing dst */
-    int rc = fx_index_plan_build(dst, indices, &p, ctx->err);
+    fx_tensor *view = NULL;
+    fx_ivalue list;
+    int rc = fx_index_bool0(dst0, indices0, &view, &list, ctx->err);
+    if (rc) return rc;
+    fx_tensor *dst = view ? view : dst0;
+    const fx_ivalue *indices = view ? &list : indices0;
+    rc = fx_index_plan_build(dst, indices, &p, ctx->err);
     if (!rc) rc = index_offsets(&p, dst->sizes, dst->strides, &ioff, ctx->err);
     if (!rc) {
         if (values->tag == FX_IV_TENSOR && !fx_tensor_same_storage(values->u.t, dst)) {
@@ -407,6 +471,8 @@ static int index_put_into(fx_opctx *ctx, fx_tensor *dst, const fx_ivalue *indice
     fx_tensor_release(v);
     fx_free(ioff);
     fx_index_plan_free(&p);
+    fx_ivalue_clear(&list);
+    fx_tensor_release(view);
     return rc;
 }
 

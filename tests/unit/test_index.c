@@ -684,6 +684,72 @@ static void test_allocation_failures(void **state) {
     fx_tensor_release(g_self);
 }
 
+/* 0-dim bool masks, as Python's x[True] / x[False]: a new dim of size 1 (True) or 0 (False) at
+ * that position; index_put with one writes everything or nothing. On meta the size is unknown:
+ * index is data-dependent, index_put still traces. */
+static void test_zero_dim_masks(void **state) {
+    (void)state;
+    fx_ctx eager;
+    fx_ctx_init(&eager, FX_MODE_EAGER);
+    fx_tensor *x = kb_tensor(FX_DTYPE_I32, 2, (int64_t[]){2, 3}, NULL, 1, 0), *yes = NULL, *no = NULL;
+    fx_tensor_scalar(1, FX_DTYPE_BOOL, &yes, &kb_err);
+    fx_tensor_scalar(0, FX_DTYPE_BOOL, &no, &kb_err);
+    fx_tensor *cols = kb_tensor(FX_DTYPE_I64, 1, (int64_t[]){2}, (double[]){0, 2}, 0, 0);
+    fx_ivalue xv = kb_iv(x), lt, lf, lmix;
+    fx_iv_list(1, &lt, &kb_err);
+    lt.u.list.items[0] = fx_iv_tensor(yes);
+    fx_iv_list(1, &lf, &kb_err);
+    lf.u.list.items[0] = fx_iv_tensor(no);
+    fx_iv_list(3, &lmix, &kb_err); /* x[:, True, [0, 2]] */
+    lmix.u.list.items[1] = fx_iv_tensor(yes);
+    lmix.u.list.items[2] = fx_iv_tensor(cols);
+    fx_tensor *r = kb_call(&eager, FX_OP_INDEX_TENSOR, 2, &xv, &lt);
+    if (!r) fail_msg("x[True]: %s", kb_err.msg);
+    assert_true(kb_sizes_are(r, 3, (int64_t[]){1, 2, 3}));
+    for (int64_t i = 0; i < 6; i++) assert_true(fx_tensor_flat_f64(r, i) == (double)i);
+    fx_tensor_release(r);
+    r = kb_call(&eager, FX_OP_INDEX_TENSOR, 2, &xv, &lf);
+    assert_true(kb_sizes_are(r, 3, (int64_t[]){0, 2, 3}));
+    fx_tensor_release(r);
+    r = kb_call(&eager, FX_OP_INDEX_TENSOR, 2, &xv, &lmix);
+    assert_true(kb_sizes_are(r, 2, (int64_t[]){2, 2}));
+    assert_true(fx_tensor_flat_f64(r, 1) == 2 && fx_tensor_flat_f64(r, 3) == 5);
+    fx_tensor_release(r);
+    /* index_put_: True writes every element, False none */
+    fx_tensor *v = NULL;
+    fx_tensor_scalar(9, FX_DTYPE_I32, &v, &kb_err);
+    fx_ivalue vv = kb_iv(v);
+    r = kb_call(&eager, FX_OP_INDEX_PUT, 3, &xv, &lt, &vv);
+    for (int64_t i = 0; i < 6; i++) assert_true(fx_tensor_flat_f64(r, i) == 9);
+    fx_tensor_release(r);
+    r = kb_call(&eager, FX_OP_INDEX_PUT_, 3, &xv, &lf, &vv);
+    assert_ptr_equal(r, x);
+    for (int64_t i = 0; i < 6; i++) assert_true(fx_tensor_flat_f64(x, i) == (double)i);
+    fx_tensor_release(r);
+    /* meta: index is data-dependent, index_put traces with self's shape */
+    fx_tensor *mx = kb_meta(FX_DTYPE_F32, 2, (int64_t[]){2, 3}), *mm = kb_meta(FX_DTYPE_BOOL, 0, NULL);
+    fx_ivalue mxv = kb_iv(mx), lm, one = fx_iv_float(1);
+    fx_iv_list(1, &lm, &kb_err);
+    lm.u.list.items[0] = fx_iv_tensor(mm);
+    assert_null(kb_call(&eager, FX_OP_INDEX_TENSOR, 2, &mxv, &lm));
+    assert_int_equal(kb_err.code, FX_EDATADEP);
+    r = kb_call(&eager, FX_OP_INDEX_PUT, 3, &mxv, &lm, &one);
+    if (!r) fail_msg("meta index_put: %s", kb_err.msg);
+    assert_true(fx_tensor_is_meta(r) && kb_sizes_are(r, 2, (int64_t[]){2, 3}));
+    fx_tensor_release(r);
+    fx_ivalue_clear(&lt);
+    fx_ivalue_clear(&lf);
+    fx_ivalue_clear(&lmix);
+    fx_ivalue_clear(&lm);
+    fx_tensor_release(mx);
+    fx_tensor_release(mm);
+    fx_tensor_release(v);
+    fx_tensor_release(cols);
+    fx_tensor_release(yes);
+    fx_tensor_release(no);
+    fx_tensor_release(x);
+}
+
 static int setup(void **state) {
     (void)state;
     fx_ctx_init(&g_eager, FX_MODE_EAGER);
@@ -709,6 +775,7 @@ int main(void) {
         cmocka_unit_test(test_index_put_against_reference),
         cmocka_unit_test(test_index_put_specifics),
         cmocka_unit_test(test_scatter_views),
+        cmocka_unit_test(test_zero_dim_masks),
         cmocka_unit_test(test_allocation_failures),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
