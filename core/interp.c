@@ -9,7 +9,8 @@
  *   DIRECT   a functional op with one tensor result and a kernel: its output tensor is made once,
  *            at plan time, from the node's meta["val"] (sizes, strides, dtype) inside a pool
  *            buffer, and each run calls the kernel on it directly — no argument copies, no meta
- *            function, no allocation. Pool buffers are shared by outputs of the same dtype and
+ *            function (after the first run, whose meta call must agree with the val), no
+ *            allocation. Pool buffers are shared by outputs of the same dtype and
  *            byte size whose lifetimes do not overlap (a value's lifetime runs from its node to
  *            the last use of any view or in-place result of it), so elementwise chains keep
  *            landing in the same few cache-hot buffers.
@@ -40,11 +41,15 @@ typedef struct ex_node {
     const fx_opdef *op;
     fx_ivalue *consts;   /* (nargs,) normalized constant arguments, UNSET where slot >= 0; owned */
     int *slot;           /* (nargs,) position of the node an argument refers to, or -1 */
+    int **lslot;         /* (nargs,) for a list argument holding node refs (cat's tensors): the
+                            position per item or -1, else NULL; the list in consts[k] gets those
+                            items borrowed for each call and reset to UNSET after it */
     int nargs;
     fx_tensor *out;      /* DIRECT: the planned output (a view of a pool buffer); one reference */
     int buf;             /* DIRECT: pool buffer index */
     fx_tensor *view_in;  /* VIEW: the input of the cached view (one reference), or NULL */
     fx_tensor *view_out; /* VIEW: the cached view (one reference), or NULL */
+    bool checked;        /* DIRECT: the meta function agreed with the planned output once */
 } ex_node;
 
 /* A pool buffer: contiguous storage of one dtype, shared by DIRECT outputs. */
@@ -109,9 +114,13 @@ static void free_plan(fx_interp *it) {
     if (it->plan) {
         for (int i = 0; i < it->n; i++) {
             ex_node *e = &it->plan[i];
-            for (int k = 0; k < e->nargs; k++) fx_ivalue_clear(&e->consts[k]);
+            for (int k = 0; k < e->nargs; k++) {
+                fx_ivalue_clear(&e->consts[k]);
+                if (e->lslot) fx_free(e->lslot[k]);
+            }
             fx_free(e->consts);
             fx_free(e->slot);
+            fx_free(e->lslot);
             fx_tensor_release(e->out);
             fx_tensor_release(e->view_in);
             fx_tensor_release(e->view_out);
@@ -308,8 +317,10 @@ static int build_plan(fx_interp *it, fx_err *err) {
         }
         /* arguments: constants normalized once; node references by position */
         if (e->kind == EX_DIRECT || e->kind == EX_INPLACE) {
-            for (int a = 0; a < nd->nargs; a++)
-                if (nd->args[a].tag == FX_IV_LIST && has_node_ref(&nd->args[a])) e->kind = EX_GENERIC;
+            for (int a = 0; a < nd->nargs; a++) /* lists of plain values and node refs only */
+                if (nd->args[a].tag == FX_IV_LIST && has_node_ref(&nd->args[a]))
+                    for (int j = 0; j < nd->args[a].u.list.n; j++)
+                        if (nd->args[a].u.list.items[j].tag == FX_IV_LIST) e->kind = EX_GENERIC;
             if (nd->nargs > s->nargs) e->kind = EX_GENERIC;
         }
         if (e->kind == EX_DIRECT || e->kind == EX_INPLACE) {
@@ -324,8 +335,30 @@ static int build_plan(fx_interp *it, fx_err *err) {
                 e->slot[a] = -1;
                 fx_ivalue unset = {0};
                 const fx_ivalue *v = a < nd->nargs ? &nd->args[a] : &unset;
-                if (v->tag == FX_IV_NODE) e->slot[a] = v->u.node->tag;
-                else if ((rc = normalize_const(&s->args[a], v, &e->consts[a], err))) goto done;
+                if (v->tag == FX_IV_NODE) {
+                    e->slot[a] = v->u.node->tag;
+                } else if (v->tag == FX_IV_LIST && has_node_ref(v)) {
+                    int nl = v->u.list.n;
+                    if (!e->lslot && !(e->lslot = fx_calloc((size_t)s->nargs + 1, sizeof *e->lslot))) {
+                        rc = fx_err_setf(err, FX_ENOMEM, "out of memory planning the graph");
+                        goto done;
+                    }
+                    if ((rc = fx_iv_list(nl, &e->consts[a], err))) goto done;
+                    if (!(e->lslot[a] = fx_malloc(sizeof(int) * ((size_t)nl + 1)))) {
+                        rc = fx_err_setf(err, FX_ENOMEM, "out of memory planning the graph");
+                        goto done;
+                    }
+                    for (int j = 0; j < nl; j++) {
+                        const fx_ivalue *item = &v->u.list.items[j];
+                        e->lslot[a][j] = item->tag == FX_IV_NODE ? item->u.node->tag : -1;
+                        fx_ivalue_clear(&e->consts[a].u.list.items[j]);
+                        if (item->tag != FX_IV_NODE &&
+                            (rc = fx_ivalue_copy(&e->consts[a].u.list.items[j], item, err)))
+                            goto done;
+                    }
+                } else if ((rc = normalize_const(&s->args[a], v, &e->consts[a], err))) {
+                    goto done;
+                }
             }
         }
     }
@@ -506,6 +539,19 @@ static int run_generic(fx_interp *it, fx_node *n, fx_ivalue *res, fx_err *err) {
 /* Fills a[] for a planned node: constants as planned, node values borrowed (no references). */
 static int gather(fx_interp *it, const ex_node *e, const fx_node *n, fx_ivalue *a, fx_err *err) {
     for (int k = 0; k < e->nargs; k++) {
+        if (e->lslot && e->lslot[k]) { /* a list with node refs: items borrowed for this call */
+            fx_ivalue *items = e->consts[k].u.list.items;
+            for (int j = 0; j < e->consts[k].u.list.n; j++) {
+                int sl = e->lslot[k][j];
+                if (sl < 0) continue;
+                items[j] = it->vals[sl];
+                if (items[j].tag == FX_IV_UNSET)
+                    return fx_err_setf(err, FX_EINTERNAL, "%s: an argument's value is not available", n->name);
+                if (items[j].tag == FX_IV_TENSOR && fx_tensor_is_meta(items[j].u.t)) return 1;
+            }
+            a[k] = e->consts[k];
+            continue;
+        }
         if (e->slot[k] < 0) {
             a[k] = e->consts[k];
             continue;
@@ -528,6 +574,20 @@ static bool same_view(const fx_tensor *x, const fx_tensor *y) {
             return false;
     return true;
 }
+
+/* Same dtype, sizes and strides (strides of size-1 dims aside). */
+static bool same_geometry(const fx_tensor *x, const fx_tensor *y) {
+    if (fx_tensor_ndim(x) != fx_tensor_ndim(y) || fx_tensor_dtype(x) != fx_tensor_dtype(y))
+        return false;
+    for (int d = 0; d < fx_tensor_ndim(x); d++)
+        if (fx_tensor_size(x, d) != fx_tensor_size(y, d) ||
+            (fx_tensor_size(x, d) > 1 && fx_tensor_stride(x, d) != fx_tensor_stride(y, d)))
+            return false;
+    return true;
+}
+
+static int run_kernel(fx_interp *it, ex_node *e, fx_node *n, fx_ivalue *a, fx_ivalue *res,
+                      bool *owned, fx_err *err);
 
 /* Runs a planned node. Sets *res (owned when *owned) and returns FX_OK; returns 1 (not an error)
  * when the node must run the generic way after all. */
@@ -559,7 +619,20 @@ static int run_planned(fx_interp *it, fx_node *n, fx_ivalue *res, bool *owned, f
     }
     fx_ivalue a[FX_SCHEMA_MAX_ARGS];
     int rc = gather(it, e, n, a, err);
-    if (rc) return rc;
+    if (!rc) rc = run_kernel(it, e, n, a, res, owned, err);
+    if (e->lslot) /* give the borrowed list items back */
+        for (int k = 0; k < e->nargs; k++)
+            if (e->lslot[k])
+                for (int j = 0; j < e->consts[k].u.list.n; j++)
+                    if (e->lslot[k][j] >= 0) e->consts[k].u.list.items[j].tag = FX_IV_UNSET;
+    return rc;
+}
+
+/* The INPLACE / DIRECT call of a planned node on gathered arguments a[]. */
+static int run_kernel(fx_interp *it, ex_node *e, fx_node *n, fx_ivalue *a, fx_ivalue *res,
+                      bool *owned, fx_err *err) {
+    const fx_opdef *op = e->op;
+    int rc = FX_OK;
     fx_ivalue out[FX_SCHEMA_MAX_RETS];
     fx_opctx oc = {&it->eager, op, FX_DEVICE_CPU, err};
     if (e->kind == EX_INPLACE) {
@@ -580,7 +653,21 @@ static int run_planned(fx_interp *it, fx_node *n, fx_ivalue *res, bool *owned, f
         *owned = true;
         return FX_OK;
     }
-    /* EX_DIRECT */
+    /* EX_DIRECT. On its first run the meta function checks the arguments and says what the
+     * output should be; a val that disagrees (a pass that set it wrong) demotes the node. */
+    if (!e->checked) {
+        fx_opctx mc = {&it->eager, op, FX_DEVICE_META, err};
+        fx_ivalue mo[FX_SCHEMA_MAX_RETS] = {0};
+        if ((rc = op->meta(&mc, a, mo))) return rc;
+        bool ok = mo[0].tag == FX_IV_TENSOR && same_geometry(mo[0].u.t, e->out);
+        for (int i = 0; i < op->schema.nrets; i++) fx_ivalue_clear(&mo[i]);
+        if (!ok) {
+            e->kind = EX_GENERIC;
+            it->stats.direct--;
+            return 1;
+        }
+        e->checked = true;
+    }
     out[0] = fx_iv_tensor_steal(e->out); /* borrowed for the call; the plan keeps its reference */
     it->eager.depth++;
     rc = op->kernel(&oc, a, out);

@@ -87,6 +87,15 @@ if can_run then
     local st1 = gm:plan_stats()
     local b = gm(tok, 4)
     local st2 = gm:plan_stats()
+    -- steady state: the same small number of allocations per call (inputs and outputs only)
+    local calls = {}
+    for i = 1, 3 do
+      local c0 = torch._memory_stats().total_calls
+      gm(tok, 4)
+      calls[i] = torch._memory_stats().total_calls - c0
+    end
+    T.eq(calls[3], calls[2], "allocations per call")
+    T.truthy(calls[3] < 40, "few allocations per call: " .. calls[3])
     close(a, b, "same step twice")
     T.eq(st1.buffers, st2.buffers)
     T.truthy(st2.direct > 0, "kernels run directly")

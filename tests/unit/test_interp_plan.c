@@ -245,12 +245,51 @@ static void test_meta_inputs(void **unused) {
     fx_tensor_release(x);
 }
 
+/* A node whose meta["val"] is wrong (here: set by hand to another shape) is not trusted: the
+ * first run's meta check demotes it, and the results are still right. */
+static void test_wrong_val_is_demoted(void **unused) {
+    (void)unused;
+    int64_t ws[2] = {8, 8}, cs[4] = {1, 6, 2, 4}, xs[3] = {1, 1, 8};
+    fx_tensor *w = ramp(2, ws, 0.25, -1), *cache = ramp(4, cs, 0.1, 0), *x = ramp(3, xs, 1, 0);
+    fx_program *ep = export_step(w, cache, x);
+    fx_node *mul = fx_graph_find(ep->graph, "mul_2");
+    assert_non_null(mul);
+    int64_t wrong_sizes[1] = {128};
+    fx_tensor *wrong;
+    assert_int_equal(fx_tensor_empty(1, wrong_sizes, FX_DTYPE_F32, FX_DEVICE_META, &wrong, &g_err), FX_OK);
+    fx_ivalue wv = fx_iv_tensor_steal(wrong);
+    assert_int_equal(fx_node_set_val(mul, &wv, &g_err), FX_OK);
+    fx_ivalue_clear(&wv);
+    fx_ivalue in[3] = {fx_iv_tensor(w), fx_iv_tensor(cache), fx_iv_tensor(x)}, pr, nr;
+    fx_interp_opts no = {0};
+    no.naive = true;
+    fx_interp *it;
+    assert_int_equal(fx_interp_new(ep->graph, in, 3, NULL, &it, &g_err), FX_OK);
+    fx_interp_stats before, after;
+    fx_interp_get_stats(it, &before);
+    assert_int_equal(fx_interp_run(it, &g_err), FX_OK);
+    fx_interp_get_stats(it, &after);
+    assert_int_equal(after.direct, before.direct - 1);
+    assert_int_equal(fx_interp_take_outputs(it, &pr, &g_err), FX_OK);
+    assert_int_equal(fx_graph_run(ep->graph, in, 3, &no, &nr, &g_err), FX_OK);
+    for (int k = 0; k < 2; k++) assert_true(same_bits(pr.u.list.items[k].u.t, nr.u.list.items[k].u.t));
+    fx_ivalue_clear(&pr);
+    fx_ivalue_clear(&nr);
+    fx_interp_free(it);
+    for (int i = 0; i < 3; i++) fx_ivalue_clear(&in[i]);
+    fx_program_free(ep);
+    fx_tensor_release(w);
+    fx_tensor_release(cache);
+    fx_tensor_release(x);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plan_functional),
         cmocka_unit_test(test_plan_reinplaced),
         cmocka_unit_test(test_outputs_are_fresh),
         cmocka_unit_test(test_meta_inputs),
+        cmocka_unit_test(test_wrong_val_is_demoted),
     };
     fx_err_clear(&g_err);
     return cmocka_run_group_tests(tests, NULL, NULL);
