@@ -152,10 +152,28 @@ local function program_source(p, opts)
   opts = opts or {}
   local L = {}
   L[#L + 1] = "-- fuzz program, seed " .. tostring(p.seed)
+  local sub = false
+  for _, b in ipairs(p.buffers) do
+    if b.name:find(".", 1, true) then
+      -- a submodule owning a buffer; calling it adds its argument to the buffer in place
+      sub = true
+      L[#L + 1] = 'local Sub = nn.Module:extend("Sub")'
+      L[#L + 1] = "function Sub:init()"
+      L[#L + 1] = '  self:register_buffer("c0", ' .. literal(b.shape, b.vals) .. ")"
+      L[#L + 1] = "end"
+      L[#L + 1] = "function Sub:forward(v)"
+      L[#L + 1] = "  self.c0:add_(v)"
+      L[#L + 1] = "  return self.c0"
+      L[#L + 1] = "end"
+    end
+  end
   L[#L + 1] = 'local Fuzz = nn.Module:extend("Fuzz")'
   L[#L + 1] = "function Fuzz:init()"
+  if sub then L[#L + 1] = "  self.sub = Sub()" end
   for _, b in ipairs(p.buffers) do
-    L[#L + 1] = '  self:register_buffer("' .. b.name .. '", ' .. literal(b.shape, b.vals) .. ")"
+    if not b.name:find(".", 1, true) then
+      L[#L + 1] = '  self:register_buffer("' .. b.name .. '", ' .. literal(b.shape, b.vals) .. ")"
+    end
   end
   L[#L + 1] = "end"
   local names = {}
@@ -190,6 +208,11 @@ local function new_gen(seed)
   for i = 1, R.int(1, 3) do
     local s = random_shape()
     g.p.buffers[i] = {name = "b" .. (i - 1), shape = s, vals = random_values(numel(s))}
+  end
+  if R.chance(0.35) then
+    local s = random_shape()
+    g.p.buffers[#g.p.buffers + 1] = {name = "sub.c0", shape = s, vals = random_values(numel(s))}
+    g.sub = true
   end
   for i = 1, R.int(1, 2) do
     local s = R.chance(0.3) and g.p.buffers[R.int(1, #g.p.buffers)].shape or random_shape()
@@ -643,6 +666,20 @@ function Gen:functional_stmt()
                 ro = r == 6 and a.ro or nil}
 end
 
+-- `local v = self.sub(w)`: the submodule adds w to its buffer in place and returns the buffer.
+function Gen:subcall_stmt()
+  if not self.sub then return nil end
+  local c = self:value("self.sub.c0")
+  if overlapping(c) then return nil end
+  local bv
+  for _, v in ipairs(self.vars) do if v.buffer == "sub.c0" then bv = v end end
+  if bv.ro then return nil end
+  local name = self:fresh_name()
+  local stmt = {lhs = name, rhs = "self.sub(" .. self:operand(c, bv.base) .. ")"}
+  if not self:try(stmt) then return nil end
+  return stmt, {expr = name, base = bv.base, kind = "view"}
+end
+
 -- `v = v + 1` on a local or an input: Lua rebinding (Python's `x = x + 1`), not a mutation.
 function Gen:rebind_stmt()
   local v = self:pick_var(function(var) return var.kind ~= "buffer" end)
@@ -693,7 +730,8 @@ local function generate(seed)
     local stmt, var
     if r < 0.35 then stmt, var = g:view_stmt()
     elseif r < 0.75 then stmt = g:inplace_stmt()
-    elseif r < 0.87 then stmt, var = g:functional_stmt()
+    elseif r < 0.82 then stmt, var = g:functional_stmt()
+    elseif r < 0.87 then stmt, var = g:subcall_stmt()
     elseif r < 0.92 then stmt = g:rebind_stmt()
     else stmt = g:reassign_stmt() end
     if stmt then
@@ -718,11 +756,17 @@ local function clone_list(list)
   return out
 end
 
+-- The attribute at a dotted path of an eager module ("sub.c0").
+local function get_path(m, path)
+  for part in path:gmatch("[^.]+") do m = m[part] end
+  return m
+end
+
 -- Every buffer of the program by name (named_buffers() lists a tensor bound to two names once).
 local function buffers_of(m, p)
   local out = {}
   for _, b in ipairs(p.buffers) do
-    local t = m[b.name]
+    local t = get_path(m, b.name)
     if not torch.is_tensor(t) then error("buffer " .. b.name .. " is not a tensor") end
     out[b.name] = t:clone()
   end
@@ -749,11 +793,11 @@ local function eager_reference(Fuzz, inputs, p)
   for c = 1, 2 do
     local args = clone_list(inputs)
     local before = {}
-    for _, b in ipairs(p.buffers) do before[b.name] = m[b.name] end
+    for _, b in ipairs(p.buffers) do before[b.name] = get_path(m, b.name) end
     local res = table.pack(m(table.unpack(args)))
     local stale = false
     for name, old in pairs(before) do
-      if not rawequal(m[name], old) then
+      if not rawequal(get_path(m, name), old) then
         for i = 1, res.n do
           if torch.is_tensor(res[i]) and aliases(res[i], old) then stale = true end
         end
@@ -769,7 +813,7 @@ local function eager_reference(Fuzz, inputs, p)
     -- while the unlifted module keeps a tensor per buffer: only the first call can agree then
     for i = 1, #p.buffers do
       for j = i + 1, #p.buffers do
-        local a, b = m[p.buffers[i].name], m[p.buffers[j].name]
+        local a, b = get_path(m, p.buffers[i].name), get_path(m, p.buffers[j].name)
         if a:numel() > 0 and (rawequal(a, b) or aliases(a, b)) then calls.shared_state = true end
       end
     end
@@ -859,7 +903,7 @@ local function check(p)
       end
       for i, x in ipairs(p.inputs) do expect(mode .. ": export", args[i], inputs[i], "example input " .. x.name .. " after export") end
       for _, b in ipairs(p.buffers) do
-        expect(mode .. ": export", m[b.name], initial[b.name], "module buffer " .. b.name .. " after export")
+        expect(mode .. ": export", get_path(m, b.name), initial[b.name], "module buffer " .. b.name .. " after export")
       end
       local okx, ex = pcall(check_run, mode .. ": fxdb.run", ep, p, inputs, initial, calls[1])
       if not okx then
