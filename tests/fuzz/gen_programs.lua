@@ -877,6 +877,12 @@ end
 
 local NOT_YET = "not_implemented"
 
+local function ops_of(ep)
+  local seq = {}
+  for _, n in ipairs(ep.graph.nodes) do seq[#seq + 1] = n.name .. "=" .. (n.op == "call_function" and n.target or n.op) end
+  return table.concat(seq, " ")
+end
+
 -- Runs every check on program p. Returns "pass", "skip", reason, or "fail", stage, detail;
 -- "invalid" when the program itself does not run eagerly (only while shrinking).
 local function check(p)
@@ -926,7 +932,7 @@ local function check(p)
           fail(mode .. ": reinplaced", tostring(ex))
         end
       end
-      if strict then
+      do
         -- training IR (in-place ops kept) and its run_decompositions
         okx, ex = pcall(function()
           local tr = torch.export.export(Fuzz(), clone_list(inputs), {strict = strict, ir = "training"})
@@ -938,6 +944,11 @@ local function check(p)
           end
           local dec = tr:run_decompositions()
           check_run(mode .. ": run_decompositions fxdb.run", dec, p, inputs, initial, calls[1])
+          -- the training IR decomposed is the functional program, node for node
+          if ops_of(dec) ~= ops_of(ep) then
+            fail(mode .. ": run_decompositions graph", "functional export:\n" .. ops_of(ep) ..
+              "\nrun_decompositions of the training IR:\n" .. ops_of(dec))
+          end
         end)
         if not okx then
           if type(ex) == "table" and ex.fuzz_fail then error(ex, 0) end
