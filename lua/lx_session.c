@@ -30,7 +30,15 @@
  * with a return mask, notices the end of a module call for :finish (nn.lua's module_call,
  * registry "fxdb.module_call", returning below a depth), copying its returned values. Ctrl-C in a
  * session coroutine pauses it the same way (lx_session_interrupt, called by lx_aux.c's interrupt
- * hook) instead of raising "interrupted!". */
+ * hook) instead of raising "interrupted!".
+ *
+ * Where a pause lands. A hook yield leaves the frame reporting the instruction executed last, so
+ * a yield at the first instruction after the op's call would show the frame before the statement
+ * finished: `local h = x:mean(0)` would not have `h` yet, `x = x:type(...)` the old x. So the
+ * hook waits for the op's statement to end: it yields once the op's frame has run an instruction
+ * of another line, or has returned, or as soon as another node is recorded (a statement that
+ * records several ops, a one-line loop) or a module call returns for :finish. The stop itself
+ * is the recorded node; the frame just shows the state right after its statement. */
 #include <stdio.h>
 #include <string.h>
 
@@ -46,7 +54,12 @@ struct lx_sess {
     lua_State *co;       /* the traced coroutine while it runs bound (borrowed), else NULL */
     fx_node **steps;     /* (nsteps,) nodes recorded since the last take; owned by the graph */
     int nsteps, cap;     /* used / allocated entries of steps */
-    bool want_stop;      /* yield at the next instruction where the coroutine can */
+    bool want_stop;      /* a pause is wanted (see "Where a pause lands" below) */
+    bool urgent;         /* pause at the next instruction (a second node while waiting, :finish) */
+    int op_depth;        /* stack depth of the Lua frame that recorded the first waiting node */
+    int op_line;         /* its current line then; -1 when unknown */
+    int seen_line;       /* line about to run at the previous count event, when that event was in
+                            the op's frame; -1 otherwise */
     int finish_depth;    /* > 0: a module call that returns below this depth pauses */
     bool call_returned;  /* a module call returned below finish_depth since the last status */
     bool interrupted;    /* Ctrl-C paused the coroutine since the last status */
@@ -92,6 +105,14 @@ static int module_depth(lua_State *L) {
 
 /* A return event: when the function returning is nn.lua's module call and the module stack fell
  * below finish_depth, copies the returned values to registry[LX_SESSRET][s] and asks to pause. */
+/* Number of active frames of L (lua_getstack levels). */
+static int stack_depth(lua_State *L) {
+    lua_Debug ar;
+    int d = 0;
+    while (lua_getstack(L, d, &ar)) d++;
+    return d;
+}
+
 static void check_return(lua_State *L, lua_Debug *ar, lx_sess *s) {
     if (!lua_checkstack(L, 8)) return;
     int top = lua_gettop(L);
@@ -115,6 +136,7 @@ static void check_return(lua_State *L, lua_Debug *ar, lx_sess *s) {
     s->finish_depth = 0;
     s->call_returned = true;
     s->want_stop = true;
+    s->urgent = true;
     sess_arm(s);
 }
 
@@ -128,8 +150,14 @@ static void sess_hook(lua_State *L, lua_Debug *ar) {
         if (s->finish_depth > 0) check_return(L, ar, s);
         return;
     }
-    if (ar->event == LUA_HOOKCOUNT && s->want_stop && lua_isyieldable(L)) {
-        s->want_stop = false;
+    if (ar->event != LUA_HOOKCOUNT || !s->want_stop) return;
+    int depth = stack_depth(L);
+    if (!lua_getinfo(L, "l", ar)) return;
+    bool go = s->urgent || s->op_line < 0 || depth < s->op_depth ||
+              (s->seen_line >= 0 && s->seen_line != s->op_line);
+    s->seen_line = depth == s->op_depth ? ar->currentline : -1;
+    if (go && lua_isyieldable(L)) {
+        s->want_stop = s->urgent = false;
         sess_arm(s);
         lua_yield(L, 0); /* a hook yields by ending with lua_yield(L, 0) */
         return;
@@ -147,6 +175,38 @@ void lx_session_bound(lx_sess *s, lua_State *co) {
     sess_arm(s);
 }
 
+/* Remembers the Lua frame of the running coroutine that is recording a node (the innermost Lua
+ * function: the C binding that dispatched is above it), for "Where a pause lands". */
+static void note_op_frame(lx_sess *s) {
+    lua_State *co = s->co;
+    s->op_line = -1;
+    s->seen_line = -1;
+    if (!co) return;
+    int total = stack_depth(co);
+    lua_Debug ar;
+    for (int level = 0; lua_getstack(co, level, &ar); level++) {
+        if (!lua_getinfo(co, "Sl", &ar)) break;
+        if (ar.what[0] != 'C') {
+            s->op_depth = total - level;
+            s->op_line = ar.currentline;
+            return;
+        }
+    }
+}
+
+/* A node (or a data-dependent read) asks for a pause: the first one notes where it happened, a
+ * later one while still waiting makes the pause urgent. */
+static void want_pause(lx_sess *s) {
+    if (s->want_stop) {
+        s->urgent = true;
+    } else {
+        s->want_stop = true;
+        s->urgent = false;
+        note_op_frame(s);
+    }
+    sess_arm(s);
+}
+
 int lx_session_on_node(lx_sess *s, fx_node *n, fx_err *err) {
     if (s->nsteps == s->cap) {
         int cap = s->cap ? s->cap * 2 : 64;
@@ -156,8 +216,7 @@ int lx_session_on_node(lx_sess *s, fx_node *n, fx_err *err) {
         s->cap = cap;
     }
     s->steps[s->nsteps++] = n;
-    s->want_stop = true;
-    sess_arm(s);
+    want_pause(s);
     return FX_OK;
 }
 
@@ -165,8 +224,7 @@ void lx_session_datadep(lua_State *L, const char *what) {
     lx_sess *s = lx_current(L)->sess;
     if (!s) return;
     snprintf(s->datadep, sizeof s->datadep, "%s", what);
-    s->want_stop = true;
-    sess_arm(s);
+    want_pause(s);
 }
 
 int lx_session_interrupt(lua_State *L, lua_Debug *ar) {
@@ -174,7 +232,7 @@ int lx_session_interrupt(lua_State *L, lua_Debug *ar) {
     if (!s) return LX_INTR_RAISE;
     if (ar->event != LUA_HOOKCOUNT || !lua_isyieldable(L)) return LX_INTR_LATER;
     s->interrupted = true;
-    s->want_stop = false;
+    s->want_stop = s->urgent = false;
     sess_arm(s); /* the interrupt hook removed itself: the idle session hook goes back first */
     /* the signal armed the main thread too: this pause is the interruption, so disarm it */
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);

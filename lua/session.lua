@@ -991,7 +991,8 @@ function Trace:_complete()
   end
   return make_stop(self, {reason = "done", ep = ep, banner =
     "trace finished: " .. counted("node", self.count) .. " recorded, " ..
-    counted("mutation output", nmut) .. "; the exported program is now current (:graph, :why, :run --step)"})
+    counted("mutation output", nmut) .. "; the exported program is now current (:graph, :why, :run --step)" ..
+    "\n  returned: " .. (#outs > 0 and table.concat(outs, ", ") or "(nothing)")})
 end
 
 -- A failed export: the session stays at the failing op. For errors after forward (attribute
@@ -1062,7 +1063,8 @@ end
 function Trace:finish()
   local st = self:_module_stack()
   local depth = #st
-  if depth == 0 then return self:_advance({kind = "continue"}) end
+  -- at the root module (or before forward): to the end of the trace, which shows the outputs
+  if depth <= 1 then return self:_advance({kind = "continue"}) end
   return self:_advance({kind = "finish", depth = depth, module = st[depth]})
 end
 
@@ -1126,7 +1128,13 @@ function Trace:where()
   end
   local st = self:_module_stack()
   local mods = {}
-  for _, e in ipairs(st) do mods[#mods + 1] = mod_str(e) end
+  for _, e in ipairs(st) do
+    mods[#mods + 1] = mod_str(e)
+    if e.site then
+      lines[#lines + 1] = string.format("    (%s was called from %s:%d in %s by a tail call; that frame is gone)",
+        e.path == "" and "<root>" or e.path, e.site.file, e.site.line, e.site.func or "?")
+    end
+  end
   if #mods == 0 and self.node then
     for _, e in ipairs(node_mods(self.node)) do mods[#mods + 1] = mod_str(e) end
   end

@@ -48,6 +48,7 @@ local Outer = nn.Module:extend("Outer")
 function Outer:init() self.inner = Inner() end
 function Outer:forward(x)
   local y = x * 3
-  return self.inner(y)
+  local z = self.inner(y)
+  return z
 end
 shape = with_inputs(Outer(), torch.ones(2, 3))
