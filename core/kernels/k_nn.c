@@ -75,57 +75,135 @@ static int result_buffer(fx_opctx *ctx, fx_tensor *res, fx_dtype cdt, fx_tensor 
 /* softmax / log_softmax                                                                   */
 /* ====================================================================================== */
 
-/* One contiguous row of n: y = softmax(x) (or log_softmax). A row holding NaN gives NaN, a
- * row of -inf gives NaN (0/0), as PyTorch's kernels. y may be x. */
-#define SOFTMAX_ROW(T, NAME, EXP, LOG)                                                             \
-    static void NAME(const T *x, T *y, int64_t n, bool is_log) {                                    \
-        T m = -INFINITY;                                                                           \
-        for (int64_t j = 0; j < n; j++) m = (x[j] > m || x[j] != x[j]) ? x[j] : m;                 \
-        T sum = 0;                                                                                 \
-        if (is_log) {                                                                                 \
-            for (int64_t j = 0; j < n; j++) sum += EXP(x[j] - m);                                  \
-            T lse = m + LOG(sum);                                                                  \
-            for (int64_t j = 0; j < n; j++) y[j] = x[j] - lse;                                     \
-            return;                                                                                \
-        }                                                                                          \
-        for (int64_t j = 0; j < n; j++) {                                                          \
-            y[j] = EXP(x[j] - m);                                                                  \
-            sum += y[j];                                                                           \
-        }                                                                                          \
-        T inv = (T)1 / sum;                                                                        \
-        for (int64_t j = 0; j < n; j++) y[j] *= inv;                                               \
+/* ---- float32 building blocks that vectorize ------------------------------------------------ */
+
+/* GCC if-converts the selects below (and so vectorizes the loops) only without trapping math;
+ * FP exception flags are never read here. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define KNN_VEC __attribute__((optimize("no-trapping-math")))
+#else
+#define KNN_VEC
+#endif
+
+/* exp(x) for float32 x <= 0 (or NaN), the only arguments softmax-like code passes (x - max):
+ * Cody-Waite reduction by ln 2 and Cephes' degree-6 polynomial, within 1 ulp of the correctly
+ * rounded exp; exp(-inf) = 0, NaN stays NaN, results below FLT_MIN flush to 0. Branch-free, so
+ * loops of it vectorize (libm's expf does not). */
+KNN_VEC static inline float exp_nonpos(float x) {
+    float xc = x < -87.33654f ? -87.33654f : x;
+    xc = xc > 0.0f ? 0.0f : xc;
+    xc = x == x ? xc : 0.0f;
+    float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest */
+    float r = xc - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    union { uint32_t u; float f; } scale = {.u = (uint32_t)((int32_t)n + 127) << 23};
+    float y = p * scale.f;
+    y = x < -87.33654f ? 0.0f : y;
+    return x == x ? y : x;
+}
+
+/* max(x[0..n)), NaN if any element is NaN. */
+KNN_VEC static float row_max_f32(const float *x, int64_t n) {
+    float m = -INFINITY;
+    int nan = 0;
+#pragma omp simd reduction(max : m) reduction(+ : nan)
+    for (int64_t j = 0; j < n; j++) {
+        m = x[j] > m ? x[j] : m;
+        nan += x[j] != x[j];
     }
-SOFTMAX_ROW(float, softmax_row_f32, expf, logf)
-SOFTMAX_ROW(double, softmax_row_f64, exp, log)
+    return nan ? NAN : m;
+}
+
+/* y[j] = exp(x[j] - m) (y may be NULL) and their sum. */
+KNN_VEC static float exp_sum_f32(const float *x, float *y, int64_t n, float m) {
+    float sum = 0;
+    if (y) {
+#pragma omp simd reduction(+ : sum)
+        for (int64_t j = 0; j < n; j++) {
+            float e = exp_nonpos(x[j] - m);
+            y[j] = e;
+            sum += e;
+        }
+    } else {
+#pragma omp simd reduction(+ : sum)
+        for (int64_t j = 0; j < n; j++) sum += exp_nonpos(x[j] - m);
+    }
+    return sum;
+}
+
+/* One contiguous float32 row of n: y = softmax(x) (or log_softmax). A row holding NaN gives
+ * NaN, a row of -inf gives NaN (0/0), as PyTorch's kernels. y may be x. */
+KNN_VEC static void softmax_row_f32(const float *x, float *y, int64_t n, bool is_log) {
+    float m = row_max_f32(x, n);
+    if (is_log) {
+        float lse = m + logf(exp_sum_f32(x, NULL, n, m));
+#pragma omp simd
+        for (int64_t j = 0; j < n; j++) y[j] = x[j] - lse;
+        return;
+    }
+    float inv = 1.0f / exp_sum_f32(x, y, n, m);
+#pragma omp simd
+    for (int64_t j = 0; j < n; j++) y[j] *= inv;
+}
+
+/* The same over float64, with libm's exp. */
+static void softmax_row_f64(const double *x, double *y, int64_t n, bool is_log) {
+    double m = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < n; j++) m = (x[j] > m || x[j] != x[j]) ? x[j] : m;
+    if (is_log) {
+        for (int64_t j = 0; j < n; j++) sum += exp(x[j] - m);
+        double lse = m + log(sum);
+        for (int64_t j = 0; j < n; j++) y[j] = x[j] - lse;
+        return;
+    }
+    for (int64_t j = 0; j < n; j++) sum += (y[j] = exp(x[j] - m));
+    double inv = 1 / sum;
+    for (int64_t j = 0; j < n; j++) y[j] *= inv;
+}
 
 /* A softmax over dim of a contiguous [outer, n, inner] block with inner > 1: for each outer
  * index, the inner columns are reduced together (vectorizable across inner), with per-thread
  * scratch mx / sm of `inner` entries each. */
 #define SOFTMAX_COLS(T, NAME, EXP, LOG)                                                            \
-    static void NAME(const T *x, T *y, int64_t n, int64_t inner, bool is_log, T *mx, T *sm) {         \
+    KNN_VEC static void NAME(const T *x, T *y, int64_t n, int64_t inner, bool is_log, T *mx,       \
+                             T *sm) {                                                              \
         for (int64_t i = 0; i < inner; i++) mx[i] = -INFINITY, sm[i] = 0;                          \
-        for (int64_t j = 0; j < n; j++)                                                            \
-            for (int64_t i = 0; i < inner; i++) {                                                  \
-                T v = x[j * inner + i];                                                            \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            const T *xj = x + j * inner;                                                           \
+            _Pragma("omp simd") for (int64_t i = 0; i < inner; i++) {                              \
+                T v = xj[i];                                                                       \
                 mx[i] = (v > mx[i] || v != v) ? v : mx[i];                                         \
             }                                                                                      \
-        for (int64_t j = 0; j < n; j++)                                                            \
-            for (int64_t i = 0; i < inner; i++) {                                                  \
-                T e = EXP(x[j * inner + i] - mx[i]);                                               \
-                if (!is_log) y[j * inner + i] = e;                                                    \
+        }                                                                                          \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            const T *xj = x + j * inner;                                                           \
+            T *yj = y + j * inner;                                                                 \
+            _Pragma("omp simd") for (int64_t i = 0; i < inner; i++) {                              \
+                T e = EXP(xj[i] - mx[i]);                                                          \
+                if (!is_log) yj[i] = e;                                                            \
                 sm[i] += e;                                                                        \
             }                                                                                      \
-        if (is_log) {                                                                                 \
+        }                                                                                          \
+        if (is_log) {                                                                              \
             for (int64_t i = 0; i < inner; i++) sm[i] = mx[i] + LOG(sm[i]);                        \
             for (int64_t j = 0; j < n; j++)                                                        \
                 for (int64_t i = 0; i < inner; i++) y[j * inner + i] = x[j * inner + i] - sm[i];   \
             return;                                                                                \
         }                                                                                          \
         for (int64_t i = 0; i < inner; i++) sm[i] = (T)1 / sm[i];                                  \
-        for (int64_t j = 0; j < n; j++)                                                            \
-            for (int64_t i = 0; i < inner; i++) y[j * inner + i] *= sm[i];                         \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            T *yj = y + j * inner;                                                                 \
+            _Pragma("omp simd") for (int64_t i = 0; i < inner; i++) yj[i] *= sm[i];                \
+        }                                                                                          \
     }
-SOFTMAX_COLS(float, softmax_cols_f32, expf, logf)
+SOFTMAX_COLS(float, softmax_cols_f32, exp_nonpos, logf)
 SOFTMAX_COLS(double, softmax_cols_f64, exp, log)
 
 /* Softmax of the contiguous buffer x (dtype cdt, float32 or float64) viewed as
@@ -194,13 +272,13 @@ done:
 /* layer_norm / native_layer_norm                                                          */
 /* ====================================================================================== */
 
-/* Mean and biased variance of a row, accumulated in double (two passes). */
+/* Mean and biased variance of a row, accumulated in double (two passes, vectorized). */
 #define MOMENTS(T, NAME)                                                                           \
     static void NAME(const T *x, int64_t n, double *mean, double *var) {                           \
         double s = 0;                                                                              \
-        for (int64_t j = 0; j < n; j++) s += x[j];                                                 \
+        _Pragma("omp simd reduction(+ : s)") for (int64_t j = 0; j < n; j++) s += x[j];            \
         double mu = s / (double)n, q = 0;                                                          \
-        for (int64_t j = 0; j < n; j++) {                                                          \
+        _Pragma("omp simd reduction(+ : q)") for (int64_t j = 0; j < n; j++) {                     \
             double e = x[j] - mu;                                                                  \
             q += e * e;                                                                            \
         }                                                                                          \
@@ -215,6 +293,11 @@ MOMENTS(double, moments_f64)
 #define LN_ROW(T, NAME)                                                                            \
     static void NAME(const T *x, T *y, int64_t n, T mean, T rstd, const T *g, const T *b) {        \
         T scale = rstd, bias = -mean * rstd;                                                       \
+        if (g && b) {                                                                              \
+            _Pragma("omp simd") for (int64_t j = 0; j < n; j++) y[j] =                             \
+                (x[j] * scale + bias) * g[j] + b[j];                                               \
+            return;                                                                                \
+        }                                                                                          \
         for (int64_t j = 0; j < n; j++) {                                                          \
             T v = x[j] * scale + bias;                                                             \
             if (g) v *= g[j];                                                                      \
@@ -327,15 +410,19 @@ int fx_k_rms_norm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         double ss = 0;
         if (cdt == FX_DTYPE_F32) {
             const float *xr = (const float *)xp + r * N;
+#pragma omp simd reduction(+ : ss)
             for (int64_t j = 0; j < N; j++) ss += (double)(xr[j] * xr[j]);
             float rr = 1.0f / sqrtf((float)(ss / (double)N) + (float)eps);
             if (fast) {
                 float *yr = (float *)yp + r * N;
                 const float *wr = wp;
-                if (wr)
+                if (wr) {
+#pragma omp simd
                     for (int64_t j = 0; j < N; j++) yr[j] = (xr[j] * rr) * wr[j];
-                else
+                } else {
+#pragma omp simd
                     for (int64_t j = 0; j < N; j++) yr[j] = xr[j] * rr;
+                }
                 continue;
             }
             for (int64_t j = 0; j < N; j++) {
@@ -349,6 +436,7 @@ int fx_k_rms_norm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
             }
         } else {
             const double *xr = (const double *)xp + r * N;
+#pragma omp simd reduction(+ : ss)
             for (int64_t j = 0; j < N; j++) ss += xr[j] * xr[j];
             double rr = 1.0 / sqrt(ss / (double)N + eps);
             double *yr = (double *)yp + r * N;
@@ -448,27 +536,34 @@ static int64_t batch_offset(int nb, const int64_t *pos, const int64_t *st, const
     return off;
 }
 
-/* Row-wise _safe_softmax of scores [L, S] (T) in place: a row whose entries are all -inf
- * becomes zeros instead of NaN. */
-#define SAFE_SOFTMAX(T, NAME, EXP)                                                                 \
-    static void NAME(T *s, int64_t L, int64_t S) {                                                 \
-        for (int64_t i = 0; i < L; i++) {                                                          \
-            T *row = s + i * S, m = -INFINITY, sum = 0;                                            \
-            for (int64_t j = 0; j < S; j++) m = (row[j] > m || row[j] != row[j]) ? row[j] : m;     \
-            if (m == -INFINITY) {                                                                  \
-                for (int64_t j = 0; j < S; j++) row[j] = 0;                                        \
-                continue;                                                                          \
-            }                                                                                      \
-            for (int64_t j = 0; j < S; j++) {                                                      \
-                row[j] = EXP(row[j] - m);                                                          \
-                sum += row[j];                                                                     \
-            }                                                                                      \
-            T inv = (T)1 / sum;                                                                    \
-            for (int64_t j = 0; j < S; j++) row[j] *= inv;                                         \
-        }                                                                                          \
+/* Row-wise _safe_softmax of scores [L, S] in place: a row whose entries are all -inf becomes
+ * zeros instead of NaN. */
+KNN_VEC static void safe_softmax_f32(float *s, int64_t L, int64_t S) {
+    for (int64_t i = 0; i < L; i++) {
+        float *row = s + i * S, m = row_max_f32(row, S);
+        if (m == -INFINITY) {
+            memset(row, 0, sizeof(float) * (size_t)S);
+            continue;
+        }
+        float inv = 1.0f / exp_sum_f32(row, row, S, m);
+#pragma omp simd
+        for (int64_t j = 0; j < S; j++) row[j] *= inv;
     }
-SAFE_SOFTMAX(float, safe_softmax_f32, expf)
-SAFE_SOFTMAX(double, safe_softmax_f64, exp)
+}
+
+static void safe_softmax_f64(double *s, int64_t L, int64_t S) {
+    for (int64_t i = 0; i < L; i++) {
+        double *row = s + i * S, m = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < S; j++) m = (row[j] > m || row[j] != row[j]) ? row[j] : m;
+        if (m == -INFINITY) {
+            memset(row, 0, sizeof(double) * (size_t)S);
+            continue;
+        }
+        for (int64_t j = 0; j < S; j++) sum += (row[j] = exp(row[j] - m));
+        double inv = 1 / sum;
+        for (int64_t j = 0; j < S; j++) row[j] *= inv;
+    }
+}
 
 /* scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
  * is_causal=False, *, scale=None, enable_gqa=False) -> Tensor: per broadcast batch entry,
