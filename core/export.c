@@ -90,11 +90,49 @@ static bool is_assign(const fx_node *n) {
     return !n->aten && n->op == FX_NODE_CALL_FUNCTION && !strcmp(n->target, "fxdb.assign_buffer");
 }
 
+/* The tensor whose memory n's value is: follows view ops, in-place ops (their result is self)
+ * and getitem (of list-returning views). */
+static const fx_node *view_root(const fx_node *n) {
+    while (n && n->op == FX_NODE_CALL_FUNCTION && n->nargs > 0 && n->args[0].tag == FX_IV_NODE &&
+           ((n->aten && (fx_op_is_view(n->aten) || fx_op_is_inplace(n->aten))) ||
+            (!n->aten && !strcmp(n->target, "getitem"))))
+        n = n->args[0].u.node;
+    return n;
+}
+
+/* Replaces *v (a node argument) by clone(*v) inserted before `at`. */
+static int clone_before(fx_graph *g, fx_node *at, fx_node *user, int argi, int item, fx_err *err) {
+    const fx_ivalue *v = item < 0 ? &user->args[argi] : &user->args[argi].u.list.items[item];
+    fx_node *src = v->u.node;
+    fx_graph_set_insert_point(g, at);
+    fx_ivalue a[FX_SCHEMA_MAX_ARGS] = {*v};
+    fx_node *c = fx_graph_call(g, fx_op_get(FX_OP_CLONE), a, NULL, err);
+    fx_graph_set_insert_point(g, NULL);
+    if (!c) return err->code;
+    int rc = fx_node_set_val(c, &src->val, err);
+    if (!rc) rc = fx_node_copy_meta(c, src, err);
+    if (rc) return rc;
+    fx_ivalue nv = {0};
+    if (item < 0) {
+        nv = fx_iv_node(c);
+        return fx_node_set_arg(user, argi, &nv, err);
+    }
+    if ((rc = fx_ivalue_copy(&nv, &user->args[argi], err))) return rc;
+    fx_ivalue_clear(&nv.u.list.items[item]);
+    nv.u.list.items[item] = fx_iv_node(c);
+    rc = fx_node_set_arg(user, argi, &nv, err);
+    fx_ivalue_clear(&nv);
+    return rc;
+}
+
 /* Training IR: the raw graph with buffer assignments turned into copy_ into the buffer. The
  * copy_ of a buffer's last assignment goes just before the output (earlier ones disappear): the
  * assigned tensor may still be mutated after the assignment (`self.b = b * 3; self.b:div_(2)`),
- * and reads of the old buffer in between must not see the new value, as in eager. */
+ * and reads of the old buffer in between must not see the new value, as in eager. A value those
+ * copies would change under the program's feet — an output, or another copy's source, that is (a
+ * view of) a buffer being overwritten, i.e. eager's old tensor — is cloned before them. */
 static int to_training_ir(fx_graph *g, fx_err *err) {
+    fx_node *first_copy = NULL;
     for (fx_node *n = fx_graph_first(g), *next; n; n = next) {
         next = n->next;
         if (!is_assign(n)) continue;
@@ -112,11 +150,36 @@ static int to_training_ir(fx_graph *g, fx_err *err) {
         fx_node *c = fx_graph_call(g, fx_op_get(FX_OP_COPY_), a, NULL, err);
         fx_graph_set_insert_point(g, NULL);
         if (!c) return err->code;
+        if (!first_copy) first_copy = c;
         int rc = fx_node_copy_meta(c, n, err);
         if (!rc) rc = fx_node_set_val(c, &n->args[0].u.node->val, err);
         if (rc) return rc;
-        fx_node_replace_all_uses(n, c);
+        fx_node_replace_all_uses(n, n->args[1].u.node);
         if ((rc = fx_graph_erase(g, n, err))) return rc;
+    }
+    if (!first_copy) return FX_OK;
+    fx_node *outn = fx_graph_output_node(g);
+    for (fx_node *c = first_copy; c && c != outn; c = c->next) {
+        const fx_node *root = view_root(c->args[1].u.node);
+        if (c->args[1].u.node == c->args[0].u.node) continue; /* copy_(b, b): nothing changes */
+        for (fx_node *d = first_copy; d && d != outn; d = d->next)
+            if (d->args[0].u.node == root) {
+                int rc = clone_before(g, first_copy, c, 1, -1, err);
+                if (rc) return rc;
+                break;
+            }
+    }
+    if (!outn || outn->args[0].tag != FX_IV_LIST) return FX_OK;
+    for (int k = 0; k < outn->args[0].u.list.n; k++) {
+        const fx_ivalue *it = &outn->args[0].u.list.items[k];
+        if (it->tag != FX_IV_NODE) continue;
+        const fx_node *root = view_root(it->u.node);
+        for (fx_node *d = first_copy; d && d != outn; d = d->next)
+            if (d->aten && d->aten->id == FX_OP_COPY_ && d->args[0].u.node == root) {
+                int rc = clone_before(g, first_copy, outn, 0, k, err);
+                if (rc) return rc;
+                break;
+            }
     }
     return FX_OK;
 }
