@@ -1,6 +1,6 @@
 -- tests/fuzz/gen_programs.lua — differential random-program tester for export/functionalization.
 -- Layer: tests. Run by the fxdb binary:
---   fxdb tests/fuzz/gen_programs.lua [N [SEED]] [--verbose] [--keep-going] [--show SEED]
+--   fxdb tests/fuzz/gen_programs.lua [N [SEED]] [--verbose] [--keep-going] [--stats] [--show SEED]
 -- Generates N small modules as Lua source (seeds SEED .. SEED+N-1): 1-3 buffers and 1-2 user
 -- inputs of small shapes holding integer-valued float32 data, and a forward made of view ops,
 -- in-place ops, index assignments (basic, int64/int32 tensor indices, boolean masks,
@@ -15,7 +15,8 @@
 -- unchanged by export. A failing program is shrunk (statements and returns dropped one at a time
 -- while the same check still fails) and printed with its seed. Programs stopped by a "not yet
 -- supported" error (kind not_implemented) are skipped, listed by reason.
--- Ends with "fuzz: N passed, N failed, N skipped (T s)"; exits 1 when a program failed.
+-- Prints the CPU and wall time, then ends with "fuzz: N passed, N failed, N skipped"; exits 1
+-- when a program failed (stops at the first failure unless --keep-going). See README.md.
 
 local F = {notes = {}}
 
