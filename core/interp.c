@@ -39,11 +39,11 @@ typedef enum ex_kind { EX_GENERIC = 0, EX_DIRECT, EX_INPLACE, EX_VIEW } ex_kind;
 typedef struct ex_node {
     ex_kind kind;
     const fx_opdef *op;
-    fx_ivalue *consts;   /* (nargs,) normalized constant arguments, UNSET where slot >= 0; owned */
-    int *slot;           /* (nargs,) position of the node an argument refers to, or -1 */
-    int **lslot;         /* (nargs,) for a list argument holding node refs (cat's tensors): the
-                            position per item or -1, else NULL; the list in consts[k] gets those
-                            items borrowed for each call and reset to UNSET after it */
+    fx_ivalue *consts; /* (nargs,) normalized constant arguments, UNSET where slot >= 0; owned */
+    int *slot;         /* (nargs,) position of the node an argument refers to, or -1 */
+    int **lslot;       /* (nargs,) for a list argument holding node refs (cat's tensors): the
+                          position per item or -1, else NULL; the list in consts[k] gets those
+                          items borrowed for each call and reset to UNSET after it */
     int nargs;
     fx_tensor *out;      /* DIRECT: the planned output (a view of a pool buffer); one reference */
     int buf;             /* DIRECT: pool buffer index */
@@ -54,30 +54,30 @@ typedef struct ex_node {
 
 /* A pool buffer: contiguous storage of one dtype, shared by DIRECT outputs. */
 typedef struct ex_buf {
-    fx_tensor *t;        /* 1-d, `elems` elements; one reference */
+    fx_tensor *t; /* 1-d, `elems` elements; one reference */
     fx_dtype dtype;
     int64_t elems;
-    int end;             /* position of the last read of the value that holds it now */
+    int end; /* position of the last read of the value that holds it now */
 } ex_buf;
 
 struct fx_interp {
     const fx_graph *g;
     fx_interp_opts opts;
     fx_ctx eager;
-    int n;              /* node count */
-    fx_node **nodes;    /* (n,) in order */
-    fx_ivalue *vals;    /* (n,) values (FX_IV_UNSET when not computed or freed) */
+    int n;                /* node count */
+    fx_node **nodes;      /* (n,) in order */
+    fx_ivalue *vals;      /* (n,) values (FX_IV_UNSET when not computed or freed) */
     unsigned char *owned; /* (n,) 1 when vals[i] holds references of its own */
-    int *last_use;      /* (n,) position of the last user, -1 if none */
-    fx_ivalue *inputs;  /* (ninputs,) owned copies */
+    int *last_use;        /* (n,) position of the last user, -1 if none */
+    fx_ivalue *inputs;    /* (ninputs,) owned copies */
     int ninputs;
-    int pc;             /* next position to run */
+    int pc; /* next position to run */
     int ph_seen;
     bool done;
-    bool meta_run;      /* this run met a meta tensor: every node runs GENERIC */
+    bool meta_run; /* this run met a meta tensor: every node runs GENERIC */
     int64_t live_bytes, peak_bytes;
-    ex_node *plan;      /* (n,) or NULL when not planned (keep_values / naive) */
-    ex_buf *bufs;       /* (nbufs,) pool */
+    ex_node *plan; /* (n,) or NULL when not planned (keep_values / naive) */
+    ex_buf *bufs;  /* (nbufs,) pool */
     int nbufs;
     fx_interp_stats stats;
 };
@@ -92,15 +92,18 @@ static int64_t value_bytes(const fx_ivalue *v) {
 }
 
 static void mark_uses(fx_interp *it, const fx_ivalue *v, int pos) {
-    if (v->tag == FX_IV_NODE) it->last_use[v->u.node->tag] = pos;
+    if (v->tag == FX_IV_NODE)
+        it->last_use[v->u.node->tag] = pos;
     else if (v->tag == FX_IV_LIST)
         for (int i = 0; i < v->u.list.n; i++) mark_uses(it, &v->u.list.items[i], pos);
 }
 
 /* Drops value i (releasing it when owned). */
 static void drop_value(fx_interp *it, int i) {
-    if (it->owned[i]) fx_ivalue_clear(&it->vals[i]);
-    else it->vals[i].tag = FX_IV_UNSET;
+    if (it->owned[i])
+        fx_ivalue_clear(&it->vals[i]);
+    else
+        it->vals[i].tag = FX_IV_UNSET;
     it->owned[i] = 0;
 }
 
@@ -154,10 +157,9 @@ static int check_input(const fx_node *ph, const fx_ivalue *v, int index, fx_err 
                            ph->name);
     const fx_tensor *t = v->u.t;
     if (fx_tensor_dtype(t) != fx_tensor_dtype(want))
-        return fx_err_setf(err, FX_EARG,
-                           "Expected input at *args[%d] (%s) to have dtype %s, but got %s", index,
-                           ph->name, fx_dtype_name(fx_tensor_dtype(want)),
-                           fx_dtype_name(fx_tensor_dtype(t)));
+        return fx_err_setf(
+            err, FX_EARG, "Expected input at *args[%d] (%s) to have dtype %s, but got %s", index,
+            ph->name, fx_dtype_name(fx_tensor_dtype(want)), fx_dtype_name(fx_tensor_dtype(t)));
     if (fx_tensor_ndim(t) != fx_tensor_ndim(want))
         return fx_err_setf(err, FX_EARG,
                            "Unexpected number of dimensions in input at *args[%d] (%s): expected "
@@ -184,7 +186,8 @@ static int load_inputs(fx_interp *it, const fx_ivalue *inputs, int ninputs, fx_e
     for (int i = 0; i < it->n; i++)
         if (it->nodes[i]->op == FX_NODE_PLACEHOLDER) nph++;
     if (ninputs != nph)
-        return fx_err_setf(err, FX_EARG, "the graph takes %d inputs but %d were given", nph, ninputs);
+        return fx_err_setf(err, FX_EARG, "the graph takes %d inputs but %d were given", nph,
+                           ninputs);
     int k = 0;
     for (int i = 0; i < it->n; i++) {
         if (it->nodes[i]->op != FX_NODE_PLACEHOLDER) continue;
@@ -205,7 +208,8 @@ static int load_inputs(fx_interp *it, const fx_ivalue *inputs, int ninputs, fx_e
 
 /* An argument as dispatch would normalize it: defaults for UNSET, None for optional, and a single
  * int given for an int[N] as a one-element list. */
-static int normalize_const(const fx_arg_schema *as, const fx_ivalue *v, fx_ivalue *out, fx_err *err) {
+static int normalize_const(const fx_arg_schema *as, const fx_ivalue *v, fx_ivalue *out,
+                           fx_err *err) {
     const fx_ivalue *src = v;
     fx_ivalue none = fx_iv_none();
     if (v->tag == FX_IV_UNSET) src = as->has_default ? &as->def : &none;
@@ -247,7 +251,8 @@ static int root_of_arg(const int *root, const fx_ivalue *v) {
 
 /* Marks every root a value refers to (through lists) as escaping. */
 static void mark_escape(const fx_ivalue *v, const int *root, bool *escapes) {
-    if (v->tag == FX_IV_NODE) escapes[root[v->u.node->tag]] = true;
+    if (v->tag == FX_IV_NODE)
+        escapes[root[v->u.node->tag]] = true;
     else if (v->tag == FX_IV_LIST)
         for (int i = 0; i < v->u.list.n; i++) mark_escape(&v->u.list.items[i], root, escapes);
 }
@@ -304,13 +309,16 @@ static int build_plan(fx_interp *it, fx_err *err) {
             const fx_ivalue *self = &nd->args[s->mutated_arg];
             root[i] = root_of_arg(root, self);
             if (op->kernel && s->nrets == 1) e->kind = EX_INPLACE;
-            if (!op->kernel) { /* transpose_ & co. change a tensor's geometry: never a planned one */
+            if (!op->kernel) { /* transpose_ & co. change a tensor's geometry: never a planned one
+                                */
                 mark_escape(self, root, escapes);
-                if (it->plan[self->u.node->tag].kind == EX_VIEW) it->plan[self->u.node->tag].kind = EX_GENERIC;
+                if (it->plan[self->u.node->tag].kind == EX_VIEW)
+                    it->plan[self->u.node->tag].kind = EX_GENERIC;
             }
         } else if (fx_op_is_view(op)) {
             int va = s->view_arg >= 0 ? s->view_arg : 0;
-            if (va < nd->nargs && nd->args[va].tag == FX_IV_NODE) root[i] = root_of_arg(root, &nd->args[va]);
+            if (va < nd->nargs && nd->args[va].tag == FX_IV_NODE)
+                root[i] = root_of_arg(root, &nd->args[va]);
             if (s->nrets == 1) e->kind = EX_VIEW;
         } else if (op->kernel && s->nrets == 1 && val_usable(fx_node_tensor(nd))) {
             e->kind = EX_DIRECT;
@@ -339,7 +347,8 @@ static int build_plan(fx_interp *it, fx_err *err) {
                     e->slot[a] = v->u.node->tag;
                 } else if (v->tag == FX_IV_LIST && has_node_ref(v)) {
                     int nl = v->u.list.n;
-                    if (!e->lslot && !(e->lslot = fx_calloc((size_t)s->nargs + 1, sizeof *e->lslot))) {
+                    if (!e->lslot &&
+                        !(e->lslot = fx_calloc((size_t)s->nargs + 1, sizeof *e->lslot))) {
                         rc = fx_err_setf(err, FX_ENOMEM, "out of memory planning the graph");
                         goto done;
                     }
@@ -479,12 +488,14 @@ static int resolve(fx_interp *it, const fx_ivalue *v, fx_ivalue *out, fx_err *er
     if (v->tag == FX_IV_NODE) {
         const fx_ivalue *x = &it->vals[v->u.node->tag];
         if (x->tag == FX_IV_UNSET)
-            return fx_err_setf(err, FX_EINTERNAL, "value of %%%s is not available", v->u.node->name);
+            return fx_err_setf(err, FX_EINTERNAL, "value of %%%s is not available",
+                               v->u.node->name);
         return fx_ivalue_copy(out, x, err);
     }
     if (v->tag == FX_IV_LIST) {
         int rc = fx_iv_list(v->u.list.n, out, err);
-        for (int i = 0; !rc && i < v->u.list.n; i++) rc = resolve(it, &v->u.list.items[i], &out->u.list.items[i], err);
+        for (int i = 0; !rc && i < v->u.list.n; i++)
+            rc = resolve(it, &v->u.list.items[i], &out->u.list.items[i], err);
         if (rc) fx_ivalue_clear(out);
         return rc;
     }
@@ -499,8 +510,10 @@ static int run_generic(fx_interp *it, fx_node *n, fx_ivalue *res, fx_err *err) {
             int rc = resolve(it, &n->args[0], &src, err);
             if (rc) return rc;
             int64_t i = n->args[1].u.i;
-            if (src.tag != FX_IV_LIST || i < 0 || i >= src.u.list.n) rc = fx_err_setf(err, FX_EINDEX, "getitem index out of range");
-            else rc = fx_ivalue_copy(res, &src.u.list.items[i], err);
+            if (src.tag != FX_IV_LIST || i < 0 || i >= src.u.list.n)
+                rc = fx_err_setf(err, FX_EINDEX, "getitem index out of range");
+            else
+                rc = fx_ivalue_copy(res, &src.u.list.items[i], err);
             fx_ivalue_clear(&src);
             return rc;
         }
@@ -510,7 +523,8 @@ static int run_generic(fx_interp *it, fx_node *n, fx_ivalue *res, fx_err *err) {
             int made = 0, rc = FX_OK;
             /* body slots resolve to None (get_attr of a subgraph); fx_hop_run reads the bodies
              * from the nodes themselves */
-            for (made = 0; made < n->nargs && !rc; made++) rc = resolve(it, &n->args[made], &args[made], err);
+            for (made = 0; made < n->nargs && !rc; made++)
+                rc = resolve(it, &n->args[made], &args[made], err);
             if (!rc) rc = fx_hop_run(n, args, res, err);
             for (int i = 0; i < made; i++) fx_ivalue_clear(&args[i]);
             return rc;
@@ -530,8 +544,10 @@ static int run_generic(fx_interp *it, fx_node *n, fx_ivalue *res, fx_err *err) {
     }
     rc = fx_iv_list(s->nrets, res, err);
     for (int i = 0; i < s->nrets; i++) {
-        if (!rc) res->u.list.items[i] = outs[i];
-        else fx_ivalue_clear(&outs[i]);
+        if (!rc)
+            res->u.list.items[i] = outs[i];
+        else
+            fx_ivalue_clear(&outs[i]);
     }
     return rc;
 }
@@ -546,7 +562,8 @@ static int gather(fx_interp *it, const ex_node *e, const fx_node *n, fx_ivalue *
                 if (sl < 0) continue;
                 items[j] = it->vals[sl];
                 if (items[j].tag == FX_IV_UNSET)
-                    return fx_err_setf(err, FX_EINTERNAL, "%s: an argument's value is not available", n->name);
+                    return fx_err_setf(err, FX_EINTERNAL,
+                                       "%s: an argument's value is not available", n->name);
                 if (items[j].tag == FX_IV_TENSOR && fx_tensor_is_meta(items[j].u.t)) return 1;
             }
             a[k] = e->consts[k];
@@ -558,7 +575,8 @@ static int gather(fx_interp *it, const ex_node *e, const fx_node *n, fx_ivalue *
         }
         a[k] = it->vals[e->slot[k]];
         if (a[k].tag == FX_IV_UNSET)
-            return fx_err_setf(err, FX_EINTERNAL, "%s: an argument's value is not available", n->name);
+            return fx_err_setf(err, FX_EINTERNAL, "%s: an argument's value is not available",
+                               n->name);
         if (a[k].tag == FX_IV_TENSOR && fx_tensor_is_meta(a[k].u.t)) return 1; /* not for us */
     }
     return FX_OK;
@@ -598,7 +616,8 @@ static int run_planned(fx_interp *it, fx_node *n, fx_ivalue *res, bool *owned, f
         const fx_schema *s = &op->schema;
         int va = s->view_arg >= 0 ? s->view_arg : 0;
         const fx_ivalue *in = va < n->nargs && n->args[va].tag == FX_IV_NODE
-                                  ? &it->vals[n->args[va].u.node->tag] : NULL;
+                                  ? &it->vals[n->args[va].u.node->tag]
+                                  : NULL;
         if (!in || in->tag != FX_IV_TENSOR || fx_tensor_is_meta(in->u.t)) return 1;
         if (e->view_out && e->view_in == in->u.t) {
             *res = fx_iv_tensor(e->view_out);
@@ -639,7 +658,8 @@ static int run_kernel(fx_interp *it, ex_node *e, fx_node *n, fx_ivalue *a, fx_iv
         const fx_ivalue *self = &a[op->schema.mutated_arg];
         if (self->tag != FX_IV_TENSOR) return 1;
         out[0] = *self; /* borrowed: in-place kernels write into self and return it */
-        bool noop = op->id == FX_OP_COPY_ && a[1].tag == FX_IV_TENSOR && same_view(self->u.t, a[1].u.t);
+        bool noop =
+            op->id == FX_OP_COPY_ && a[1].tag == FX_IV_TENSOR && same_view(self->u.t, a[1].u.t);
         if (!noop) {
             it->eager.depth++;
             rc = op->kernel(&oc, a, out);

@@ -19,12 +19,12 @@ typedef int (*fx_attr_fn)(void *ud, const char *target, fx_tensor **out, fx_err 
 typedef int (*fx_node_hook)(void *ud, fx_interp *it, fx_node *n, bool after, fx_err *err);
 
 typedef struct fx_interp_opts {
-    bool keep_values;   /* keep every node's value (for :print and stepping); no plan */
-    bool naive;         /* no plan: every node resolves its arguments and goes through
-                           fx_dispatch (the reference the planned run is tested against) */
-    fx_attr_fn attr;    /* for get_attr nodes; may be NULL when the graph has none */
+    bool keep_values; /* keep every node's value (for :print and stepping); no plan */
+    bool naive;       /* no plan: every node resolves its arguments and goes through
+                         fx_dispatch (the reference the planned run is tested against) */
+    fx_attr_fn attr;  /* for get_attr nodes; may be NULL when the graph has none */
     void *attr_ud;
-    fx_node_hook hook;  /* may be NULL */
+    fx_node_hook hook; /* may be NULL */
     void *hook_ud;
 } fx_interp_opts;
 

@@ -24,7 +24,7 @@ struct fx_st_file {
     uint64_t data_len;   /* bytes in the data section */
     fx_st_info *infos;   /* (n,) in header order; names owned */
     int n;
-    char **meta;         /* (2 * nmeta,) key, value, ...; owned */
+    char **meta; /* (2 * nmeta,) key, value, ...; owned */
     int nmeta;
 };
 
@@ -34,14 +34,14 @@ static const struct {
     const char *name;
     fx_dtype dt;
 } k_dtypes[] = {
-    {"F64", FX_DTYPE_F64}, {"F32", FX_DTYPE_F32}, {"F16", FX_DTYPE_F16}, {"BF16", FX_DTYPE_BF16},
-    {"I64", FX_DTYPE_I64}, {"I32", FX_DTYPE_I32}, {"I16", FX_DTYPE_I16}, {"I8", FX_DTYPE_I8},
+    {"F64", FX_DTYPE_F64}, {"F32", FX_DTYPE_F32},   {"F16", FX_DTYPE_F16}, {"BF16", FX_DTYPE_BF16},
+    {"I64", FX_DTYPE_I64}, {"I32", FX_DTYPE_I32},   {"I16", FX_DTYPE_I16}, {"I8", FX_DTYPE_I8},
     {"U8", FX_DTYPE_U8},   {"BOOL", FX_DTYPE_BOOL},
 };
 
 /* Names the format defines that fxdb has no dtype for. */
-static const char *const k_unsupported[] = {"U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0",
-                                            "F6_E2M3", "F6_E3M2", "F4", "C64"};
+static const char *const k_unsupported[] = {"U16",     "U32",     "U64",     "F8_E5M2", "F8_E4M3",
+                                            "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4",      "C64"};
 
 const char *fx_safetensors_dtype_name(fx_dtype dt) {
     for (size_t i = 0; i < sizeof k_dtypes / sizeof k_dtypes[0]; i++)
@@ -228,8 +228,7 @@ static int check_tiling(fx_st_file *f, fx_err *err) {
                          "the data section holds %llu bytes (file bytes %llu to %llu) but the "
                          "header's tensors need %llu: the file is truncated",
                          (unsigned long long)f->data_len, (unsigned long long)f->data_start,
-                         (unsigned long long)(f->data_start + f->data_len),
-                         (unsigned long long)at);
+                         (unsigned long long)(f->data_start + f->data_len), (unsigned long long)at);
         else
             rc = st_fail(err, f->path,
                          "%llu bytes of data after the last tensor (from file byte %llu) belong to "
@@ -505,7 +504,8 @@ int fx_safetensors_save(const char *path, int n, const char *const *names,
     }
     uint64_t at = 0;
     for (int i = 0; ok && i < n; i++) {
-        uint64_t nb = (uint64_t)fx_tensor_numel(tensors[i]) * fx_dtype_size(fx_tensor_dtype(tensors[i]));
+        uint64_t nb =
+            (uint64_t)fx_tensor_numel(tensors[i]) * fx_dtype_size(fx_tensor_dtype(tensors[i]));
         cJSON *e = entry_json(tensors[i], at, at + nb);
         ok = e != NULL;
         if (e) cJSON_AddItemToObject(root, names[i], e);

@@ -24,7 +24,7 @@ typedef struct fx_st_file fx_st_file;
 
 /* One tensor of an opened file, as its header describes it. */
 typedef struct fx_st_info {
-    const char *name;           /* owned by the file */
+    const char *name; /* owned by the file */
     fx_dtype dtype;
     int ndim;                   /* 0..FX_MAX_DIMS */
     int64_t sizes[FX_MAX_DIMS]; /* (ndim,) */
@@ -62,8 +62,7 @@ int fx_safetensors_read(fx_st_file *f, int i, fx_tensor **out, fx_err *err);
  * 8 bytes. Errors: FX_EARG for a meta tensor, an empty or duplicate name, or the reserved name
  * "__metadata__"; FX_EIO when the file cannot be written; FX_ENOMEM. */
 int fx_safetensors_save(const char *path, int n, const char *const *names,
-                        fx_tensor *const *tensors, int nmeta, const char *const *meta,
-                        fx_err *err);
+                        fx_tensor *const *tensors, int nmeta, const char *const *meta, fx_err *err);
 
 /* The safetensors name of a dtype ("F32", "BF16", "BOOL"), or NULL when it has none. */
 const char *fx_safetensors_dtype_name(fx_dtype dt);

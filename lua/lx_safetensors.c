@@ -106,9 +106,9 @@ static void push_read(lua_State *L, lx_safe *s, int i) {
     fx_tensor *t = NULL;
     if (fx_safetensors_read(s->f, i, &t, &err) != FX_OK) lx_error(L, &err);
     box[0] = fx_iv_tensor_steal(t);
-    lx_push_tensor(L, t);  /* [box, t] */
+    lx_push_tensor(L, t); /* [box, t] */
     fx_ivalue_clear(&box[0]);
-    lua_remove(L, -2);     /* [t] */
+    lua_remove(L, -2); /* [t] */
 }
 
 /* h:get_tensor(name) -> Tensor.  [-0, +1, e] */
@@ -120,8 +120,10 @@ static int safe_get_tensor(lua_State *L) {
 
 static int safe_tostring(lua_State *L) {
     lx_safe *s = luaL_checkudata(L, 1, LX_SAFE_OPEN);
-    if (!s->f) lua_pushliteral(L, "safe_open (closed)");
-    else lua_pushfstring(L, "safe_open (%d tensors)", fx_safetensors_count(s->f));
+    if (!s->f)
+        lua_pushliteral(L, "safe_open (closed)");
+    else
+        lua_pushfstring(L, "safe_open (%d tensors)", fx_safetensors_count(s->f));
     return 1;
 }
 
@@ -129,7 +131,7 @@ static int safe_tostring(lua_State *L) {
  * true for an OrderedDict.  [-0, +1, e] */
 static bool push_ordered(lua_State *L) {
     int top = lua_gettop(L);
-    if (lua_getglobal(L, "nn") == LUA_TTABLE &&                   /* [nn] */
+    if (lua_getglobal(L, "nn") == LUA_TTABLE &&                  /* [nn] */
         lua_getfield(L, -1, "_ordered_dict") == LUA_TFUNCTION) { /* [nn, f] */
         lua_call(L, 0, 1);                                       /* [nn, sd] */
         lua_remove(L, -2);                                       /* [sd] */
@@ -145,7 +147,7 @@ static void ordered_put(lua_State *L, int sd, bool ordered, const char *k) {
     sd = lua_absindex(L, sd);
     lua_setfield(L, sd, k); /* plain rawset semantics: the OrderedDict has no __newindex */
     if (!ordered) return;
-    lua_getmetatable(L, sd);    /* [mt] */
+    lua_getmetatable(L, sd);     /* [mt] */
     lua_getfield(L, -1, "keys"); /* [mt, keys] */
     lua_pushstring(L, k);
     lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
@@ -176,17 +178,17 @@ static int l_load(lua_State *L) {
  * Pushes the list.  [-0, +1, e] */
 static int push_names(lua_State *L, int idx) {
     idx = lua_absindex(L, idx);
-    if (lua_getmetatable(L, idx)) { /* [mt] */
+    if (lua_getmetatable(L, idx)) {                      /* [mt] */
         if (lua_getfield(L, -1, "keys") == LUA_TTABLE) { /* [mt, keys] */
             lua_remove(L, -2);
             return (int)lua_rawlen(L, -1);
         }
         lua_pop(L, 2);
     }
-    lua_getglobal(L, "table");     /* [table] */
-    lua_getfield(L, -1, "sort");   /* [table, sort] */
-    lua_remove(L, -2);             /* [sort] */
-    lua_newtable(L);               /* [sort, names] */
+    lua_getglobal(L, "table");   /* [table] */
+    lua_getfield(L, -1, "sort"); /* [table, sort] */
+    lua_remove(L, -2);           /* [sort] */
+    lua_newtable(L);             /* [sort, names] */
     int n = 0;
     lua_pushnil(L);
     while (lua_next(L, idx)) { /* [sort, names, k, v] */
@@ -197,9 +199,9 @@ static int push_names(lua_State *L, int idx) {
         lua_pushvalue(L, -1);
         lua_rawseti(L, -3, ++n);
     }
-    lua_pushvalue(L, -1);          /* [sort, names, names] */
-    lua_insert(L, -3);             /* [names, sort, names] */
-    lua_call(L, 1, 0);             /* [names] */
+    lua_pushvalue(L, -1); /* [sort, names, names] */
+    lua_insert(L, -3);    /* [names, sort, names] */
+    lua_call(L, 1, 0);    /* [names] */
     return n;
 }
 
@@ -216,9 +218,9 @@ static int l_save(lua_State *L) {
     const char **names = lua_newuserdatauv(L, sizeof *names * (size_t)(n + 1), 0);
     fx_tensor **ts = lua_newuserdatauv(L, sizeof *ts * (size_t)(n + 1), 0);
     for (int i = 0; i < n; i++) { /* [sd, path, meta, names, nbuf, tbuf] */
-        lua_rawgeti(L, 4, i + 1);  /* [.., name] */
+        lua_rawgeti(L, 4, i + 1); /* [.., name] */
         names[i] = lua_tostring(L, -1);
-        lua_gettable(L, 1);        /* [.., value]  (the name stays alive in the names list) */
+        lua_gettable(L, 1); /* [.., value]  (the name stays alive in the names list) */
         ts[i] = lx_to_tensor(L, -1);
         if (!ts[i])
             return luaL_error(L,
@@ -254,12 +256,8 @@ static int l_save(lua_State *L) {
 }
 
 static const luaL_Reg safe_methods[] = {
-    {"keys", safe_keys},
-    {"metadata", safe_metadata},
-    {"shape", safe_shape},
-    {"dtype", safe_dtype},
-    {"get_tensor", safe_get_tensor},
-    {"close", safe_close},
+    {"keys", safe_keys},   {"metadata", safe_metadata},     {"shape", safe_shape},
+    {"dtype", safe_dtype}, {"get_tensor", safe_get_tensor}, {"close", safe_close},
     {NULL, NULL},
 };
 

@@ -94,9 +94,9 @@ static int threads_for(int64_t elems) {
 #endif
 }
 
-void fx_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, blasint m, blasint n,
-              float alpha, const float *a, blasint lda, const float *x, blasint incx, float beta,
-              float *y, blasint incy) {
+void fx_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, blasint m, blasint n, float alpha,
+              const float *a, blasint lda, const float *x, blasint incx, float beta, float *y,
+              blasint incy) {
     bool notrans = trans == CblasNoTrans;
     if (order != CblasRowMajor || incx != 1 || m <= 0 || n <= 0 || (!notrans && incy != 1) ||
         (trans != CblasNoTrans && trans != CblasTrans)) {
@@ -116,7 +116,8 @@ void fx_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, blasint m, bla
 #pragma omp parallel num_threads(nt)
         {
             int64_t t = omp_get_thread_num(), k = omp_get_num_threads();
-            int64_t r0 = (int64_t)m * t / k & ~(int64_t)3, r1 = t + 1 == k ? m : (int64_t)m * (t + 1) / k & ~(int64_t)3;
+            int64_t r0 = (int64_t)m * t / k & ~(int64_t)3,
+                    r1 = t + 1 == k ? m : (int64_t)m * (t + 1) / k & ~(int64_t)3;
             rows_n(r0, r1, n, alpha, a, lda, x, beta, y, incy);
         }
 #endif

@@ -9,8 +9,8 @@
  * reading it). Row-major A with unit-stride x (and, for CblasTrans, unit-stride y) runs fxdb's
  * vectorized loops, split over OpenMP threads for large matrices; anything else is handed to
  * cblas_sgemv. The result does not depend on the thread count. */
-void fx_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, blasint m, blasint n,
-              float alpha, const float *a, blasint lda, const float *x, blasint incx, float beta,
-              float *y, blasint incy);
+void fx_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, blasint m, blasint n, float alpha,
+              const float *a, blasint lda, const float *x, blasint incx, float beta, float *y,
+              blasint incy);
 
 #endif
