@@ -634,7 +634,7 @@ static int gm_call(lua_State *L) {
     fx_interp_opts o = {0};
     o.attr = gm_attr;
     o.attr_ud = m;
-    fx_ivalue *res = lx_ivbox_new(L, 1);    /* [..., box, resbox] */
+    fx_ivalue *res = lx_ivbox_new(L, 1); /* [..., box, resbox] */
     fx_err err;
     fx_err_clear(&err);
     int rc = m->it ? fx_interp_reset(m->it, in, nargs, &err)
@@ -660,10 +660,14 @@ static int gm_plan_stats(lua_State *L) {
     const struct {
         const char *k;
         int64_t v;
-    } f[] = {{"nodes", st.nodes},         {"direct", st.direct},
-             {"inplace", st.inplace},     {"views", st.views},
-             {"view_hits", st.view_hits}, {"noop_copies", st.noop_copies},
-             {"buffers", st.buffers},     {"pool_bytes", st.pool_bytes},
+    } f[] = {{"nodes", st.nodes},
+             {"direct", st.direct},
+             {"inplace", st.inplace},
+             {"views", st.views},
+             {"view_hits", st.view_hits},
+             {"noop_copies", st.noop_copies},
+             {"buffers", st.buffers},
+             {"pool_bytes", st.pool_bytes},
              {"planned_bytes", st.planned_bytes}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
         lua_pushinteger(L, (lua_Integer)f[i].v);
