@@ -1,8 +1,10 @@
-/* core/composite.c — composite ops: contiguous, reshape, matmul.
+/* core/composite.c — composite ops: contiguous, reshape, matmul, softmax.int /
+ * log_softmax.int, narrow, flatten, unflatten, expand_as, chunk, split.sizes, stack, outer.
  * Layer: core. Like CompositeImplicitAutograd kernels these never compute: they call other ops
  * through the dispatcher (fx_call on ctx->ctx), so a trace records the ATen ops they decompose
- * into — exactly those of aten/src/ATen/native/TensorShape.cpp (reshape) and
- * LinearAlgebra.cpp (_matmul_impl) — and never the composite itself.
+ * into — those of aten/src/ATen/native/TensorShape.cpp (reshape, narrow, flatten, unflatten,
+ * chunk), LinearAlgebra.cpp (_matmul_impl, outer), SoftMax.cpp (softmax) and torch._refs
+ * (stack) — and never the composite itself.
  *
  * Ownership: every intermediate tensor is a new reference released before returning; the
  * result goes to out[0] as a new reference. */

@@ -395,12 +395,16 @@ int fx_meta_index_copy(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         fx_strbuf sb = FX_STRBUF_INIT;
         fx_strbuf_append(&sb, "index_copy_(): Source/destination tensor must have same slice "
                               "shapes. Destination slice shape: ");
-        for (int e = 0; e < ns; e++) fx_strbuf_appendf(&sb, "%s%lld", e ? " " : "", (long long)ss[e]);
+        for (int e = 0; e < ns; e++)
+            fx_strbuf_appendf(&sb, "%s%lld", e ? " " : "", (long long)ss[e]);
         fx_strbuf_appendf(&sb, " at dimension %d and source slice shape: ", d);
-        for (int e = 0; e < nr; e++) fx_strbuf_appendf(&sb, "%s%lld", e ? " " : "", (long long)rs[e]);
+        for (int e = 0; e < nr; e++)
+            fx_strbuf_appendf(&sb, "%s%lld", e ? " " : "", (long long)rs[e]);
         fx_strbuf_append(&sb, " at dimension 0.");
-        if (fx_strbuf_status(&sb, ctx->err)) rc = FX_ENOMEM;
-        else rc = fx_err_setf(ctx->err, FX_ESHAPE, "%s", fx_strbuf_cstr(&sb));
+        if (fx_strbuf_status(&sb, ctx->err))
+            rc = FX_ENOMEM;
+        else
+            rc = fx_err_setf(ctx->err, FX_ESHAPE, "%s", fx_strbuf_cstr(&sb));
         fx_strbuf_free(&sb);
         return rc;
     }
@@ -426,9 +430,8 @@ int fx_meta_masked_fill(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     bool inplace = fx_op_is_inplace(ctx->op);
     int64_t bs[FX_MAX_DIMS];
     int nb;
-    if (!inplace &&
-        (rc = fx_broadcast_shape(mask->ndim, mask->sizes, self->ndim, self->sizes, &nb, bs,
-                                 ctx->err)))
+    if (!inplace && (rc = fx_broadcast_shape(mask->ndim, mask->sizes, self->ndim, self->sizes, &nb,
+                                             bs, ctx->err)))
         return rc;
     if (a[2].tag == FX_IV_TENSOR) {
         const fx_tensor *v = a[2].u.t;

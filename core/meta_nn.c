@@ -143,8 +143,10 @@ int fx_meta_linear(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
                            "and %dD",
                            x->ndim, w->ndim);
     if (w->ndim > 2)
-        return fx_err_setf(ctx->err, FX_ESHAPE, "t() expects a tensor with <= 2 dimensions, but "
-                           "self is %dD", w->ndim);
+        return fx_err_setf(ctx->err, FX_ESHAPE,
+                           "t() expects a tensor with <= 2 dimensions, but "
+                           "self is %dD",
+                           w->ndim);
     int64_t m = 1, k = x->sizes[x->ndim - 1], n = w->sizes[0];
     for (int d = 0; d + 1 < x->ndim; d++) m *= x->sizes[d];
     int64_t sizes[FX_MAX_DIMS];
@@ -194,9 +196,9 @@ int fx_meta_linear(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         if ((rc = fx_broadcast_shape(nd, sizes, b->ndim, b->sizes, &nbs, bs, ctx->err))) return rc;
         if (nbs != nd || memcmp(bs, sizes, sizeof(int64_t) * (size_t)nd)) {
             char b1[160], b2[160];
-            return fx_err_setf(ctx->err, FX_ESHAPE,
-                               "output with shape %s doesn't match the broadcast shape %s",
-                               fx_shape_str(nd, sizes, b1, sizeof b1), fx_shape_str(nbs, bs, b2, sizeof b2));
+            return fx_err_setf(
+                ctx->err, FX_ESHAPE, "output with shape %s doesn't match the broadcast shape %s",
+                fx_shape_str(nd, sizes, b1, sizeof b1), fx_shape_str(nbs, bs, b2, sizeof b2));
         }
     }
     return fresh(ctx, nd, sizes, x->dtype, out);
@@ -229,11 +231,9 @@ int fx_meta_addmm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         (rc = fx_kb_tensor_arg(ctx, a, 2, &m2)))
         return rc;
     if (m1->ndim != 2)
-        return fx_err_setf(ctx->err, FX_ESHAPE, "mat1 must be a matrix, got %d-D tensor",
-                           m1->ndim);
+        return fx_err_setf(ctx->err, FX_ESHAPE, "mat1 must be a matrix, got %d-D tensor", m1->ndim);
     if (m2->ndim != 2)
-        return fx_err_setf(ctx->err, FX_ESHAPE, "mat2 must be a matrix, got %d-D tensor",
-                           m2->ndim);
+        return fx_err_setf(ctx->err, FX_ESHAPE, "mat2 must be a matrix, got %d-D tensor", m2->ndim);
     if (self->dtype != m2->dtype)
         return fx_err_setf(ctx->err, FX_ETYPE,
                            "self and mat2 must have the same dtype, but got %s and %s",
@@ -315,8 +315,10 @@ int fx_meta_softmax(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         return not_implemented_for(ctx, k, self->dtype);
     }
     if (a[2].u.b && ctx->device == FX_DEVICE_CPU)
-        return fx_err_setf(ctx->err, FX_ENOTIMPL, "%s with half to float conversion is not "
-                           "supported on CPU", log ? "log_softmax" : "softmax");
+        return fx_err_setf(ctx->err, FX_ENOTIMPL,
+                           "%s with half to float conversion is not "
+                           "supported on CPU",
+                           log ? "log_softmax" : "softmax");
     return fresh(ctx, self->ndim, self->sizes, a[2].u.b ? FX_DTYPE_F32 : self->dtype, out);
 }
 
@@ -337,8 +339,7 @@ static int check_norm_inputs(fx_opctx *ctx, const fx_tensor *x, const fx_ivalue 
                            b2);
     const fx_tensor *p[2] = {w, b};
     for (int i = 0; i < 2; i++)
-        if (p[i] && (p[i]->ndim != nn ||
-                     memcmp(p[i]->sizes, ns, sizeof(int64_t) * (size_t)nn)))
+        if (p[i] && (p[i]->ndim != nn || memcmp(p[i]->sizes, ns, sizeof(int64_t) * (size_t)nn)))
             return fx_err_setf(ctx->err, FX_ESHAPE,
                                "Expected %s to be of same shape as normalized_shape, but got %s "
                                "of shape %s and normalized_shape = %s",
@@ -383,7 +384,8 @@ int fx_meta_layer_norm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if ((rc = fx_kb_tensor_arg(ctx, a, 0, &x)) || (rc = opt_tensor(ctx, a, 2, &w)) ||
         (rc = opt_tensor(ctx, a, 3, &b)) || (rc = check_norm_inputs(ctx, x, a, w, b, &axis)))
         return rc;
-    if (!fx_dtype_is_float(x->dtype)) return not_implemented_for(ctx, "LayerNormKernelImpl", x->dtype);
+    if (!fx_dtype_is_float(x->dtype))
+        return not_implemented_for(ctx, "LayerNormKernelImpl", x->dtype);
     bool reduced = x->dtype == FX_DTYPE_F16 || x->dtype == FX_DTYPE_BF16;
     bool mixed = reduced && ((w && w->dtype == FX_DTYPE_F32) || (b && b->dtype == FX_DTYPE_F32));
     const fx_tensor *p[2] = {w, b};
@@ -399,7 +401,8 @@ int fx_meta_layer_norm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     int64_t ss[FX_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) ss[d] = d < axis ? x->sizes[d] : 1;
     fx_dtype sdt = mixed ? FX_DTYPE_F32 : x->dtype;
-    if ((rc = fresh(ctx, x->ndim, ss, sdt, &out[1])) || (rc = fresh(ctx, x->ndim, ss, sdt, &out[2]))) {
+    if ((rc = fresh(ctx, x->ndim, ss, sdt, &out[1])) ||
+        (rc = fresh(ctx, x->ndim, ss, sdt, &out[2]))) {
         fx_ivalue_clear(&out[0]);
         fx_ivalue_clear(&out[1]);
         return rc;
@@ -574,10 +577,9 @@ int fx_meta_sdpa(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         if ((rc = fx_broadcast_shape(nb + 2, osz, m->ndim, m->sizes, &nm, es, ctx->err))) return rc;
         if (nm != nb + 2 || memcmp(es, osz, sizeof(int64_t) * (size_t)nm)) {
             char b1[160], b2[160];
-            return fx_err_setf(ctx->err, FX_ESHAPE,
-                               "output with shape %s doesn't match the broadcast shape %s",
-                               fx_shape_str(nb + 2, osz, b1, sizeof b1),
-                               fx_shape_str(nm, es, b2, sizeof b2));
+            return fx_err_setf(
+                ctx->err, FX_ESHAPE, "output with shape %s doesn't match the broadcast shape %s",
+                fx_shape_str(nb + 2, osz, b1, sizeof b1), fx_shape_str(nm, es, b2, sizeof b2));
         }
     }
     osz[nb + 1] = Ev;

@@ -514,12 +514,13 @@ int fx_meta_diagonal(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
  * in out. */
 static int view_list(fx_opctx *ctx, fx_tensor *self, int64_t n, const fx_view_geom *geoms,
                      fx_ivalue *out) {
-    if (n > INT32_MAX) return fx_err_setf(ctx->err, FX_ENOMEM, "too many views (%lld)", (long long)n);
+    if (n > INT32_MAX)
+        return fx_err_setf(ctx->err, FX_ENOMEM, "too many views (%lld)", (long long)n);
     fx_ivalue list;
     int rc = fx_iv_list((int)n, &list, ctx->err);
     for (int64_t i = 0; i < n && !rc; i++)
-        rc = fx_kb_view(ctx, self, geoms[i].ndim, geoms[i].sizes, geoms[i].strides,
-                        geoms[i].offset, &list.u.list.items[i]);
+        rc = fx_kb_view(ctx, self, geoms[i].ndim, geoms[i].sizes, geoms[i].strides, geoms[i].offset,
+                        &list.u.list.items[i]);
     if (rc) {
         fx_ivalue_clear(&list);
         return rc;
@@ -530,8 +531,8 @@ static int view_list(fx_opctx *ctx, fx_tensor *self, int64_t n, const fx_view_ge
 
 /* Geometries of self.narrow(dim, start_i, len_i) for the n pieces given by lens (fx_malloc'd
  * array in *out, n entries; free with fx_free). */
-static int narrow_geoms(fx_opctx *ctx, const fx_tensor *self, int d, int64_t n,
-                        const int64_t *lens, fx_view_geom **out) {
+static int narrow_geoms(fx_opctx *ctx, const fx_tensor *self, int d, int64_t n, const int64_t *lens,
+                        fx_view_geom **out) {
     fx_view_geom *g = fx_malloc(sizeof *g * (size_t)(n > 0 ? n : 1));
     if (!g) return fx_err_setf(ctx->err, FX_ENOMEM, "out of memory splitting a tensor");
     int64_t start = 0;
@@ -595,7 +596,8 @@ int fx_meta_split(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
             for (int64_t i = 0; i < n; i++)
                 fx_strbuf_appendf(&sb, "%s%lld", i ? ", " : "", (long long)lens[i]);
             fx_strbuf_append(&sb, "]");
-            if (fx_strbuf_status(&sb, ctx->err)) rc = FX_ENOMEM;
+            if (fx_strbuf_status(&sb, ctx->err))
+                rc = FX_ENOMEM;
             else if (neg)
                 rc = fx_err_setf(ctx->err, FX_EARG,
                                  "split_with_sizes expects split_sizes have only non-negative "
@@ -655,7 +657,8 @@ int fx_meta_cat(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     for (int i = 0; i < n; i++)
         if (l->u.list.items[i].u.t->ndim == 0)
             return fx_err_setf(ctx->err, FX_ESHAPE,
-                               "zero-dimensional tensor (at position %d) cannot be concatenated", i);
+                               "zero-dimensional tensor (at position %d) cannot be concatenated",
+                               i);
     int valid = -1, d = 0;
     fx_result_type_state rt;
     fx_result_type_init(&rt);

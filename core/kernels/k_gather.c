@@ -224,8 +224,7 @@ int fx_k_index_select(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
                           d, &tab)))
         return rc;
     copy_through_table(res->ndim, res->sizes, d, fx_tensor_data(res), res->strides,
-                       fx_tensor_data(self), self->strides, tab, false,
-                       fx_dtype_size(self->dtype));
+                       fx_tensor_data(self), self->strides, tab, false, fx_dtype_size(self->dtype));
     fx_free(tab);
     return FX_OK;
 }

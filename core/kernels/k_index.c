@@ -155,7 +155,8 @@ int fx_index_bool0(fx_tensor *self, const fx_ivalue *indices, fx_tensor **view, 
             sizes[vd] = self->sizes[sd], strides[vd] = self->strides[sd];
         rc = fx_ivalue_copy(&list->u.list.items[i], e, err);
     }
-    for (; sd < self->ndim; sd++, vd++) sizes[vd] = self->sizes[sd], strides[vd] = self->strides[sd];
+    for (; sd < self->ndim; sd++, vd++)
+        sizes[vd] = self->sizes[sd], strides[vd] = self->strides[sd];
     if (!rc) rc = fx_tensor_as_strided(self, vd, sizes, strides, self->offset, view, err);
     if (rc) {
         fx_ivalue_clear(list);

@@ -84,7 +84,7 @@ static int oom(fx_err *err) {
 /* A strided vector for BLAS: BLAS needs a non-zero increment, so a broadcast (stride-0) vector
  * is packed. *buf receives the packed copy (or stays NULL). */
 #define GEMV_VEC(T, NAME)                                                                          \
-    static const T *NAME(const T *p, int64_t n, int64_t stride, int64_t *inc, T **buf) {         \
+    static const T *NAME(const T *p, int64_t n, int64_t stride, int64_t *inc, T **buf) {           \
         *buf = NULL;                                                                               \
         if (n <= 1 || stride != 0) {                                                               \
             *inc = n <= 1 ? 1 : stride;                                                            \
@@ -103,7 +103,7 @@ GEMV_VEC(double, vec_f64)
  * ldc). The matrix operand goes to BLAS in place when blas_layout allows it, else it is packed.
  * Returns FX_OK, or -1 when this form does not apply (the caller runs gemm). */
 #define GEMV_IMPL(T, NAME, VEC, PACK, GEMV)                                                        \
-    static int NAME(const kb_mat *A, const kb_mat *B, T *C, int64_t ldc, T alpha, T beta,        \
+    static int NAME(const kb_mat *A, const kb_mat *B, T *C, int64_t ldc, T alpha, T beta,          \
                     fx_err *err) {                                                                 \
         int64_t M = A->rows, N = B->cols, K = A->cols;                                             \
         bool row = M == 1;                                                                         \
@@ -124,7 +124,7 @@ GEMV_VEC(double, vec_f64)
             }                                                                                      \
             mp = mbuf, tr = CblasNoTrans, ld = mt.cols > 1 ? mt.cols : 1;                          \
         }                                                                                          \
-        /* row: y[N] = mt[K, N]^T v; column: y[M] = mt[M, K] v. In row-major BLAS terms the     \
+        /* row: y[N] = mt[K, N]^T v; column: y[M] = mt[M, K] v. In row-major BLAS terms the        \
          * stored matrix is (rows x cols) = mt's shape when NoTrans, its transpose when Trans. */  \
         bool want_t = row; /* do we need op(mt)^T of the logical matrix? */                        \
         enum CBLAS_TRANSPOSE op = (tr == CblasTrans) != want_t ? CblasTrans : CblasNoTrans;        \
@@ -258,8 +258,8 @@ static void gemm_int(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int
 
 /* C[M, N] = alpha * A @ B + beta * C, C of dtype dt, row-major with leading dimension ldc.
  * A and B have dtype dt. beta == 0 never reads C. An empty product (K == 0) leaves beta * C. */
-static int gemm(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int64_t ldc,
-                double alpha, double beta, fx_err *err) {
+static int gemm(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int64_t ldc, double alpha,
+                double beta, fx_err *err) {
     int64_t M = A->rows, N = B->cols, K = A->cols;
     size_t item = fx_dtype_size(dt);
     if (M == 0 || N == 0) return FX_OK;

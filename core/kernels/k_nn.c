@@ -49,7 +49,9 @@ static int thread_num(void) {
 }
 
 /* The compute dtype of a floating dtype: float64 stays, the others compute in float32. */
-static fx_dtype compute_dtype(fx_dtype dt) { return dt == FX_DTYPE_F64 ? FX_DTYPE_F64 : FX_DTYPE_F32; }
+static fx_dtype compute_dtype(fx_dtype dt) {
+    return dt == FX_DTYPE_F64 ? FX_DTYPE_F64 : FX_DTYPE_F32;
+}
 
 /* *out = t itself (retained) when it is contiguous cpu data of dtype dt, else a new contiguous
  * copy converted to dt. Release *out when done. */
@@ -103,7 +105,10 @@ KNN_VEC static inline float exp_nonpos(float x) {
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     p = p * (r * r) + r + 1.0f;
-    union { uint32_t u; float f; } scale = {.u = (uint32_t)((int32_t)n + 127) << 23};
+    union {
+        uint32_t u;
+        float f;
+    } scale = {.u = (uint32_t)((int32_t)n + 127) << 23};
     float y = p * scale.f;
     y = x < -87.33654f ? 0.0f : y;
     return x == x ? y : x;
@@ -233,8 +238,8 @@ static int softmax_blocks(fx_opctx *ctx, fx_dtype cdt, const void *x, void *y, i
             softmax_cols_f32((const float *)x + off, (float *)y + off, n, inner, log, (float *)s,
                              (float *)s + inner);
         else
-            softmax_cols_f64((const double *)x + off, (double *)y + off, n, inner, log,
-                             (double *)s, (double *)s + inner);
+            softmax_cols_f64((const double *)x + off, (double *)y + off, n, inner, log, (double *)s,
+                             (double *)s + inner);
     }
     fx_free(scratch);
     return FX_OK;
@@ -247,8 +252,10 @@ int fx_k_softmax(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self = a[0].u.t, *res = out[0].u.t, *x = NULL, *y = NULL;
     bool log = ctx->op->id == FX_OP__LOG_SOFTMAX;
     if (a[2].u.b)
-        return fx_err_setf(ctx->err, FX_ENOTIMPL, "%s with half to float conversion is not "
-                           "supported on CPU", log ? "log_softmax" : "softmax");
+        return fx_err_setf(ctx->err, FX_ENOTIMPL,
+                           "%s with half to float conversion is not "
+                           "supported on CPU",
+                           log ? "log_softmax" : "softmax");
     int64_t numel = fx_tensor_numel(self);
     if (numel == 0) return FX_OK;
     int d = 0;
@@ -525,8 +532,8 @@ static void batch_strides(const fx_tensor *t, int nb, const int64_t *bshape, int
     for (int d = 0; d < nb; d++) {
         int e = d - (nb - tb);
         st[d] = (e >= 0 && t->sizes[e] > 1) ? t->strides[e] : 0;
-        div[d] = (e >= 0 && t->sizes[e] > 1 && t->sizes[e] < bshape[d]) ? bshape[d] / t->sizes[e]
-                                                                         : 1;
+        div[d] =
+            (e >= 0 && t->sizes[e] > 1 && t->sizes[e] < bshape[d]) ? bshape[d] / t->sizes[e] : 1;
     }
 }
 
@@ -581,7 +588,7 @@ int fx_k_sdpa(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     int64_t L = res->sizes[nb], Ev = res->sizes[nb + 1];
     int64_t E = q0->sizes[q0->ndim - 1], S = k0->sizes[k0->ndim - 2];
     double scale = a[6].tag == FX_IV_NONE || a[6].tag == FX_IV_UNSET ? 1.0 / sqrt((double)E)
-                                                                      : fx_ivalue_to_f64(&a[6]);
+                                                                     : fx_ivalue_to_f64(&a[6]);
     int64_t batch = 1;
     for (int d = 0; d < nb; d++) batch *= res->sizes[d];
     if (batch == 0 || L == 0 || Ev == 0) return FX_OK;
@@ -658,8 +665,8 @@ int fx_k_sdpa(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         else
             safe_softmax_f64((double *)scores, L, S);
         /* out[L, Ev] = scores[L, S] @ v[S, Ev] */
-        rc = fx_kb_gemm(cdt, scores, L, S, S, 1, vb, Ev, vs0, vs1,
-                        yp + bi * L * Ev * (int64_t)item, Ev > 1 ? Ev : 1, 1, 0, ctx->err);
+        rc = fx_kb_gemm(cdt, scores, L, S, S, 1, vb, Ev, vs0, vs1, yp + bi * L * Ev * (int64_t)item,
+                        Ev > 1 ? Ev : 1, 1, 0, ctx->err);
     }
     if (!rc && y) fx_kb_copy(res, y);
 done:
