@@ -48,6 +48,11 @@ end
 
 local function trim(s) return (tostring(s or ""):gsub("^%s+", ""):gsub("%s+$", "")) end
 
+-- text with `prefix` before every line but the first (blank lines stay blank)
+local function indent_rest(text, prefix)
+  return (text:gsub("\n([^\n])", "\n" .. prefix .. "%1"))
+end
+
 local function type_str(v)
   if torch.is_tensor(v) then return fxdb._type_str(v) end
   return type(v)
@@ -309,7 +314,7 @@ end
 local function node_value(name)
   local s = fxdb.session
   if s and s._node_value then
-    local ok, v = s:_node_value(name)
+    local ok, v = s:_node_value(name, true)
     if ok then return v end
   end
   local ep = fxdb.current
@@ -363,17 +368,16 @@ local function describe_tensor(t, s)
       local b = info.base
       local what = s:_state_label(b)
       lines[#lines + 1] = "  base: %" .. b.name .. (what and (" (" .. what .. ")") or "") ..
-        ", version " .. (s.versions[b.name] or 0)
+        ", version " .. (s.versions[b.name] or 0) .. " (storage _version " .. t._version .. ")"
       if info.chain and #info.chain > 0 then
         lines[#lines + 1] = "  view chain: " .. table.concat(info.chain, " of ")
       end
     end
   else
-    lines[1] = head
+    lines[1] = head .. "  _version " .. t._version
     local base = t._base
-    if base then lines[#lines + 1] = "  a view of " .. type_str(base) .. " (storage #" .. fxdb._storage_id(base) .. ")" end
+    if base then lines[#lines + 1] = "  a view of a " .. type_str(base) .. " tensor" end
   end
-  lines[#lines + 1] = "  storage #" .. fxdb._storage_id(t) .. ", _version " .. t._version
   if not t.is_meta then
     lines[#lines + 1] = tostring(t)
   end
@@ -443,11 +447,39 @@ end
 
 local STOP_MT = {__tostring = function(st) return st.text end}
 
+-- :next from node n0: the mode that D.next_stops reads.
+function D.next_mode(n0)
+  local fr = node_frames(n0)
+  return {kind = "next", depth = #node_mods(n0), nframes = #fr, frame = fr[1]}
+end
+
+-- Is node n where :next stops? At a shallower module (the call returned), or in the same module
+-- at another Lua line of the same (or an outer) function; deeper modules and helper functions
+-- called from the line are stepped over.
+function D.next_stops(n, mode)
+  local d = #node_mods(n)
+  if d < mode.depth then return true end
+  if d > mode.depth then return false end
+  local fr = node_frames(n)
+  if #fr < mode.nframes then return true end
+  if #fr > mode.nframes then return false end
+  local f = fr[1]
+  return not (mode.frame and f and f.line == mode.frame.line and f.file == mode.frame.file)
+end
+
+-- Is node n inside the module call at `path` (depth `depth` of nn_module_stack)?
+function D.inside_module(n, depth, path)
+  local e = node_mods(n)[depth]
+  return e ~= nil and e.path == path
+end
+
 local function make_stop(s, st)
   st.session = s
   s.frame_sel = 0
   local lines = {st.banner}
-  for _, d in ipairs(D.displays) do lines[#lines + 1] = D.show_display(d) end
+  if st.reason ~= "done" then
+    for _, d in ipairs(D.displays) do lines[#lines + 1] = D.show_display(d) end
+  end
   st.text = table.concat(lines, "\n")
   s.stop = setmetatable(st, STOP_MT)
   return s.stop
@@ -469,15 +501,20 @@ end
 local Session = {}
 Session.__index = Session
 
--- The breakpoint that `n` hits, or nil. `ctx`: {prev = previous node, mutation = {...}}.
+-- The breakpoints that `n` hits (a list, or nil when none), each {b, why}. `ctx`: {prev =
+-- previous node, mutation = {...}}. Like gdb, a stop reports every breakpoint it hits.
 function Session:_match_break(n, ctx, event)
+  local hits
   for _, b in ipairs(D.breaks) do
     if b.enabled and self:_bp_matches(b, n, ctx, event) then
       local ok, why = self:_bp_condition(b, n, ctx)
-      if ok then return b, why end
+      if ok then
+        hits = hits or {}
+        hits[#hits + 1] = {b, why}
+      end
     end
   end
-  return nil
+  return hits
 end
 
 -- Does breakpoint b's WHERE hold at node n? Shared rules; trace/run differ in mutations.
@@ -547,14 +584,21 @@ function Session:_bp_condition(b, n, ctx)
   return res and true or false
 end
 
--- Counts a hit of b and deletes it when temporary. Returns the bracket text of the banner.
-local function hit_break(b, why)
-  b.hits = b.hits + 1
-  if b.temporary then
-    for i, x in ipairs(D.breaks) do if x == b then table.remove(D.breaks, i) break end end
+-- Counts a hit of each breakpoint in `hits` (from _match_break) and deletes the temporary ones.
+-- Returns the bracket text of the banner.
+local function hit_break(hits)
+  local parts, whys = {}, {}
+  for _, h in ipairs(hits) do
+    local b, why = h[1], h[2]
+    b.hits = b.hits + 1
+    if b.temporary then
+      for i, x in ipairs(D.breaks) do if x == b then table.remove(D.breaks, i) break end end
+    end
+    local label = (b.kind == "watch" and "watchpoint " or (b.temporary and "temporary breakpoint " or "breakpoint "))
+    parts[#parts + 1] = label .. b.id .. ": " .. bp_desc(b)
+    if why then whys[#whys + 1] = why end
   end
-  local label = (b.kind == "watch" and "watchpoint " or (b.temporary and "temporary breakpoint " or "breakpoint "))
-  return "[" .. label .. b.id .. ": " .. bp_desc(b) .. "]" .. (why and ("  (" .. why .. ")") or "")
+  return "[" .. table.concat(parts, "; ") .. "]" .. (#whys > 0 and ("  (" .. table.concat(whys, "; ") .. ")") or "")
 end
 D.hit_break = hit_break
 
@@ -847,8 +891,8 @@ function Trace:_advance(mode)
       if self.ev_datadep then
         local what = self.ev_datadep
         self.ev_datadep = nil
-        local b, why = self:_match_break(nil, {}, "item")
-        if b then return self:_pause_event("data-dependent read " .. what, hit_break(b, why)) end
+        local hits = self:_match_break(nil, {}, "item")
+        if hits then return self:_pause_event("data-dependent read " .. what, hit_break(hits)) end
       end
       if self.ev_returned and mode.kind == "finish" then
         local ret = self.ev_returned
@@ -871,24 +915,13 @@ end
 
 -- Is node n (just observed, with ctx) a stop for `mode` or a breakpoint? Returns the Stop or nil.
 function Trace:_check_node(n, ctx, mode, k)
-  local b, why = self:_match_break(n, ctx)
-  if b then return self:_pause(n, hit_break(b, why), ctx.mutation) end
+  local hits = self:_match_break(n, ctx)
+  if hits then return self:_pause(n, hit_break(hits), ctx.mutation) end
   if mode.kind == "step" and k >= mode.n then
     return self:_pause(n, "[step]", ctx.mutation)
   end
-  if mode.kind == "next" then
-    local d = #node_mods(n)
-    if d < mode.depth then return self:_pause(n, "[next]", ctx.mutation) end
-    if d == mode.depth then
-      local fr = node_frames(n)
-      if #fr < mode.nframes then return self:_pause(n, "[next]", ctx.mutation) end
-      if #fr == mode.nframes then
-        local f = fr[1]
-        if not (mode.frame and f and f.line == mode.frame.line and f.file == mode.frame.file) then
-          return self:_pause(n, "[next]", ctx.mutation)
-        end
-      end
-    end
+  if mode.kind == "next" and D.next_stops(n, mode) then
+    return self:_pause(n, "[next]", ctx.mutation)
   end
   return nil
 end
@@ -981,13 +1014,14 @@ function Trace:_complete()
     fxdb.current, fxdb.current_module, fxdb.current_args = ep, self.m, self.args
   end
   local outs = {}
-  local out = ep.graph.output
-  for _, a in ipairs(out and out.args[1] or {}) do
-    if is_node(a) then outs[#outs + 1] = a.name .. " " .. a.type end
-  end
   local nmut = 0
   for _, spec in ipairs(ep.graph_signature.output_specs) do
-    if spec.kind ~= "USER_OUTPUT" then nmut = nmut + 1 end
+    if spec.kind ~= "USER_OUTPUT" then
+      nmut = nmut + 1
+    else
+      local n = ep.graph:node(spec.arg.name)
+      outs[#outs + 1] = spec.arg.name .. (n and n.type ~= "" and (" " .. n.type) or "")
+    end
   end
   return make_stop(self, {reason = "done", ep = ep, banner =
     "trace finished: " .. counted("node", self.count) .. " recorded, " ..
@@ -1056,8 +1090,7 @@ end
 function Trace:next()
   local n = self.node
   if not n then return self:_advance({kind = "step", n = 1}) end
-  local fr = node_frames(n)
-  return self:_advance({kind = "next", depth = #node_mods(n), nframes = #fr, frame = fr[1]})
+  return self:_advance(D.next_mode(n))
 end
 
 function Trace:finish()
@@ -1211,11 +1244,14 @@ function Run:_run_one()
   return n
 end
 
-function Run:_node_value(name)
+function Run:_node_value(name, strict)
   local n = self.graph:node(name)
   if not n then return false end
   local v = self.it:value(n)
-  if v == nil then return false end
+  if v == nil then
+    if strict then error("%" .. name .. " has not run yet", 0) end
+    return false
+  end
   return true, v
 end
 
@@ -1268,7 +1304,7 @@ function Run:_node_banner(n, bracket)
       for i = 1, #v do parts[#parts + 1] = tostring(v[i]) end
       text = "(" .. table.concat(parts, ", ") .. ")"
     end
-    lines[#lines + 1] = "  = " .. text:gsub("\n", "\n    ")
+    lines[#lines + 1] = "  = " .. indent_rest(text, "    ")
   end
   return table.concat(lines, "\n")
 end
@@ -1319,7 +1355,7 @@ function Run:_advance(mode)
         self:_run_one()
         return self:_done()
       end
-      if mode.kind == "finish" and #node_mods(nx) < mode.depth and k > 0 then
+      if mode.kind == "finish" and not D.inside_module(nx, mode.depth, mode.module.path) then
         return self:_finish_stop(mode)
       end
       local prev = self.node
@@ -1327,10 +1363,10 @@ function Run:_advance(mode)
       self.node = n
       k = k + 1
       local ctx = {prev = prev, mutation = self:_mutation_of(n)}
-      local b, why = self:_match_break(n, ctx)
-      if b then return self:_pause(n, hit_break(b, why)) end
+      local hits = self:_match_break(n, ctx)
+      if hits then return self:_pause(n, hit_break(hits)) end
       if mode.kind == "step" and k >= mode.n then return self:_pause(n, "[step]") end
-      if mode.kind == "next" and #node_mods(n) <= mode.depth then return self:_pause(n, "[next]") end
+      if mode.kind == "next" and D.next_stops(n, mode) then return self:_pause(n, "[next]") end
     end
   end)
   if ok then return res end
@@ -1355,7 +1391,7 @@ function Run:_finish_stop(mode)
   local lines = {"finished " .. mod_str(mode.module) .. "  [finish]"}
   if n then
     local v = self.it:value(n)
-    lines[#lines + 1] = "  last: %" .. n.name .. " " .. n.type .. (v ~= nil and (" = " .. tostring(v):gsub("\n", "\n    ")) or "")
+    lines[#lines + 1] = "  last: %" .. n.name .. " " .. n.type .. (v ~= nil and (" = " .. indent_rest(tostring(v), "    ")) or "")
   end
   local nx = self.it:next_node()
   if nx and where_line(nx) then lines[#lines + 1] = "  next:" .. where_line(nx):sub(2) end
@@ -1370,7 +1406,7 @@ end
 
 function Run:next()
   if not self.node then return self:_advance({kind = "step", n = 1}) end
-  return self:_advance({kind = "next", depth = #node_mods(self.node)})
+  return self:_advance(D.next_mode(self.node))
 end
 
 function Run:finish()
