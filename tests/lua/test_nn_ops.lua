@@ -93,6 +93,25 @@ T.test("nn.Dropout: identity in eval (nothing recorded), dropout.default when tr
   T.checkerr("dropout probability has to be between 0 and 1, but got 1.5", torch.dropout, x, 1.5, true)
 end)
 
+T.test("nn.ReLU / nn.SiLU / nn.GELU: values and reprs as torch prints them, exported ops", function()
+  if not (torch._has_op("relu.default") and torch._has_op("silu.default") and torch._has_op("gelu.default")) then
+    return -- kernels A's activations; the modules exist once the ops do
+  end
+  local x = torch.tensor({-1.5, 0, 2})
+  T.eq(vals(nn.ReLU()(x)), "0.0000 0.0000 2.0000")
+  T.eq(vals(nn.SiLU()(x)), "-0.2736 0.0000 1.7616")
+  T.eq(vals(nn.GELU()(x)), "-0.1002 0.0000 1.9545")
+  T.eq(vals(nn.GELU("tanh")(x)), "-0.1004 0.0000 1.9546")
+  T.eq(tostring(nn.GELU({approximate = "tanh"})), "GELU(approximate='tanh')")
+  T.eq(tostring(nn.SiLU()) .. " " .. tostring(nn.Dropout(0.2)), "SiLU() Dropout(p=0.2, inplace=False)")
+  local M = nn.Module:extend("Acts")
+  function M:init() self.a = nn.SiLU(); self.b = nn.GELU("tanh"); self.c = nn.ReLU() end
+  function M:forward(x) return self.c(self.b(self.a(x))) end
+  local ep = torch.export.export(M(), {x})
+  T.eq(targets(ep), "aten.silu.default aten.gelu.default aten.relu.default")
+  T.truthy(tostring(ep):find("torch.ops.aten.gelu.default(silu, approximate = 'tanh')", 1, true), tostring(ep))
+end)
+
 -- ---- softmax and attention --------------------------------------------------------------------
 
 T.test("softmax / log_softmax: values, dtype option, recorded as _softmax", function()
