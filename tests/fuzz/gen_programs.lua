@@ -776,6 +776,11 @@ end
 
 -- True when writing into `old` changes `t` (they share memory). Both are restored.
 local function aliases(t, old)
+  if overlapping(old) then
+    -- an expanded tensor cannot be written: probe through the other one, if that can be
+    if overlapping(t) then return false end
+    t, old = old, t
+  end
   local keep_t, keep_old = t:clone(), old:clone()
   torch.no_grad(function() old:fill_(12345) end)
   local changed = differ(t, keep_t) ~= nil
