@@ -186,6 +186,32 @@ static int attr_two(void *ud, const char *target, fx_tensor **out, fx_err *err) 
     return fx_err_setf(err, FX_EARG, "no %s", target);
 }
 
+/* Calls the unlifted S1 graph `calls` times on x = [1.5, 2, -1], with its own state [7, 5, 6],
+ * checking each call's output and state against eager PyTorch's numbers (float16). */
+static void run_s1_unlifted(fx_graph *g, fx_tensor *x, int calls) {
+    static const double outs[2][3] = {{103.5, 108, -27}, {164.25, 234, 54}};
+    static const double states[2][3] = {{11.5, 12, -3}, {18.25, 26, 6}};
+    double sv[3] = {7, 5, 6}, cv[3] = {1, 2, 3};
+    fx_err err;
+    fx_err_clear(&err);
+    fx_tensor *mine = tensor_f(FX_DTYPE_F16, 3, sv), *konst = tensor_f(FX_DTYPE_F16, 3, cv);
+    fx_named_tensor attrs[2] = {{(char *)"state", mine}, {(char *)"lifted_tensor_0", konst}};
+    fx_interp_opts o = {0};
+    o.attr = attr_two;
+    o.attr_ud = attrs;
+    fx_ivalue in = fx_iv_tensor(x), res;
+    for (int c = 0; c < calls; c++) {
+        assert_int_equal(fx_graph_run(g, &in, 1, &o, &res, &err), FX_OK);
+        assert_int_equal(fx_tensor_dtype(res.u.list.items[0].u.t), FX_DTYPE_F16);
+        assert_values(res.u.list.items[0].u.t, 3, outs[c]);
+        assert_values(mine, 3, states[c]);
+        fx_ivalue_clear(&res);
+    }
+    fx_ivalue_clear(&in);
+    fx_tensor_release(mine);
+    fx_tensor_release(konst);
+}
+
 /* The unlifted module called twice: S1's numbers, as eager PyTorch gives them. */
 static void test_s1_unlifted_twice(void **unused) {
     (void)unused;
@@ -201,29 +227,8 @@ static void test_s1_unlifted_twice(void **unused) {
     fx_node *last = fx_graph_output_node(g)->prev;
     assert_non_null(last->aten);
     assert_string_equal(last->target, "aten.copy_.default");
-    fx_tensor *mine = tensor_f(FX_DTYPE_F16, 3, sv);
-    double cv[3] = {1, 2, 3};
-    fx_tensor *konst = tensor_f(FX_DTYPE_F16, 3, cv);
-    fx_named_tensor attrs[2] = {{(char *)"state", mine}, {(char *)"lifted_tensor_0", konst}};
-    fx_interp_opts o = {0};
-    o.attr = attr_two;
-    o.attr_ud = attrs;
-    fx_ivalue in = fx_iv_tensor(x), res;
-    assert_int_equal(fx_graph_run(g, &in, 1, &o, &res, &err), FX_OK);
-    double out1[3] = {103.5, 108, -27}, st1[3] = {11.5, 12, -3};
-    assert_values(res.u.list.items[0].u.t, 3, out1);
-    assert_values(mine, 3, st1);
-    fx_ivalue_clear(&res);
-    assert_int_equal(fx_graph_run(g, &in, 1, &o, &res, &err), FX_OK);
-    double out2[3] = {164.25, 234, 54}, st2[3] = {18.25, 26, 6};
-    assert_values(res.u.list.items[0].u.t, 3, out2);
-    assert_values(mine, 3, st2);
-    assert_int_equal(fx_tensor_dtype(res.u.list.items[0].u.t), FX_DTYPE_F16);
-    fx_ivalue_clear(&res);
-    fx_ivalue_clear(&in);
+    run_s1_unlifted(g, x, 2);
     fx_graph_free(g);
-    fx_tensor_release(mine);
-    fx_tensor_release(konst);
     fx_program_free(ep);
     fx_tensor_release(state);
     fx_tensor_release(x);
@@ -251,23 +256,8 @@ static void test_s1_reinplace(void **unused) {
                                              "aten.lift_fresh_copy.default aten.add_.Tensor "
                                              "aten.mul.Tensor ");
     fx_strbuf_free(&sb);
-    fx_tensor *mine = tensor_f(FX_DTYPE_F16, 3, sv);
-    double cv[3] = {1, 2, 3};
-    fx_tensor *konst = tensor_f(FX_DTYPE_F16, 3, cv);
-    fx_named_tensor attrs[2] = {{(char *)"state", mine}, {(char *)"lifted_tensor_0", konst}};
-    fx_interp_opts o = {0};
-    o.attr = attr_two;
-    o.attr_ud = attrs;
-    fx_ivalue in = fx_iv_tensor(x), res;
-    assert_int_equal(fx_graph_run(g, &in, 1, &o, &res, &err), FX_OK);
-    double out1[3] = {103.5, 108, -27}, st1[3] = {11.5, 12, -3};
-    assert_values(res.u.list.items[0].u.t, 3, out1);
-    assert_values(mine, 3, st1);
-    fx_ivalue_clear(&res);
-    fx_ivalue_clear(&in);
+    run_s1_unlifted(g, x, 2);
     fx_graph_free(g);
-    fx_tensor_release(mine);
-    fx_tensor_release(konst);
     fx_program_free(ep);
     fx_tensor_release(state);
     fx_tensor_release(x);
