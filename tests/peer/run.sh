@@ -35,7 +35,7 @@ for f in tests/peer/test_*.lua; do
         printf '%s\n' "$out" | tail -n 40
         [ "$rc" -ne 0 ] && echo "$f: exit status $rc"
     fi
-    printf '%s\n' "$out" | grep -E '^(pending|NOTE) '
+    printf '%s\n' "$out" | grep -E '^(pending: |NOTE )'
     echo "$f: $p passed, $n failed${k:+ ($k pending)}"
     passed=$((passed + p))
     failed=$((failed + n))
