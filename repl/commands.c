@@ -23,6 +23,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -183,6 +184,9 @@ static int invoke(lua_State *L, int nargs) {
         repl_report(L, status);
         return CMD_ERROR;
     }
+    /* Ctrl-C paused a session (no error): the terminal echoed "^C" mid-line */
+    if (sig_take_run_interrupt() && term_is_tty(STDOUT_FILENO))
+        fputc('\n', stdout);
     repl_print_values(L, lua_gettop(L) - base);
     return CMD_OK;
 }

@@ -151,7 +151,51 @@ T send-keys -t fx '=40+2' Enter
 check "Ctrl-C at the prompt discards the line and keeps fxdb running" wait_for '^42$'
 check "the discarded line did not run" test "$(count '^7070$')" -eq 0
 
-# 6. Ctrl-D quits with status 0 (written by the wrapper: tmux itself may reap a multi-threaded
+# 6. the debugger in a terminal: Tab completes a method of a value and a node name; Ctrl-C pauses
+#    a runaway trace (the session stays usable); an empty line repeats :step
+wait_prompt
+T send-keys -t fx 't = torch.ones(2, 3)' Enter
+wait_prompt
+T send-keys -t fx 't:nume' Tab
+check "Tab completes a method: t:nume -> t:numel" wait_for '^fxdb> t:numel$'
+T send-keys -t fx '()' Enter
+check "the completed method runs" wait_for '^6$'
+wait_prompt
+T send-keys -t fx 'dofile("tests/golden/seed_s1.lua")' Enter
+wait_prompt
+T send-keys -t fx ':export m' Enter
+wait_prompt
+T send-keys -t fx ':node %lift_f' Tab
+check "Tab completes a node name: %lift_f -> %lift_fresh_copy" wait_for '^fxdb> :node %lift_fresh_copy$'
+T send-keys -t fx Enter
+check "the completed node prints" wait_for '^%lift_fresh_copy : call_function'
+wait_prompt
+T send-keys -t fx 'L = nn.Module:extend("L"); function L:forward(x) while true do x = x + 1 end end' Enter
+wait_prompt
+T send-keys -t fx ':trace L() --args {torch.ones(1)}' Enter
+check "a trace session starts" wait_for '^trace session on L '
+wait_prompt
+T send-keys -t fx ':s' Enter
+check ":s stops at the first op" wait_for '^stopped at %add \(aten.add.Tensor\)  \[step\]'
+wait_prompt
+T send-keys -t fx Enter
+check "an empty line repeats :step" wait_for '^stopped at %add_1 \(aten.add.Tensor\)  \[step\]'
+wait_prompt
+T send-keys -t fx ':c' Enter
+sleep 0.7
+T send-keys -t fx C-c
+check "Ctrl-C pauses a running trace" wait_for '^interrupted  \[Ctrl-C\]'
+check "the prompt comes back after the pause" wait_prompt
+T send-keys -t fx ':where' Enter
+check "the paused session answers :where" wait_for '^#0 +stdin:1 in forward'
+wait_prompt
+T send-keys -t fx ':kill' Enter
+check ":kill ends the session" wait_for '^trace session ended'
+wait_prompt
+T send-keys -t fx '=2+3' Enter
+check "the REPL still works after the session" wait_for '^5$'
+
+# 7. Ctrl-D quits with status 0 (written by the wrapper: tmux itself may reap a multi-threaded
 #    child late and leave #{pane_dead_status} empty)
 wait_prompt
 T send-keys -t fx C-d
@@ -166,6 +210,17 @@ exited() {
 check "Ctrl-D quits" exited
 st=$(cat "$home/status" 2>/dev/null)
 check "exit status 0 (got: $st)" test "$st" = 0
+
+# 8. history persists across sessions: a new fxdb recalls the previous one's lines with Up
+rm -f "$home/status"
+T kill-session -t fx >/dev/null 2>&1
+T new-session -d -s fx2 -x 120 -y 50 "sh '$home/run.sh'"
+screen() { T capture-pane -p -t fx2 -S -200 2>/dev/null | sed 's/[[:space:]]*$//'; }
+check "a second fxdb starts" wait_for '^fxdb> ?$'
+T send-keys -t fx2 Up
+check "Up recalls the last line of the previous session" wait_for '^fxdb> =2\+3$'
+T send-keys -t fx2 C-u C-d
+check "the second fxdb quits" exited
 
 echo "pty: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
