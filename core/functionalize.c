@@ -401,8 +401,17 @@ static int do_inplace(fstate *s, int i) {
     fx_node *val = rc ? NULL : emit(s, twin->id, args, na, r);
     for (int k = 0; k < made; k++) fx_ivalue_clear(&args[k]);
     if (!val) return s->err->code ? s->err->code : FX_EINTERNAL;
-    /* The twin may broadcast or promote differently from the in-place op; the in-place result
-     * always has self's dtype and shape (dispatch checked that). */
+    /* The twin may promote where the in-place op keeps self's dtype (f16 add_ f32, ge_ -> bool):
+     * cast back as FunctionalTensorWrapper::replace_ does, with
+     * _to_copy(val, dtype = self's dtype, layout = torch.strided). Shapes agree (an in-place op
+     * cannot broadcast self; dispatch checked that). */
+    const fx_tensor *self_t = fx_node_tensor(r), *val_t = fx_node_tensor(val);
+    if (self_t && val_t && fx_tensor_dtype(self_t) != fx_tensor_dtype(val_t)) {
+        fx_ivalue ca[3] = {fx_iv_node(val), fx_iv_dtype(fx_tensor_dtype(self_t)), fx_iv_str("strided")};
+        val = emit(s, FX_OP__TO_COPY, ca, 3, r);
+        fx_ivalue_clear(&ca[2]);
+        if (!val) return s->err->code ? s->err->code : FX_EINTERNAL;
+    }
     fx_strbuf path = FX_STRBUF_INIT;
     int b = s->base[t];
     for (int v = t; v != b; v = s->parent[v]) {
