@@ -107,10 +107,10 @@ local function shape_str(s)
 end
 
 -- A Lua literal of an integer-valued float32 tensor: torch.tensor({...}):reshape(...).
-local function literal(shape, vals)
+local function literal(shape, vals, dtype)
   local items = {}
   for i, v in ipairs(vals) do items[i] = string.format("%d", v) end
-  local s = "torch.tensor({" .. table.concat(items, ", ") .. "}, torch.float32)"
+  local s = "torch.tensor({" .. table.concat(items, ", ") .. "}, torch." .. (dtype or "float32") .. ")"
   if #shape ~= 1 then s = s .. ":reshape(" .. shape_str(shape) .. ")" end
   return s
 end
@@ -160,7 +160,7 @@ local function program_source(p, opts)
       sub = true
       L[#L + 1] = 'local Sub = nn.Module:extend("Sub")'
       L[#L + 1] = "function Sub:init()"
-      L[#L + 1] = '  self:register_buffer("c0", ' .. literal(b.shape, b.vals) .. ")"
+      L[#L + 1] = '  self:register_buffer("c0", ' .. literal(b.shape, b.vals, b.dtype) .. ")"
       L[#L + 1] = "end"
       L[#L + 1] = "function Sub:forward(v)"
       L[#L + 1] = "  self.c0:add_(v)"
@@ -173,7 +173,7 @@ local function program_source(p, opts)
   if sub then L[#L + 1] = "  self.sub = Sub()" end
   for _, b in ipairs(p.buffers) do
     if not b.name:find(".", 1, true) then
-      L[#L + 1] = '  self:register_buffer("' .. b.name .. '", ' .. literal(b.shape, b.vals) .. ")"
+      L[#L + 1] = '  self:register_buffer("' .. b.name .. '", ' .. literal(b.shape, b.vals, b.dtype) .. ")"
     end
   end
   L[#L + 1] = "end"
@@ -186,7 +186,7 @@ local function program_source(p, opts)
   L[#L + 1] = "  return " .. table.concat(p.rets, ", ")
   L[#L + 1] = "end"
   local ins = {}
-  for i, x in ipairs(p.inputs) do ins[i] = literal(x.shape, x.vals) end
+  for i, x in ipairs(p.inputs) do ins[i] = literal(x.shape, x.vals, x.dtype) end
   L[#L + 1] = "return Fuzz, {" .. table.concat(ins, ", ") .. "}"
   return table.concat(L, "\n") .. "\n"
 end
@@ -202,22 +202,30 @@ F.program_source = program_source
 local Gen = {}
 Gen.__index = Gen
 
+-- Mostly float32; sometimes another dtype, so in-place ops promote (an f16 buffer add_ an f32
+-- tensor computes in f32 and stores f16) and functional ops mix dtypes. Values stay small
+-- integers, exact in every one of them.
+local function random_dtype()
+  return R.pick{"float32", "float32", "float32", "float32", "float32", "float32", "float16",
+                "bfloat16", "float64", "int64"}
+end
+
 local function new_gen(seed)
   math.randomseed(seed)
   local g = setmetatable({seed = seed, p = {seed = seed, buffers = {}, inputs = {}, stmts = {}, rets = {}},
                           vars = {}, nlocal = 0, gens = {}}, Gen)
   for i = 1, R.int(1, 3) do
     local s = random_shape()
-    g.p.buffers[i] = {name = "b" .. (i - 1), shape = s, vals = random_values(numel(s))}
+    g.p.buffers[i] = {name = "b" .. (i - 1), shape = s, vals = random_values(numel(s)), dtype = random_dtype()}
   end
   if R.chance(0.35) then
     local s = random_shape()
-    g.p.buffers[#g.p.buffers + 1] = {name = "sub.c0", shape = s, vals = random_values(numel(s))}
+    g.p.buffers[#g.p.buffers + 1] = {name = "sub.c0", shape = s, vals = random_values(numel(s)), dtype = random_dtype()}
     g.sub = true
   end
   for i = 1, R.int(1, 2) do
     local s = R.chance(0.3) and g.p.buffers[R.int(1, #g.p.buffers)].shape or random_shape()
-    g.p.inputs[i] = {name = "x" .. (i - 1), shape = s, vals = random_values(numel(s))}
+    g.p.inputs[i] = {name = "x" .. (i - 1), shape = s, vals = random_values(numel(s)), dtype = random_dtype()}
   end
   -- the eager module the statements run against while generating
   local Fuzz = load(program_source(g.p), "=fuzz", "t")()
@@ -228,7 +236,7 @@ local function new_gen(seed)
     g.vars[#g.vars + 1] = {expr = "self." .. b.name, base = "buf:" .. b.name .. "#0", kind = "buffer", buffer = b.name}
   end
   for _, x in ipairs(g.p.inputs) do
-    g.env[x.name] = load("return " .. literal(x.shape, x.vals))()
+    g.env[x.name] = load("return " .. literal(x.shape, x.vals, x.dtype))()
     g.vars[#g.vars + 1] = {expr = x.name, base = "in:" .. x.name, kind = "input"}
   end
   return g
@@ -693,11 +701,15 @@ function Gen:rebind_stmt()
   return stmt
 end
 
--- self.bK = <a tensor of the buffer's shape>: a fresh value, rarely a view of something else.
+-- self.bK = <a tensor of the buffer's shape and dtype>: a fresh value, rarely a view of something
+-- else.
 function Gen:reassign_stmt()
   local b = R.pick(self.p.buffers)
   local cur = self:value("self." .. b.name)
-  local src = self:pick_var(function(_, t) return table.concat(t.shape, ",") == table.concat(cur.shape, ",") end)
+  -- same shape and dtype: an unlifted module keeps the buffer's tensor and copies into it
+  local src = self:pick_var(function(_, t)
+    return table.concat(t.shape, ",") == table.concat(cur.shape, ",") and t.dtype == cur.dtype
+  end)
   local rhs
   local r = R.int(1, 5)
   if r == 1 or not src then
