@@ -33,6 +33,15 @@ bench() {
 
 bench bench_viz libfxviz.a libfxdb.a
 
+# ---- issue 3: kernels (bench/bench_kernels.c, bench/bench_dispatch.lua) -------------------------
+# GEMM GFLOP/s (mm vs cblas_sgemm), elementwise and row-op GB/s against memcpy, dispatch µs per op
+# from C; then the same dispatch from Lua. Medians of 7 runs; ratios measured side by side.
+bench bench_kernels libfxdb.a
+make --no-print-directory -s BUILD="$BUILD" "$BUILD/fxdb"
+echo "== bench_dispatch (Lua)"
+"$BUILD/fxdb" bench/bench_dispatch.lua
+echo
+
 # ---- issue 6: Llama decode (bench/bench_interp.c, bench/bench_llama.lua) -----------------------
 # bench_interp: µs per node on a graph of 1-element ops, memcpy bandwidth. bench_llama.lua: decode
 # tokens/s (eager vs exported) against the machine's limit at 1 and 2 threads, and export time and

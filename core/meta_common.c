@@ -254,10 +254,18 @@ int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan 
     memset(p, 0, sizeof *p);
     p->self = &a[0];
     p->other = &a[1];
-    const binop_form *form = NULL;
-    for (size_t i = 0; i < sizeof k_binop_forms / sizeof k_binop_forms[0] && !form; i++)
-        if (k_binop_forms[i].id == ctx->op->id) form = &k_binop_forms[i];
-    if (!form) return fx_err_setf(err, FX_EINTERNAL, "%s is not a binary op", ctx->op->qualname);
+    /* op id -> its form (1 + index in k_binop_forms; 0 = none), filled on first use; racing
+     * threads write the same values */
+    static volatile short form_of[FX_OP_COUNT];
+    static volatile int forms_ready;
+    if (!forms_ready) {
+        for (size_t i = 0; i < sizeof k_binop_forms / sizeof k_binop_forms[0]; i++)
+            form_of[k_binop_forms[i].id] = (short)(i + 1);
+        forms_ready = 1;
+    }
+    int fi = ctx->op->id >= 0 && ctx->op->id < FX_OP_COUNT ? form_of[ctx->op->id] : 0;
+    if (!fi) return fx_err_setf(err, FX_EINTERNAL, "%s is not a binary op", ctx->op->qualname);
+    const binop_form *form = &k_binop_forms[fi - 1];
     p->op = form->op;
     p->inplace = form->inplace;
     p->is_sub = form->sub;

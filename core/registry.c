@@ -20,6 +20,18 @@ int fx_nometa(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
 
 static fx_opdef g_ops[FX_OP_COUNT];
 static int g_ready; /* 0 not built, 1 built, -1 failed */
+/* Op ids sorted by (name, id) and by qualname: lookups binary-search them (the Lua binding
+ * resolves a name on every call). */
+static int g_by_name[FX_OP_COUNT], g_by_qualname[FX_OP_COUNT];
+
+static int cmp_by_name(const void *a, const void *b) {
+    int x = *(const int *)a, y = *(const int *)b;
+    int c = strcmp(g_ops[x].schema.name, g_ops[y].schema.name);
+    return c ? c : x - y;
+}
+static int cmp_by_qualname(const void *a, const void *b) {
+    return strcmp(g_ops[*(const int *)a].qualname, g_ops[*(const int *)b].qualname);
+}
 static fx_err g_init_err;
 
 static const struct {
@@ -70,6 +82,9 @@ int fx_registry_init(fx_err *err) {
         if (op->schema.mutated_arg >= 0) op->flags |= FX_OPF_INPLACE;
         if (op->schema.view_arg >= 0 && !(op->flags & FX_OPF_COMPOSITE)) op->flags |= FX_OPF_VIEW;
     }
+    for (int i = 0; i < FX_OP_COUNT; i++) g_by_name[i] = g_by_qualname[i] = i;
+    qsort(g_by_name, FX_OP_COUNT, sizeof g_by_name[0], cmp_by_name);
+    qsort(g_by_qualname, FX_OP_COUNT, sizeof g_by_qualname[0], cmp_by_qualname);
     g_ready = 1;
     atexit(registry_free);
     return FX_OK;
@@ -93,16 +108,28 @@ const fx_opdef *fx_op_lookup(const char *q) {
         snprintf(buf, sizeof buf, "%s.default", q);
         q = buf;
     }
-    for (int i = 0; i < FX_OP_COUNT; i++)
-        if (!strcmp(g_ops[i].qualname, q)) return &g_ops[i];
+    int lo = 0, hi = FX_OP_COUNT;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2, c = strcmp(g_ops[g_by_qualname[mid]].qualname, q);
+        if (c == 0) return &g_ops[g_by_qualname[mid]];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
     return NULL;
 }
 
 int fx_op_overloads(const char *name, const fx_opdef **out, int max) {
     if (fx_registry_init(NULL)) return 0;
-    int n = 0;
-    for (int i = 0; i < FX_OP_COUNT && n < max; i++)
-        if (!strcmp(g_ops[i].schema.name, name)) out[n++] = &g_ops[i];
+    int lo = 0, hi = FX_OP_COUNT; /* the first entry of g_by_name not below name */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (strcmp(g_ops[g_by_name[mid]].schema.name, name) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    int n = 0; /* ids ascend within a name: ops.def order */
+    for (int i = lo; i < FX_OP_COUNT && n < max && !strcmp(g_ops[g_by_name[i]].schema.name, name);
+         i++)
+        out[n++] = &g_ops[g_by_name[i]];
     return n;
 }
 

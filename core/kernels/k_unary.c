@@ -4,13 +4,16 @@
  * output. The input is brought to the compute dtype first (int -> float32 for the float-only
  * ops, as TensorIterator's promote_integer_inputs_to_float), the loop writes the compute dtype
  * (bool for logical_not) and a result of another dtype (an in-place op on a narrower self) goes
- * through a temporary. Half types load to float, compute in float and round once. Large tensors
- * split over threads (fx_iter_run_par); every element is independent. */
+ * through a temporary. Half types load to float, compute in float and round once. exp, sigmoid
+ * and silu on the float types use k_vmath.h's branch-free exp, so their dense loops vectorize;
+ * the other functions are libm's. Large tensors split over threads (fx_iter_run_par); every
+ * element is independent. */
 #include <math.h>
 #include <string.h>
 
 #include "core/kernels/k_cast.h"
 #include "core/kernels/k_iter.h"
+#include "core/kernels/k_vmath.h"
 #include "core/meta_common.h"
 
 /* The gelu constants of GeluKernel.cpp: erf form x * 0.5 * (1 + erf(x / sqrt(2))), tanh form
@@ -22,9 +25,9 @@
 /* Per value type T (float or double): the math of each op. */
 static inline float relu_f(float x) { return x < 0 ? 0.0f : x; }
 static inline double relu_d(double x) { return x < 0 ? 0.0 : x; }
-static inline float sigmoid_f(float x) { return 1.0f / (1.0f + expf(-x)); }
+#define sigmoid_f k_sigmoidf
 static inline double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
-static inline float silu_f(float x) { return x / (1.0f + expf(-x)); }
+#define silu_f k_siluf
 static inline double silu_d(double x) { return x / (1.0 + exp(-x)); }
 static inline float gelu_f(float x) {
     return x * 0.5f * (1.0f + erff(x * (float)K_SQRT1_2));
@@ -46,7 +49,8 @@ static inline double recip_d(double x) { return 1.0 / x; }
 /* UNARY_LOOP(NAME, ID, ST, VT, OST, OID, EXPR): out (storage OST, dtype OID) = EXPR(x), x the
  * input element of dtype ID loaded as VT; a dense fast path the compiler vectorizes. */
 #define UNARY_LOOP(NAME, ID, ST, VT, OID, OST, EXPR)                                               \
-    static void NAME##_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {              \
+    K_VEC K_CLONES static void NAME##_##ID(void *ud, int64_t n, char *const *p,                    \
+                                           const int64_t *st) {                                    \
         (void)ud;                                                                                  \
         if (st[0] == (int64_t)sizeof(OST) && st[1] == (int64_t)sizeof(ST)) {                       \
             OST *o = (OST *)p[0];                                                                  \
@@ -64,9 +68,12 @@ static inline double recip_d(double x) { return 1.0 / x; }
     }
 #define SAME(NAME, ID, ST, VT, EXPR) UNARY_LOOP(NAME, ID, ST, VT, ID, ST, EXPR)
 
-/* floating ops: float32 and the half types use the float functions, float64 the double ones */
+/* floating ops: float32 and the half types use the float functions (exp the vectorizing
+ * k_expf), float64 the double ones */
+#define EXPf k_expf
+#define EXP exp
 #define FLOAT_MATH(ID, ST, VT, S)                                                                  \
-    SAME(exp, ID, ST, VT, exp##S(x))                                                               \
+    SAME(exp, ID, ST, VT, EXP##S(x))                                                               \
     SAME(log, ID, ST, VT, log##S(x))                                                               \
     SAME(log1p, ID, ST, VT, log1p##S(x))                                                           \
     SAME(sqrt, ID, ST, VT, sqrt##S(x))                                                             \
