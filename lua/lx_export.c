@@ -38,7 +38,7 @@ typedef struct lx_tracer {
     fx_tracer *tr;       /* owned; NULL once built or collected */
     lua_State *co;       /* the coroutine running forward (for locations); borrowed */
     lua_State *L;        /* the state owning the tracer */
-    lx_sess *sess;       /* the attached debugger session hook (kept alive by user value 1), or NULL */
+    lx_sess *sess;       /* the attached debugger session hook (kept alive by user value 2), or NULL */
     char pool[8192];     /* module-stack strings for the where callback */
 } lx_tracer;
 
@@ -122,7 +122,7 @@ static int l_tracer_new(lua_State *L) {
         real = lua_toboolean(L, -1);
         lua_pop(L, 1);
     }
-    lx_tracer *t = lua_newuserdatauv(L, sizeof *t, 1); /* [tracer] */
+    lx_tracer *t = lua_newuserdatauv(L, sizeof *t, 2); /* [tracer] */
     memset(t, 0, sizeof *t);
     luaL_setmetatable(L, LX_TRACER);
     t->L = L;
@@ -201,7 +201,7 @@ static int l_tracer_attach(lua_State *L) {
     lx_tracer *t = check_tracer(L, 1);
     t->sess = lx_session_check(L, 2);
     lua_pushvalue(L, 2);
-    lua_setiuservalue(L, 1, 1);
+    lua_setiuservalue(L, 1, 2); /* user value 1 holds the bound coroutine */
     return 0;
 }
 
