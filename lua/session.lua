@@ -1371,7 +1371,8 @@ function Run:_advance(mode)
   end)
   if ok then return res end
   if type(res) == "string" and res:find("interrupted!", 1, true) then
-    return self:_pause(self.node, "[interrupted]")
+    if self.node then return self:_pause(self.node, "[interrupted]") end
+    return make_stop(self, {reason = "interrupted", banner = "interrupted before the first node  [Ctrl-C]"})
   end
   if type(res) == "table" and res.node then
     -- a kernel failed at a node: the session stays there

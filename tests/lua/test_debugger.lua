@@ -396,6 +396,26 @@ T.test("run sessions: breakpoints, set (partial evaluation), reverse-step", func
   T.eq(s:continue().reason, "done")
 end)
 
+T.test("an interrupt (Ctrl-C's error) while a run session runs pauses it between two nodes", function()
+  reset()
+  local ep = torch.export.export(model, model.example_inputs)
+  local s = fxdb.run(ep, model.example_inputs, {step = true})
+  local n = 0
+  debug.sethook(function()
+    n = n + 1
+    if n == 400 then debug.sethook(); error("interrupted!") end
+  end, "", 1)
+  local st = s:continue()
+  debug.sethook()
+  T.eq(st.reason, "interrupted")
+  T.eq(s.status, "paused")
+  local done = s.count
+  T.truthy(done > 0 and done < #calls(ep.graph), "stopped inside the run")
+  st = s:continue()                         -- runs on from there
+  T.eq(st.reason, "done")
+  T.eq(tostring(st.result.outputs[1]), tostring(fxdb.run(ep, model.example_inputs).outputs[1]))
+end)
+
 T.test("diff is node-keyed: raw vs functional through from_node; strict vs non-strict by name", function()
   reset()
   local ep = torch.export.export(m, m.example_inputs)
