@@ -447,6 +447,19 @@ end
 
 local STOP_MT = {__tostring = function(st) return st.text end}
 
+-- A value for a banner: small tensors in full (PyTorch's repr), larger ones as a summary line
+-- (:print shows them whole).
+D.BANNER_NUMEL = 32
+function D.short_value(v)
+  if not torch.is_tensor(v) or v.is_meta or v:numel() <= D.BANNER_NUMEL then return tostring(v) end
+  local ok, text = pcall(function()
+    local f = v:double()
+    return string.format("%s  min %.4g  max %.4g  mean %.4g  (:print for every value)", type_str(v),
+      f:min():item(), f:max():item(), f:mean():item())
+  end)
+  return ok and text or type_str(v)
+end
+
 -- :next from node n0: the mode that D.next_stops reads.
 function D.next_mode(n0)
   local fr = node_frames(n0)
@@ -833,7 +846,7 @@ function Trace:_node_banner(n, bracket, m)
   lines[#lines + 1] = "  in: " .. (#ins > 0 and table.concat(ins, ", ") or "(none)") .. "  " .. tail
   if self.opts.real then
     local ok, v = self:_node_value(n.name)
-    if ok and torch.is_tensor(v) and not v.is_meta then lines[#lines + 1] = "  = " .. tostring(v) end
+    if ok and torch.is_tensor(v) and not v.is_meta then lines[#lines + 1] = "  = " .. indent_rest(D.short_value(v), "    ") end
   end
   return table.concat(lines, "\n")
 end
@@ -1298,7 +1311,7 @@ function Run:_node_banner(n, bracket)
   lines[#lines + 1] = "  in: " .. (#ins > 0 and table.concat(ins, ", ") or "(none)") .. "  " .. tail
   local v = self.it:value(n)
   if v ~= nil then
-    local text = tostring(v)
+    local text = D.short_value(v)
     if type(v) == "table" then
       local parts = {}
       for i = 1, #v do parts[#parts + 1] = tostring(v[i]) end
@@ -1392,7 +1405,7 @@ function Run:_finish_stop(mode)
   local lines = {"finished " .. mod_str(mode.module) .. "  [finish]"}
   if n then
     local v = self.it:value(n)
-    lines[#lines + 1] = "  last: %" .. n.name .. " " .. n.type .. (v ~= nil and (" = " .. indent_rest(tostring(v), "    ")) or "")
+    lines[#lines + 1] = "  last: %" .. n.name .. " " .. n.type .. (v ~= nil and (" = " .. indent_rest(D.short_value(v), "    ")) or "")
   end
   local nx = self.it:next_node()
   if nx and where_line(nx) then lines[#lines + 1] = "  next:" .. where_line(nx):sub(2) end
