@@ -396,7 +396,7 @@ static void test_reduce_ext_threads(void **state) {
                 if (memcmp(fx_tensor_data(r1), fx_tensor_data(r2), nb))
                     fail_msg("%s differs between 1 and 4 threads", fx_op_get(id)->qualname);
                 if (id == FX_OP_SUM) {
-                    bool red[1] = {true};
+                    bool red[2] = {true, true};
                     fx_tensor *e = ka_empty(FX_DTYPE_F32, 0, NULL);
                     fx_ref_reduce(xs[t], red, false, e);
                     assert_true(ka_close(r1, e, 1e-6, 0, "big sum"));
