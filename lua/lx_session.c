@@ -51,22 +51,23 @@
 #define LX_SESSRET "fxdb.sessret" /* registry: {[lightuserdata sess] = returned values} */
 
 struct lx_sess {
-    lua_State *co;       /* the traced coroutine while it runs bound (borrowed), else NULL */
-    fx_node **steps;     /* (nsteps,) nodes recorded since the last take; owned by the graph */
-    int nsteps, cap;     /* used / allocated entries of steps */
-    bool want_stop;      /* a pause is wanted (see "Where a pause lands" below) */
-    bool urgent;         /* pause at the next instruction (a second node while waiting, :finish) */
-    int op_depth;        /* stack depth of the Lua frame that recorded the first waiting node */
-    int op_line;         /* its current line then; -1 when unknown */
-    int seen_line;       /* line about to run at the previous count event, when that event was in
-                            the op's frame; -1 otherwise */
-    int finish_depth;    /* > 0: a module call that returns below this depth pauses */
-    bool call_returned;  /* a module call returned below finish_depth since the last status */
-    bool interrupted;    /* Ctrl-C paused the coroutine since the last status */
-    char datadep[64];    /* the data-dependent read that paused it ("item()"), or "" */
+    lua_State *co;      /* the traced coroutine while it runs bound (borrowed), else NULL */
+    fx_node **steps;    /* (nsteps,) nodes recorded since the last take; owned by the graph */
+    int nsteps, cap;    /* used / allocated entries of steps */
+    bool want_stop;     /* a pause is wanted (see "Where a pause lands" below) */
+    bool urgent;        /* pause at the next instruction (a second node while waiting, :finish) */
+    int op_depth;       /* stack depth of the Lua frame that recorded the first waiting node */
+    int op_line;        /* its current line then; -1 when unknown */
+    int seen_line;      /* line about to run at the previous count event, when that event was in
+                           the op's frame; -1 otherwise */
+    int finish_depth;   /* > 0: a module call that returns below this depth pauses */
+    bool call_returned; /* a module call returned below finish_depth since the last status */
+    bool interrupted;   /* Ctrl-C paused the coroutine since the last status */
+    char datadep[64];   /* the data-dependent read that paused it ("item()"), or "" */
 };
 
-/* ==== the hook ================================================================================== */
+/* ==== the hook ==================================================================================
+ */
 
 static void sess_hook(lua_State *L, lua_Debug *ar);
 
@@ -86,8 +87,7 @@ static void sess_arm(lx_sess *s) {
     if (!s->co || lua_status(s->co) == LUA_YIELD) return;
     lua_Hook cur = lua_gethook(s->co);
     if (cur != NULL && cur != sess_hook) return;
-    lua_sethook(s->co, sess_hook, LUA_MASKCOUNT | LUA_MASKRET,
-                s->want_stop ? 1 : SESS_IDLE_COUNT);
+    lua_sethook(s->co, sess_hook, LUA_MASKCOUNT | LUA_MASKRET, s->want_stop ? 1 : SESS_IDLE_COUNT);
 }
 
 /* Length of nn._module_stack, read raw (cannot raise); -1 when absent. */
@@ -164,11 +164,10 @@ static void sess_hook(lua_State *L, lua_Debug *ar) {
     }
 }
 
-/* ==== entry points for the other lua/ files ===================================================== */
+/* ==== entry points for the other lua/ files =====================================================
+ */
 
-lx_sess *lx_session_check(lua_State *L, int idx) {
-    return luaL_checkudata(L, idx, LX_SESSHOOK);
-}
+lx_sess *lx_session_check(lua_State *L, int idx) { return luaL_checkudata(L, idx, LX_SESSHOOK); }
 
 void lx_session_bound(lx_sess *s, lua_State *co) {
     s->co = co; /* an unbound coroutine keeps its idle hook (see sess_arm) */
@@ -242,7 +241,8 @@ int lx_session_interrupt(lua_State *L, lua_Debug *ar) {
     return LX_INTR_PAUSE;
 }
 
-/* ==== SessionHook methods ======================================================================= */
+/* ==== SessionHook methods =======================================================================
+ */
 
 static int sess_gc(lua_State *L) {
     lx_sess *s = luaL_checkudata(L, 1, LX_SESSHOOK);
@@ -322,7 +322,8 @@ static int sess_finish_at(lua_State *L) {
     return 0;
 }
 
-/* ==== partial functionalization ================================================================= */
+/* ==== partial functionalization =================================================================
+ */
 
 /* A value the trace has produced and not consumed yet: a tensor-valued call_function node without
  * users that is not a write (writes show up as mutation outputs of their base). */
@@ -380,7 +381,8 @@ static int l_partial_functional(lua_State *L) {
     return 1;
 }
 
-/* ==== node and tensor helpers =================================================================== */
+/* ==== node and tensor helpers ===================================================================
+ */
 
 /* fxdb._node_frames(node) -> {{file =, line =, func =, code =}...}, innermost first. */
 static int l_node_frames(lua_State *L) {
@@ -440,7 +442,8 @@ static int l_graph_clone(lua_State *L) {
     return 1;
 }
 
-/* ==== Interp: a graph run node by node (run sessions) ============================================ */
+/* ==== Interp: a graph run node by node (run sessions) ============================================
+ */
 
 #define LX_INTERP "fxdb.Interp"
 
@@ -538,8 +541,10 @@ static int interp_step(lua_State *L) {
     fx_err_clear(&err);
     if (n && fx_interp_step(b->it, &done, &err)) return lx_error(L, &err);
     if (n) b->count++;
-    if (n) push_interp_node(L, 1, n);
-    else lua_pushnil(L);
+    if (n)
+        push_interp_node(L, 1, n);
+    else
+        lua_pushnil(L);
     lua_pushboolean(L, fx_interp_next_node(b->it) == NULL);
     return 2;
 }
@@ -593,12 +598,13 @@ static int interp_count(lua_State *L) {
 }
 
 static const luaL_Reg interp_methods[] = {
-    {"step", interp_step},       {"next_node", interp_next_node}, {"value", interp_value},
-    {"set", interp_set},         {"outputs", interp_outputs},     {"count", interp_count},
+    {"step", interp_step}, {"next_node", interp_next_node}, {"value", interp_value},
+    {"set", interp_set},   {"outputs", interp_outputs},     {"count", interp_count},
     {NULL, NULL},
 };
 
-/* ==== opening =================================================================================== */
+/* ==== opening ===================================================================================
+ */
 
 static const luaL_Reg sess_methods[] = {
     {"take", sess_take},

@@ -25,7 +25,7 @@ local E = torch._export
 local D = {breaks = {}, next_id = 1, displays = {}, next_display = 1}
 fxdb._dbg = D
 
--- ==== small helpers ================================================================================
+-- ==== small helpers ==============================================================================
 
 local function is_embedded(src) return type(src) == "string" and src:sub(1, 7) == "=[fxdb " end
 
@@ -94,7 +94,9 @@ local function short_call(n)
       if type(a) == "userdata" and a.name then parts[#parts + 1] = "%" .. a.name
       elseif type(a) == "table" then
         local xs = {}
-        for _, x in ipairs(a) do xs[#xs + 1] = (type(x) == "userdata" and x.name) and ("%" .. x.name) or tostring(x) end
+        for _, x in ipairs(a) do
+          xs[#xs + 1] = (type(x) == "userdata" and x.name) and ("%" .. x.name) or tostring(x)
+        end
         parts[#parts + 1] = "[" .. table.concat(xs, ", ") .. "]"
       elseif a ~= nil then parts[#parts + 1] = tostring(a) end
     end
@@ -102,7 +104,10 @@ local function short_call(n)
   return name .. "(" .. table.concat(parts, ", ") .. ")"
 end
 
-local function is_node(v) return type(v) == "userdata" and getmetatable(v) and getmetatable(v).__name == "Node" end
+local function is_node(v)
+  local mt = type(v) == "userdata" and getmetatable(v)
+  return mt and mt.__name == "Node" or false
+end
 
 -- Node references among a node's arguments, flattened, in order.
 local function node_inputs(n)
@@ -127,7 +132,7 @@ local function current_session(s, verb)
   return s
 end
 
--- ==== breakpoints =================================================================================
+-- ==== breakpoints ================================================================================
 
 local KINDS = {op = true, line = true, module = true, node = true, mutation = true, view = true,
                item = true, watch = true}
@@ -156,7 +161,8 @@ local function parse_where(spec)
   end
   if not KINDS[kind or ""] then
     error("unknown breakpoint '" .. tostring(type(spec) == "table" and kind or spec) ..
-          "' (WHERE: op aten.add_ | line FILE:N | module PATH | node %n | mutation | view | item)", 3)
+          "' (WHERE: op aten.add_ | line FILE:N | module PATH | node %n | mutation | view | item)",
+            3)
   end
   if (kind == "op" or kind == "line" or kind == "module" or kind == "node" or kind == "watch")
      and not arg then
@@ -186,14 +192,16 @@ local function bp_desc(b)
 end
 
 local BREAK_MT = {__tostring = function(b)
-  return string.format("%s %d: %s", b.kind == "watch" and "watchpoint" or "breakpoint", b.id, bp_desc(b))
+  return string.format("%s %d: %s", b.kind == "watch" and "watchpoint" or "breakpoint", b.id,
+    bp_desc(b))
 end}
 
 -- fxdb.break_on(spec[, opts]) -> breakpoint. spec: "op aten.add_ if x:dim() > 1" or a table;
 -- opts.temporary (:tbreak) deletes it at its first hit.
 function fxdb.break_on(spec, opts)
   if type(spec) ~= "string" and type(spec) ~= "table" then
-    error("bad argument #1 to 'break_on' (WHERE string or table expected, got " .. type(spec) .. ")", 2)
+    error("bad argument #1 to 'break_on' (WHERE string or table expected, got " .. type(spec) ..
+      ")", 2)
   end
   local b = parse_where(spec)
   if b.kind == "line" and not b.file then
@@ -254,7 +262,7 @@ end
 function fxdb.disable(n) return set_enabled(n, false) end
 function fxdb.enable(n) return set_enabled(n, true) end
 
--- ==== evaluation with the paused frame's locals in scope ============================================
+-- ==== evaluation with the paused frame's locals in scope =========================================
 
 -- An environment for Lua code typed while a session is paused: names resolve to (1) `extra`
 -- (node, val, ... of a condition), (2) locals of the paused user frame, (3) its upvalues,
@@ -350,7 +358,7 @@ function fxdb._expr_env()
 end
 fxdb._rewrite_nodes = rewrite_nodes
 
--- ==== printing values ==============================================================================
+-- ==== printing values ============================================================================
 
 -- A description of a tensor as the debugger sees it: sizes, strides, dtype, storage, version,
 -- and in a trace session the node it stands for, its base and view chain.
@@ -362,7 +370,8 @@ local function describe_tensor(t, s)
     "  " .. t.device
   local n = s and s.kind == "trace" and s.tr and s:_node_of(t)
   if n then
-    lines[1] = "%" .. n.name .. " = " .. (n.op == "placeholder" and "placeholder" or n.target) .. "  " .. head
+    lines[1] = "%" .. n.name .. " = " .. (n.op == "placeholder" and "placeholder" or n.target) ..
+      "  " .. head
     local info = s:_base_info(n)
     if info then
       local b = info.base
@@ -396,7 +405,8 @@ function fxdb.print(...)
       out[#out + 1] = describe_tensor(v, s)
     elseif is_node(v) and s and s._node_value then
       local ok, val = s:_node_value(v.name)
-      out[#out + 1] = ok and (torch.is_tensor(val) and describe_tensor(val, s) or tostring(val)) or tostring(v)
+      out[#out + 1] = ok and (torch.is_tensor(val) and describe_tensor(val, s) or tostring(val)) or
+        tostring(v)
     else
       out[#out + 1] = tostring(v)
     end
@@ -435,7 +445,8 @@ function D.show_display(d)
     local parts = {}
     for i = 1, res.n do
       local v = res[i]
-      parts[#parts + 1] = torch.is_tensor(v) and (fxdb.session and fxdb.session.kind == "run" and tostring(v) or
+      parts[#parts + 1] = torch.is_tensor(v) and (fxdb.session and fxdb.session.kind == "run" and
+        tostring(v) or
         (type_str(v) .. (v.is_meta and "" or (" " .. tostring(v))))) or tostring(v)
     end
     text = table.concat(parts, "\t")
@@ -443,7 +454,7 @@ function D.show_display(d)
   return string.format("%d: %s = %s", d.id, d.expr, text)
 end
 
--- ==== stops =========================================================================================
+-- ==== stops ======================================================================================
 
 local STOP_MT = {__tostring = function(st) return st.text end}
 
@@ -509,7 +520,7 @@ local function where_line(n)
   return "  " .. table.concat(parts, "   ")
 end
 
--- ==== the common session interface ===================================================================
+-- ==== the common session interface ===============================================================
 
 local Session = {}
 Session.__index = Session
@@ -590,7 +601,8 @@ function Session:_bp_condition(b, n, ctx)
     extra.args = args
   end
   extra.mutation = ctx and ctx.mutation
-  local fn, msg = load("return " .. rewrite_nodes(b.cond), "=(condition)", "t", frame_env(self, extra))
+  local env = frame_env(self, extra)
+  local fn, msg = load("return " .. rewrite_nodes(b.cond), "=(condition)", "t", env)
   if not fn then return true, "error in condition: " .. msg end
   local ok, res = pcall(fn)
   if not ok then return true, "error in condition: " .. tostring(res) end
@@ -607,17 +619,19 @@ local function hit_break(hits)
     if b.temporary then
       for i, x in ipairs(D.breaks) do if x == b then table.remove(D.breaks, i) break end end
     end
-    local label = (b.kind == "watch" and "watchpoint " or (b.temporary and "temporary breakpoint " or "breakpoint "))
+    local label = (b.kind == "watch" and "watchpoint " or (b.temporary and
+      "temporary breakpoint " or "breakpoint "))
     parts[#parts + 1] = label .. b.id .. ": " .. bp_desc(b)
     if why then whys[#whys + 1] = why end
   end
-  return "[" .. table.concat(parts, "; ") .. "]" .. (#whys > 0 and ("  (" .. table.concat(whys, "; ") .. ")") or "")
+  local why = #whys > 0 and ("  (" .. table.concat(whys, "; ") .. ")") or ""
+  return "[" .. table.concat(parts, "; ") .. "]" .. why
 end
 D.hit_break = hit_break
 
 function Session:display(text) return fxdb.display(text) end
 
--- ==== trace sessions ===============================================================================
+-- ==== trace sessions =============================================================================
 
 local Trace = setmetatable({}, {__index = Session})
 Trace.__index = Trace
@@ -636,7 +650,8 @@ function fxdb.trace(m, args, opts)
   end
   if args == nil then args = m.example_inputs end
   if args ~= nil and type(args) ~= "table" then
-    error("bad argument #2 to 'trace' (table of example inputs expected, got " .. type(args) .. ")", 2)
+    error("bad argument #2 to 'trace' (table of example inputs expected, got " .. type(args) .. ")",
+      2)
   end
   opts = opts or {}
   local detached = opts.detached
@@ -663,7 +678,8 @@ function fxdb.trace(m, args, opts)
   for _, st in ipairs(job.state) do
     local name = s.tr:node_of(st.traced)
     if name then
-      local kind = st.kind == "param" and "PARAMETER" or st.kind == "buffer" and "BUFFER" or "CONSTANT_TENSOR"
+      local kind = st.kind == "param" and "PARAMETER" or st.kind == "buffer" and "BUFFER" or
+        "CONSTANT_TENSOR"
       s.labels[name] = {kind = kind, target = st.path}
     end
   end
@@ -680,8 +696,10 @@ function fxdb.trace(m, args, opts)
   end
   local info = debug.getinfo(m.forward, "S")
   local cls = tostring(m):match("^([%w_]+)") or "Module"
-  local mode = (s.strict and "strict" or "non-strict") .. ", " .. (opts.real and "real values" or "meta tensors")
-  local where = info and info.short_src and (info.source:sub(1, 1) == "@" and info.source:sub(2) or info.short_src) ..
+  local mode = (s.strict and "strict" or "non-strict") .. ", " .. (opts.real and "real values" or
+    "meta tensors")
+  local where = info and info.short_src and (info.source:sub(1, 1) == "@" and info.source:sub(2) or
+    info.short_src) ..
     ":" .. info.linedefined or "?"
   make_stop(s, {reason = "start", banner = "trace session on " .. cls .. " (" .. mode ..
     "): paused before the first op\n  forward: " .. where})
@@ -751,7 +769,8 @@ function Trace:_mutation_of(n)
   local info = self:_base_info(a)
   local b = info.base
   local l = self.labels[b.name]
-  return {base = b, placeholder = b.name, target = l and l.target or (b.name:match("^c_(lifted_tensor_%d+)$")),
+  return {base = b, placeholder = b.name, target = l and l.target or
+    (b.name:match("^c_(lifted_tensor_%d+)$")),
           kind = l and l.kind or (b.name:match("^c_lifted") and "CONSTANT_TENSOR") or nil,
           chain = info.chain, op = n.target}
 end
@@ -834,10 +853,13 @@ function Trace:_node_banner(n, bracket, m)
   local wl = where_line(n)
   if wl then lines[#lines + 1] = wl end
   local ins = {}
-  for _, a in ipairs(node_inputs(n)) do ins[#ins + 1] = a.name .. " " .. (a.type ~= "" and a.type or a.op) end
+  for _, a in ipairs(node_inputs(n)) do
+    ins[#ins + 1] = a.name .. " " .. (a.type ~= "" and a.type or a.op)
+  end
   local tail
   if m then
-    local what = m.kind and (state_kind_word(m.kind) .. " '" .. m.target .. "'") or ("%" .. m.base.name)
+    local what = m.kind and (state_kind_word(m.kind) .. " '" .. m.target .. "'") or ("%" ..
+      m.base.name)
     tail = "-> new version " .. m.version .. " of " .. what
     if m.chain and #m.chain > 0 then tail = tail .. " through " .. table.concat(m.chain, " of ") end
   else
@@ -846,7 +868,9 @@ function Trace:_node_banner(n, bracket, m)
   lines[#lines + 1] = "  in: " .. (#ins > 0 and table.concat(ins, ", ") or "(none)") .. "  " .. tail
   if self.opts.real then
     local ok, v = self:_node_value(n.name)
-    if ok and torch.is_tensor(v) and not v.is_meta then lines[#lines + 1] = "  = " .. indent_rest(D.short_value(v), "    ") end
+    if ok and torch.is_tensor(v) and not v.is_meta then
+      lines[#lines + 1] = "  = " .. indent_rest(D.short_value(v), "    ")
+    end
   end
   return table.concat(lines, "\n")
 end
@@ -871,7 +895,8 @@ function Trace:_resume_once()
   elseif coroutine.status(job.co) == "dead" then
     self.forward_result = res
   elseif not (st.interrupted or st.datadep or st.returned) and #self.queue == 0 then
-    self.forward_error = "forward yielded during export; coroutines that yield are not supported inside forward"
+    self.forward_error = "forward yielded during export; coroutines that yield are not " ..
+      "supported inside forward"
   end
 end
 
@@ -974,7 +999,8 @@ function Trace:_pause_event(what, bracket)
   if #st > 0 then parts[#parts + 1] = "module: " .. mod_str(st[#st]) end
   if f then parts[#parts + 1] = loc_str(f) .. (f.code ~= "" and ("   " .. f.code) or "") end
   if #parts > 0 then lines[#lines + 1] = "  " .. table.concat(parts, "   ") end
-  return make_stop(self, {reason = "item", node = self.history[#self.history], banner = table.concat(lines, "\n")})
+  return make_stop(self, {reason = "item", node = self.history[#self.history],
+    banner = table.concat(lines, "\n")})
 end
 
 -- A node name or the type of a value returned by a module call.
@@ -1004,7 +1030,8 @@ function Trace:_finish_stop(mode, ret)
   if f then parts[#parts + 1] = loc_str(f) .. (f.code ~= "" and ("   " .. f.code) or "") end
   lines[#lines + 1] = "  " .. table.concat(parts, "   ")
   self.node = self.history[#self.history]
-  return make_stop(self, {reason = "finish", node = self.node, returned = ret, banner = table.concat(lines, "\n")})
+  return make_stop(self, {reason = "finish", node = self.node, returned = ret,
+    banner = table.concat(lines, "\n")})
 end
 
 -- forward has returned: complete the export (non-strict checks, output node, functionalization,
@@ -1038,7 +1065,8 @@ function Trace:_complete()
   end
   return make_stop(self, {reason = "done", ep = ep, banner =
     "trace finished: " .. counted("node", self.count) .. " recorded, " ..
-    counted("mutation output", nmut) .. "; the exported program is now current (:graph, :why, :run --step)" ..
+    counted("mutation output", nmut) ..
+      "; the exported program is now current (:graph, :why, :run --step)" ..
     "\n  returned: " .. (#outs > 0 and table.concat(outs, ", ") or "(nothing)")})
 end
 
@@ -1062,7 +1090,8 @@ function Trace:_postmortem(err, after)
   local lines = {}
   if type(err) == "table" then
     local kind = err.kind
-    local head = (err.code == "FX_EEXPORT" or kind == "attribute_assignment" or kind == "data_dependent")
+    local head = (err.code == "FX_EEXPORT" or kind == "attribute_assignment" or
+      kind == "data_dependent")
       and ("export error (" .. tostring(kind) .. "): ") or "error: "
     lines[1] = head .. tostring(err.message or err)
     if err.location then
@@ -1086,13 +1115,15 @@ function Trace:_postmortem(err, after)
   else
     self.node = self.history[#self.history]
     lines[#lines + 1] = "post-mortem: stopped where the export failed" ..
-      (self.node and ("; last recorded node %" .. self.node.name .. " (" .. self.node.target .. ")") or "")
+      (self.node and ("; last recorded node %" .. self.node.name .. " (" .. self.node.target ..
+        ")") or "")
   end
   lines[#lines + 1] = "  (:where :list :print :graph still work; :trace starts again)"
-  return make_stop(self, {reason = "error", error = err, node = self.node, banner = table.concat(lines, "\n")})
+  return make_stop(self, {reason = "error", error = err, node = self.node,
+    banner = table.concat(lines, "\n")})
 end
 
--- ---- trace stepping verbs ----------------------------------------------------------------------------
+-- ---- trace stepping verbs -----------------------------------------------------------------------
 
 function Trace:step(n)
   n = tonumber(n) or 1
@@ -1129,7 +1160,8 @@ end
 Trace["until"] = Trace.advance_until
 
 function Trace:reverse_step()
-  error("reverse-step replays an execution: it works in run sessions (:run --step), not while tracing", 2)
+  error("reverse-step replays an execution: it works in run sessions (:run --step), " ..
+        "not while tracing", 2)
 end
 
 function Trace:set()
@@ -1142,7 +1174,9 @@ function Trace:graph(stage)
   if stage == "raw" then return self.raw end
   if stage == "functional" then
     if self.ep then return self.ep.graph end
-    if not self.tr then error("the functional graph is not available after this failure (:graph raw is)", 2) end
+    if not self.tr then
+      error("the functional graph is not available after this failure (:graph raw is)", 2)
+    end
     return fxdb._partial_functional(self.tr, self.opts.lift_mutated_constants)
   end
   if self.ep then return fxdb.graph(stage, self.ep) end
@@ -1157,7 +1191,8 @@ function Trace:_frame_line(level, k)
   local src = source_lines(file)
   local code = src and trim(src[info.currentline]) or ""
   return string.format("%s%d  %s:%d in %s   %s", k == (self.frame_sel or 0) and "#" or " ", k, file,
-                       info.currentline, info.name or (info.what == "main" and "<main>" or "?"), code)
+                       info.currentline, info.name or (info.what == "main" and "<main>" or "?"),
+                         code)
 end
 
 function Trace:where()
@@ -1169,7 +1204,8 @@ function Trace:where()
   end
   if k == 0 and self.node then
     for i, f in ipairs(node_frames(self.node)) do
-      lines[#lines + 1] = string.format("#%d  %s:%d in %s   %s", i - 1, f.file, f.line, f.func, f.code)
+      lines[#lines + 1] = string.format("#%d  %s:%d in %s   %s", i - 1, f.file, f.line, f.func,
+        f.code)
     end
   end
   local st = self:_module_stack()
@@ -1177,7 +1213,8 @@ function Trace:where()
   for _, e in ipairs(st) do
     mods[#mods + 1] = mod_str(e)
     if e.site then
-      lines[#lines + 1] = string.format("    (%s was called from %s:%d in %s by a tail call; that frame is gone)",
+      lines[#lines + 1] = string.format(
+        "    (%s was called from %s:%d in %s by a tail call; that frame is gone)",
         e.path == "" and "<root>" or e.path, e.site.file, e.site.line, e.site.func or "?")
     end
   end
@@ -1206,7 +1243,8 @@ function Trace:info_mutations()
     lines[#lines + 1] = string.format("  v0  %%%s", key)
     for _, m in ipairs(ms) do
       local f = node_frames(m.node)[1]
-      local through = (m.chain and #m.chain > 0) and (" through " .. table.concat(m.chain, " of ")) or ""
+      local through = ""
+      if m.chain and #m.chain > 0 then through = " through " .. table.concat(m.chain, " of ") end
       lines[#lines + 1] = string.format("  v%d  %%%s = %s%s   %s   %s", m.version, m.node.name,
         m.op, through, loc_str(f), f and f.code or "")
     end
@@ -1224,7 +1262,7 @@ function Trace:frame(n)
   return self:_frame_line(levels[n + 1], n)
 end
 
--- ==== run sessions =================================================================================
+-- ==== run sessions ===============================================================================
 
 local Run = setmetatable({}, {__index = Session})
 Run.__index = Run
@@ -1290,7 +1328,8 @@ function Run:_mutation_of(n)
   for _, spec in ipairs(self.ep.graph_signature.input_specs) do
     if spec.target == mu.state or spec.arg.name == mu.state then kind = spec.kind end
   end
-  return {target = mu.state, placeholder = mu.state, kind = kind or "USER_INPUT", version = mu.version,
+  return {target = mu.state, placeholder = mu.state, kind = kind or "USER_INPUT",
+    version = mu.version,
           op = mu.from_op, view_path = mu.view_path}
 end
 
@@ -1299,12 +1338,16 @@ function Run:_node_banner(n, bracket)
   local wl = where_line(n)
   if wl then lines[#lines + 1] = wl end
   local ins = {}
-  for _, a in ipairs(node_inputs(n)) do ins[#ins + 1] = a.name .. " " .. (a.type ~= "" and a.type or a.op) end
+  for _, a in ipairs(node_inputs(n)) do
+    ins[#ins + 1] = a.name .. " " .. (a.type ~= "" and a.type or a.op)
+  end
   local m = self:_mutation_of(n)
   local tail
   if m then
-    tail = "-> new version " .. m.version .. " of " .. state_kind_word(m.kind) .. " '" .. m.target .. "'" ..
-      (m.op and (" (from " .. m.op .. (m.view_path and (" through " .. m.view_path) or "") .. ")") or "")
+    tail = "-> new version " .. m.version .. " of " .. state_kind_word(m.kind) .. " '" ..
+      m.target .. "'" ..
+      (m.op and (" (from " .. m.op .. (m.view_path and (" through " .. m.view_path) or "") ..
+        ")") or "")
   else
     tail = "-> " .. n.name .. (n.type ~= "" and (" " .. n.type) or "")
   end
@@ -1385,7 +1428,8 @@ function Run:_advance(mode)
   if ok then return res end
   if type(res) == "string" and res:find("interrupted!", 1, true) then
     if self.node then return self:_pause(self.node, "[interrupted]") end
-    return make_stop(self, {reason = "interrupted", banner = "interrupted before the first node  [Ctrl-C]"})
+    return make_stop(self, {reason = "interrupted",
+      banner = "interrupted before the first node  [Ctrl-C]"})
   end
   if type(res) == "table" and res.node then
     -- a kernel failed at a node: the session stays there
@@ -1394,7 +1438,8 @@ function Run:_advance(mode)
     local n = self.graph:node(res.node)
     self.node = n or self.node
     return make_stop(self, {reason = "error", error = res, node = n, banner =
-      "error: " .. tostring(res.message or res) .. (n and ("\n  at %" .. n.name .. " (" .. n.target .. ")") or "") ..
+      "error: " .. tostring(res.message or res) .. (n and ("\n  at %" .. n.name .. " (" ..
+        n.target .. ")") or "") ..
       (n and where_line(n) and ("\n" .. where_line(n)) or "")})
   end
   error(res, 0)
@@ -1405,7 +1450,8 @@ function Run:_finish_stop(mode)
   local lines = {"finished " .. mod_str(mode.module) .. "  [finish]"}
   if n then
     local v = self.it:value(n)
-    lines[#lines + 1] = "  last: %" .. n.name .. " " .. n.type .. (v ~= nil and (" = " .. indent_rest(D.short_value(v), "    ")) or "")
+    local shown = v ~= nil and (" = " .. indent_rest(D.short_value(v), "    ")) or ""
+    lines[#lines + 1] = "  last: %" .. n.name .. " " .. n.type .. shown
   end
   local nx = self.it:next_node()
   if nx and where_line(nx) then lines[#lines + 1] = "  next:" .. where_line(nx):sub(2) end
@@ -1456,11 +1502,14 @@ end
 
 function Run:reverse_step(n)
   n = tonumber(n) or 1
-  if self.count == 0 and self.status == "paused" then error("already at the start of the run", 2) end
+  if self.count == 0 and self.status == "paused" then
+    error("already at the start of the run", 2)
+  end
   local target = math.max(0, self.count - n)
   self:_replay(target)
   if not self.node then
-    return make_stop(self, {reason = "start", banner = "back at the start of the run (before the first node)  [reverse-step]"})
+    return make_stop(self, {reason = "start",
+      banner = "back at the start of the run (before the first node)  [reverse-step]"})
   end
   return self:_pause(self.node, "[reverse-step]")
 end
@@ -1474,7 +1523,7 @@ function Run:set(name, value)
   if n.op == "output" then error("cannot set the output node", 2) end
   self.overrides[name] = value
   local ran = self.it:value(n) ~= nil
-  local msg = "%" .. name .. " := " .. (torch.is_tensor(value) and tostring(value) or tostring(value))
+  local msg = "%" .. name .. " := " .. tostring(value)
   if ran then
     local count = self.count
     local was_done = self.status == "finished"
@@ -1512,8 +1561,9 @@ function Run:info_mutations()
     local mu = n.meta.mutation
     if mu and self.it:value(n) ~= nil then
       local f = node_frames(n)[1]
-      lines[#lines + 1] = string.format("%s v%d  %%%s = %s  from %s%s   %s", mu.state, mu.version, n.name,
-        n.target, mu.from_op or "?", mu.view_path and (" through " .. mu.view_path) or "", loc_str(f))
+      local through = mu.view_path and (" through " .. mu.view_path) or ""
+      lines[#lines + 1] = string.format("%s v%d  %%%s = %s  from %s%s   %s", mu.state,
+        mu.version, n.name, n.target, mu.from_op or "?", through, loc_str(f))
     end
   end
   if #lines == 0 then return "no buffer or input versions made so far" end
@@ -1541,7 +1591,7 @@ function fxdb.run(ep, args, opts)
   return s
 end
 
--- ==== the current session's verbs ====================================================================
+-- ==== the current session's verbs ================================================================
 
 -- Ends the current session: a paused trace restores its module and closes its coroutine.
 function D.end_session()
@@ -1553,6 +1603,25 @@ function D.end_session()
     E.restore(s.snap)
     if s.job and coroutine.status(s.job.co) == "suspended" then pcall(coroutine.close, s.job.co) end
   end
+end
+
+-- A paused trace holds its module's state swapped for tracing tensors: anything that exports or
+-- runs that module (or one of its submodules) again ends the session first.
+function D.release_module(m)
+  local s = D.session
+  if not (s and s.kind == "trace" and s.status == "paused") then return end
+  for _, pair in ipairs(s.m:named_modules()) do
+    if rawequal(pair[2], m) then return D.end_session() end
+  end
+  for _, pair in ipairs(m:named_modules()) do
+    if rawequal(pair[2], s.m) then return D.end_session() end
+  end
+end
+
+local export_verb = fxdb.export
+function fxdb.export(m, ...)
+  if type(m) == "table" and m.named_modules then D.release_module(m) end
+  return export_verb(m, ...)
 end
 
 function fxdb.kill()
@@ -1576,8 +1645,12 @@ function fxdb.frame(n)
   if not s.frame then error(":frame selects Lua frames of a trace session", 2) end
   return s:frame(n)
 end
-function fxdb.up(n) local s = current_session(); return fxdb.frame((s.frame_sel or 0) + (tonumber(n) or 1)) end
-function fxdb.down(n) local s = current_session(); return fxdb.frame((s.frame_sel or 0) - (tonumber(n) or 1)) end
+function fxdb.up(n)
+  return fxdb.frame((current_session().frame_sel or 0) + (tonumber(n) or 1))
+end
+function fxdb.down(n)
+  return fxdb.frame((current_session().frame_sel or 0) - (tonumber(n) or 1))
+end
 
 -- fxdb.set("%name EXPR") or fxdb.set(name, value): inject a value in a run session.
 function fxdb.set(name, value)
@@ -1720,7 +1793,7 @@ function fxdb._complete_names(kind)
   return out
 end
 
--- ==== :diff ========================================================================================
+-- ==== :diff ======================================================================================
 
 local DIFF_MT = {__tostring = function(d) return d.text end}
 
@@ -1730,9 +1803,12 @@ local function resolve_graph(g, which)
     local mt = getmetatable(g)
     if mt and mt.__name == "Graph" then return g, "graph" end
     local ok, gg = pcall(function() return g.graph end)
-    if ok and gg then return gg, (mt and mt.__name == "ExportedProgram") and "program" or "graph" end
+    if ok and gg then
+      return gg, (mt and mt.__name == "ExportedProgram") and "program" or "graph"
+    end
   end
-  error("bad argument #" .. which .. " to 'diff' (a stage name, Graph or ExportedProgram expected, got " ..
+  error("bad argument #" .. which ..
+    " to 'diff' (a stage name, Graph or ExportedProgram expected, got " ..
         type(g) .. ")", 3)
 end
 
@@ -1817,7 +1893,7 @@ function fxdb.diff(g1, g2)
   return d
 end
 
--- ==== :report ======================================================================================
+-- ==== :report ====================================================================================
 
 local REPORT_MT = {__tostring = function(r) return r.text end}
 
@@ -1868,6 +1944,7 @@ function fxdb.report(m, args, opts)
   args = args or m.example_inputs or (m == fxdb.current_module and fxdb.current_args) or {}
   opts = opts or {}
   local strict = opts.strict ~= false
+  D.release_module(m)
   local inputs, ok, err = capture_inputs(m, args)
   inputs[m] = args
   local lines = {}
@@ -1901,8 +1978,12 @@ function fxdb.report(m, args, opts)
         local er = e.error
         if type(er) == "table" then
           lines[#lines + 1] = string.format("  %-28s %s (%s): %s", label,
-            er.code == "FX_EEXPORT" and "export error" or "error", tostring(er.kind), tostring(er.message))
-          if er.location then lines[#lines + 1] = "      at " .. er.location .. (er.source and ("   " .. er.source) or "") end
+            er.code == "FX_EEXPORT" and "export error" or "error", tostring(er.kind),
+              tostring(er.message))
+          if er.location then
+            local src = er.source and ("   " .. er.source) or ""
+            lines[#lines + 1] = "      at " .. er.location .. src
+          end
           if er.hint then lines[#lines + 1] = "      hint: " .. er.hint end
         else
           lines[#lines + 1] = string.format("  %-28s error: %s", label, tostring(er))
@@ -1925,11 +2006,16 @@ function fxdb.report(m, args, opts)
       lines[#lines + 1] = string.format("  %-28s not called in forward", label)
     end
   end
-  local head = string.format("export report for %s (%s): %s checked, %s", tostring(m):match("^([%w_]+)") or "module",
+  local head = string.format("export report for %s (%s): %s checked, %s",
+    tostring(m):match("^([%w_]+)") or "module",
     strict and "strict" or "non-strict", counted("module", checked), counted("problem", problems))
-  if not ok then head = head .. "\n  (the eager run failed: " .. tostring(type(err) == "table" and err.message or err) .. ")" end
+  if not ok then
+    local msg = type(err) == "table" and err.message or err
+    head = head .. "\n  (the eager run failed: " .. tostring(msg) .. ")"
+  end
   table.insert(lines, 1, head)
-  return setmetatable({entries = entries, problems = problems, text = table.concat(lines, "\n")}, REPORT_MT)
+  return setmetatable({entries = entries, problems = problems, text = table.concat(lines, "\n")},
+    REPORT_MT)
 end
 
 -- A session is also what fxdb.session holds; keep the classes reachable for tests and scripts.
