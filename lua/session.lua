@@ -629,7 +629,14 @@ local function hit_break(hits)
 end
 D.hit_break = hit_break
 
+-- The verbs as session methods (API.md: s:break_on{...}, s:watch("state")). Breakpoints and
+-- displays are fxdb's, shared by every session.
 function Session:display(text) return fxdb.display(text) end
+function Session:break_on(spec, opts) return fxdb.break_on(spec, opts) end
+function Session:watch(target) return fxdb.watch(target) end
+function Session:delete(n) return fxdb.delete(n) end
+function Session:info(topic) return fxdb.info(topic) end
+function Session:list(where) return fxdb.list(where) end
 
 -- ==== trace sessions =============================================================================
 

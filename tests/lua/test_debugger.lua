@@ -190,6 +190,18 @@ T.test("breakpoints by op, line, module and node; conditions; hit counts", funct
   T.checkerr("needs an argument", fxdb.break_on, "op")
 end)
 
+T.test("session methods: s:break_on{...}, s:watch, s:delete", function()
+  reset()
+  local s = fxdb.trace(model)
+  local b = s:break_on{op = "aten.mul_", cond = "node.name == 'mul__1'"}
+  T.eq(b.kind, "op")
+  T.eq(s:continue().node.name, "mul__1")
+  s:delete(b.id)
+  s:watch("steps")
+  T.eq(s:continue().node.name, "add__2")
+  T.eq(s:continue().reason, "done")
+end)
+
 T.test("tbreak, disable, enable, until", function()
   reset()
   local b = fxdb.break_on("view", {temporary = true})
