@@ -1625,10 +1625,15 @@ function D.release_module(m)
   end
 end
 
-local export_verb = fxdb.export
+local export_verb, check_verb = fxdb.export, fxdb.check
 function fxdb.export(m, ...)
   if type(m) == "table" and m.named_modules then D.release_module(m) end
   return export_verb(m, ...)
+end
+function fxdb.check(m, ...)
+  local mod = m or fxdb.current_module
+  if type(mod) == "table" and mod.named_modules then D.release_module(mod) end
+  return check_verb(m, ...)
 end
 
 function fxdb.kill()
