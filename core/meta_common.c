@@ -207,9 +207,9 @@ static const binop_form k_binop_forms[] = {
     {FX_OP_##N##_TENSOR, OP, 0, 0, 0, 0}, {FX_OP_##N##_SCALAR, OP, 0, 0, 0, 0},                    \
         {FX_OP_##N##__TENSOR, OP, 1, 0, 0, 0}, {FX_OP_##N##__SCALAR, OP, 1, 0, 0, 0},
     CMP_FORMS(EQ, FX_BINOP_EQ) CMP_FORMS(NE, FX_BINOP_NE) CMP_FORMS(LT, FX_BINOP_LT)
-    CMP_FORMS(LE, FX_BINOP_LE) CMP_FORMS(GT, FX_BINOP_GT) CMP_FORMS(GE, FX_BINOP_GE)
+        CMP_FORMS(LE, FX_BINOP_LE) CMP_FORMS(GT, FX_BINOP_GT) CMP_FORMS(GE, FX_BINOP_GE)
 #undef CMP_FORMS
-    {FX_OP_LOGICAL_AND, FX_BINOP_LAND, 0, 0, 0, 0},
+            {FX_OP_LOGICAL_AND, FX_BINOP_LAND, 0, 0, 0, 0},
     {FX_OP_LOGICAL_AND_, FX_BINOP_LAND, 1, 0, 0, 0},
     {FX_OP_LOGICAL_OR, FX_BINOP_LOR, 0, 0, 0, 0},
     {FX_OP_LOGICAL_OR_, FX_BINOP_LOR, 1, 0, 0, 0},
@@ -220,7 +220,7 @@ static const binop_form k_binop_forms[] = {
         {FX_OP_##N##_SCALAR_TENSOR, OP, 0, 0, 0, 0}, {FX_OP_##N##__TENSOR, OP, 1, 0, 0, 0},        \
         {FX_OP_##N##__SCALAR, OP, 1, 0, 0, 0},
     BIT_FORMS(BITWISE_AND, FX_BINOP_BAND) BIT_FORMS(BITWISE_OR, FX_BINOP_BOR)
-    BIT_FORMS(BITWISE_XOR, FX_BINOP_BXOR)
+        BIT_FORMS(BITWISE_XOR, FX_BINOP_BXOR)
 #undef BIT_FORMS
 #define SHIFT_FORMS(N, D, OP)                                                                      \
     {FX_OP_##N##_TENSOR, OP, 0, 0, 0, 0}, {FX_OP_##N##_TENSOR_SCALAR, OP, 0, 0, 0, 0},             \
@@ -228,8 +228,8 @@ static const binop_form k_binop_forms[] = {
         {FX_OP_##N##__TENSOR_SCALAR, OP, 1, 0, 0, 0}, {FX_OP_DUNDER_##D##_SCALAR, OP, 0, 0, 0, 0}, \
         {FX_OP_DUNDER_##D##_TENSOR, OP, 0, 0, 0, 0}, {FX_OP_DUNDER_I##D##_SCALAR, OP, 1, 0, 0, 0}, \
         {FX_OP_DUNDER_I##D##_TENSOR, OP, 1, 0, 0, 0},
-    SHIFT_FORMS(BITWISE_LEFT_SHIFT, LSHIFT, FX_BINOP_SHL)
-    SHIFT_FORMS(BITWISE_RIGHT_SHIFT, RSHIFT, FX_BINOP_SHR)
+            SHIFT_FORMS(BITWISE_LEFT_SHIFT, LSHIFT, FX_BINOP_SHL)
+                SHIFT_FORMS(BITWISE_RIGHT_SHIFT, RSHIFT, FX_BINOP_SHR)
 #undef SHIFT_FORMS
 };
 

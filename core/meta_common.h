@@ -149,8 +149,8 @@ typedef enum fx_reduce_kind {
     FX_RED_MIN,  /* amin, min.default */
     FX_RED_ALL,  /* all (every overload) */
     FX_RED_ANY,
-    FX_RED_VAR, /* var.correction */
-    FX_RED_STD, /* std.correction */
+    FX_RED_VAR,     /* var.correction */
+    FX_RED_STD,     /* std.correction */
     FX_RED_MAX_DIM, /* max.dim: (values, indices) */
     FX_RED_MIN_DIM,
     FX_RED_ARGMAX, /* argmax, argmin: indices; dim None = over the flattened tensor */
@@ -159,7 +159,7 @@ typedef enum fx_reduce_kind {
 
 typedef struct fx_reduce_plan {
     fx_reduce_kind kind;
-    bool is_mean;              /* kind == FX_RED_MEAN */
+    bool is_mean; /* kind == FX_RED_MEAN */
     bool keepdim;
     bool reduced[FX_MAX_DIMS]; /* (self ndim,) which dims are reduced */
     int dim;                   /* the one reduced dim of max.dim / argmax..., -1 = flattened */

@@ -350,8 +350,8 @@ int fx_meta_random_(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     int64_t strides[FX_MAX_DIMS];
     fx_layout_like(self, strides);
     fx_tensor *t;
-    int rc = fx_tensor_empty_strided(self->ndim, self->sizes, strides, self->dtype, ctx->device,
-                                     &t, err);
+    int rc = fx_tensor_empty_strided(self->ndim, self->sizes, strides, self->dtype, ctx->device, &t,
+                                     err);
     if (rc) return rc;
     out[0] = fx_iv_tensor_steal(t);
     return FX_OK;

@@ -49,8 +49,10 @@ static const char *empty_check_name(fx_op_id id) {
     switch (id) {
     case FX_OP_AMAX: return "amax()";
     case FX_OP_AMIN: return "amin()";
-    case FX_OP_MAX: case FX_OP_MAX_DIM: return "max()";
-    case FX_OP_MIN: case FX_OP_MIN_DIM: return "min()";
+    case FX_OP_MAX:
+    case FX_OP_MAX_DIM: return "max()";
+    case FX_OP_MIN:
+    case FX_OP_MIN_DIM: return "min()";
     case FX_OP_ARGMAX: return "argmax()";
     case FX_OP_ARGMIN: return "argmin()";
     default: return NULL;

@@ -51,7 +51,8 @@ int fx_where_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_ternary_plan 
     memset(p, 0, sizeof *p);
     p->ops[0] = &a[0], p->ops[1] = &a[1], p->ops[2] = &a[2];
     if (a[0].tag != FX_IV_TENSOR)
-        return fx_err_setf(err, FX_EARG, "where(): argument 'condition' (position 1) must be Tensor");
+        return fx_err_setf(err, FX_EARG,
+                           "where(): argument 'condition' (position 1) must be Tensor");
     fx_dtype cd = a[0].u.t->dtype;
     if (cd != FX_DTYPE_BOOL && cd != FX_DTYPE_U8)
         return fx_err_setf(err, FX_ETYPE,
@@ -137,8 +138,7 @@ int fx_clamp_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_ternary_plan 
 }
 
 /* A fresh result of the plan's shape and dtype, laid out after the tensor operands. */
-static int fresh_result(const fx_opctx *ctx, const fx_ternary_plan *p, int first,
-                        fx_ivalue *out) {
+static int fresh_result(const fx_opctx *ctx, const fx_ternary_plan *p, int first, fx_ivalue *out) {
     const fx_tensor *ins[3] = {NULL, NULL, NULL};
     for (int i = first; i < 3; i++)
         if (p->ops[i]->tag == FX_IV_TENSOR) ins[i] = p->ops[i]->u.t;
@@ -174,8 +174,8 @@ int fx_meta_clamp(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         int64_t strides[FX_MAX_DIMS];
         fx_layout_like(self, strides);
         fx_tensor *t;
-        rc = fx_tensor_empty_strided(self->ndim, self->sizes, strides, p.out_dtype, ctx->device,
-                                     &t, ctx->err);
+        rc = fx_tensor_empty_strided(self->ndim, self->sizes, strides, p.out_dtype, ctx->device, &t,
+                                     ctx->err);
         if (rc) return rc;
         out[0] = fx_iv_tensor_steal(t);
         return FX_OK;

@@ -13,10 +13,25 @@
 /* Does the op promote integral inputs to float (UnaryOps' unary_float_op)? */
 static bool float_op(fx_op_id id) {
     switch (id) {
-    case FX_OP_EXP: case FX_OP_EXP_: case FX_OP_LOG: case FX_OP_LOG_: case FX_OP_LOG1P:
-    case FX_OP_LOG1P_: case FX_OP_SQRT: case FX_OP_SQRT_: case FX_OP_RSQRT: case FX_OP_RSQRT_:
-    case FX_OP_SIN: case FX_OP_SIN_: case FX_OP_COS: case FX_OP_COS_: case FX_OP_TANH:
-    case FX_OP_TANH_: case FX_OP_SIGMOID: case FX_OP_SIGMOID_: case FX_OP_RECIPROCAL:
+    case FX_OP_EXP:
+    case FX_OP_EXP_:
+    case FX_OP_LOG:
+    case FX_OP_LOG_:
+    case FX_OP_LOG1P:
+    case FX_OP_LOG1P_:
+    case FX_OP_SQRT:
+    case FX_OP_SQRT_:
+    case FX_OP_RSQRT:
+    case FX_OP_RSQRT_:
+    case FX_OP_SIN:
+    case FX_OP_SIN_:
+    case FX_OP_COS:
+    case FX_OP_COS_:
+    case FX_OP_TANH:
+    case FX_OP_TANH_:
+    case FX_OP_SIGMOID:
+    case FX_OP_SIGMOID_:
+    case FX_OP_RECIPROCAL:
     case FX_OP_RECIPROCAL_: return true;
     default: return false;
     }
@@ -36,15 +51,18 @@ static int check_unary(const fx_opctx *ctx, const fx_ivalue *a) {
     fx_dtype dt = a[0].u.t->dtype;
     const char *cn = fx_dtype_c10_name(dt);
     switch (ctx->op->id) {
-    case FX_OP_ABS: case FX_OP_ABS_:
+    case FX_OP_ABS:
+    case FX_OP_ABS_:
         if (dt == FX_DTYPE_BOOL)
             return fx_err_setf(err, FX_ETYPE, "\"abs_cpu\" not implemented for 'Bool'");
         break;
-    case FX_OP_RELU: case FX_OP_RELU_:
+    case FX_OP_RELU:
+    case FX_OP_RELU_:
         if (dt == FX_DTYPE_BOOL)
             return fx_err_setf(err, FX_ETYPE, "Boolean inputs not supported for relu");
         break;
-    case FX_OP_GELU: case FX_OP_GELU_: {
+    case FX_OP_GELU:
+    case FX_OP_GELU_: {
         const fx_ivalue *ap = fx_arg(ctx, a, "approximate");
         if (ap && ap->tag == FX_IV_STR && strcmp(ap->u.s, "none") && strcmp(ap->u.s, "tanh"))
             return fx_err_setf(err, FX_EARG, "approximate argument must be either none or tanh.");
@@ -52,11 +70,13 @@ static int check_unary(const fx_opctx *ctx, const fx_ivalue *a) {
             return fx_err_setf(err, FX_ETYPE, "\"GeluKernelImpl\" not implemented for '%s'", cn);
         break;
     }
-    case FX_OP_SILU: case FX_OP_SILU_:
+    case FX_OP_SILU:
+    case FX_OP_SILU_:
         if (!fx_dtype_is_float(dt))
             return fx_err_setf(err, FX_ETYPE, "\"silu_cpu\" not implemented for '%s'", cn);
         break;
-    case FX_OP_BITWISE_NOT: case FX_OP_BITWISE_NOT_:
+    case FX_OP_BITWISE_NOT:
+    case FX_OP_BITWISE_NOT_:
         if (fx_dtype_is_float(dt))
             return fx_err_setf(err, FX_ETYPE, "\"bitwise_not_cpu\" not implemented for '%s'", cn);
         break;
@@ -70,8 +90,9 @@ int fx_meta_unary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     int rc = check_unary(ctx, a);
     if (rc) return rc;
     const fx_tensor *self = a[0].u.t;
-    fx_dtype dt = ctx->op->id == FX_OP_LOGICAL_NOT ? FX_DTYPE_BOOL
-                                                    : fx_unary_compute_dtype(ctx->op->id, self->dtype);
+    fx_dtype dt = ctx->op->id == FX_OP_LOGICAL_NOT
+                      ? FX_DTYPE_BOOL
+                      : fx_unary_compute_dtype(ctx->op->id, self->dtype);
     int64_t strides[FX_MAX_DIMS];
     fx_layout_like(self, strides);
     fx_tensor *t;

@@ -112,8 +112,10 @@ const fx_opdef *fx_op_lookup(const char *q) {
     while (lo < hi) {
         int mid = (lo + hi) / 2, c = strcmp(g_ops[g_by_qualname[mid]].qualname, q);
         if (c == 0) return &g_ops[g_by_qualname[mid]];
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return NULL;
 }
@@ -123,8 +125,10 @@ int fx_op_overloads(const char *name, const fx_opdef **out, int max) {
     int lo = 0, hi = FX_OP_COUNT; /* the first entry of g_by_name not below name */
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (strcmp(g_ops[g_by_name[mid]].schema.name, name) < 0) lo = mid + 1;
-        else hi = mid;
+        if (strcmp(g_ops[g_by_name[mid]].schema.name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     int n = 0; /* ids ascend within a name: ops.def order */
     for (int i = lo; i < FX_OP_COUNT && n < max && !strcmp(g_ops[g_by_name[i]].schema.name, name);

@@ -27,9 +27,10 @@
 /* Overloads hidden from resolution: PyTorch's Python binding has only the Tensor form of these,
  * so `x + 2` records add.Tensor with a wrapped number. Still callable via torch.ops.aten. */
 static const char *const k_hidden[] = {
-    "add.Scalar",      "add_.Scalar",      "sub.Scalar",  "sub_.Scalar",
-    "mul.Scalar",      "mul_.Scalar",      "div.Scalar",  "div_.Scalar",
-    "div.Scalar_mode", "div_.Scalar_mode", "rsub.Tensor", "floor_divide.Scalar",
+    "add.Scalar",           "add_.Scalar", "sub.Scalar",
+    "sub_.Scalar",          "mul.Scalar",  "mul_.Scalar",
+    "div.Scalar",           "div_.Scalar", "div.Scalar_mode",
+    "div_.Scalar_mode",     "rsub.Tensor", "floor_divide.Scalar",
     "floor_divide_.Scalar", NULL,
 };
 

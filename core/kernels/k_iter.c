@@ -194,7 +194,8 @@ void fx_iter_run_par(const fx_iter *it, fx_iter_loop fn, void *ud) {
         int64_t t = omp_get_thread_num(), m = omp_get_num_threads();
         /* element ranges rounded to 64 elements, so each thread starts on a cache line of a
          * dense operand */
-        int64_t e0 = (n * t / m) & ~(int64_t)63, e1 = t + 1 == m ? n : (n * (t + 1) / m) & ~(int64_t)63;
+        int64_t e0 = (n * t / m) & ~(int64_t)63,
+                e1 = t + 1 == m ? n : (n * (t + 1) / m) & ~(int64_t)63;
         fx_iter_run_elems(it, e0, e1, fn, ud);
     }
 #else

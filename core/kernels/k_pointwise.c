@@ -273,9 +273,9 @@ enum {
         const VT e = (VT)u->b_d;                                                                   \
         (void)e;                                                                                   \
         switch (u->pow_mode) {                                                                     \
-        case POWM_SQRT: POW_TS_BODY(ID, ST, VT, (VT)sqrt(x)); break;                                   \
-        case POWM_RSQRT: POW_TS_BODY(ID, ST, VT, (VT)1 / (VT)sqrt(x)); break;                              \
-        case POWM_RECIP: POW_TS_BODY(ID, ST, VT, (VT)1 / x); break;                                    \
+        case POWM_SQRT: POW_TS_BODY(ID, ST, VT, (VT)sqrt(x)); break;                               \
+        case POWM_RSQRT: POW_TS_BODY(ID, ST, VT, (VT)1 / (VT)sqrt(x)); break;                      \
+        case POWM_RECIP: POW_TS_BODY(ID, ST, VT, (VT)1 / x); break;                                \
         case POWM_SQUARE: POW_TS_BODY(ID, ST, VT, SQ); break;                                      \
         case POWM_CUBE: POW_TS_BODY(ID, ST, VT, CUBE); break;                                      \
         case POWM_INVSQ: POW_TS_BODY(ID, ST, VT, INVSQ); break;                                    \
@@ -358,40 +358,76 @@ POW_TS_LOOP(BF16, uint16_t, float, powf(x, e), x *x, RND_BF16(x *x) * x, 1.0f / 
     PRED_LOOPS(lxor, ID, ST, VT, (x != 0) != (y != 0))
 K_DTYPES(PRED_OPS)
 
-/* ---- the loop table --------------------------------------------------------------------------- */
+/* ---- the loop table ------------------------------------------------------------------------ */
 
 enum { OP_ADD_FMA = FX_BINOP_COUNT, OP_POW_SCALAR, NLOOPS }; /* extra rows of the table */
 /* [op][dtype][0 tensor-tensor, 1 tensor-scalar]; NULL = the dtype is not supported. */
 static fx_iter_loop k_bin_loops[NLOOPS][FX_DTYPE_COUNT][2];
 
-#define SET_ROW(OP, NAME, ID) k_bin_loops[OP][FX_DTYPE_##ID][0] = NAME##_tt_##ID, \
-                              k_bin_loops[OP][FX_DTYPE_##ID][1] = NAME##_ts_##ID;
-#define SET_F(OP, NAME) SET_ROW(OP, NAME, F32) SET_ROW(OP, NAME, F64) SET_ROW(OP, NAME, F16) \
-                        SET_ROW(OP, NAME, BF16)
-#define SET_I(OP, NAME) SET_ROW(OP, NAME, I64) SET_ROW(OP, NAME, I32) SET_ROW(OP, NAME, I16) \
-                        SET_ROW(OP, NAME, I8) SET_ROW(OP, NAME, U8)
-#define SET_ALL(OP, NAME) SET_F(OP, NAME) SET_I(OP, NAME) SET_ROW(OP, NAME, BOOL)
+#define SET_ROW(OP, NAME, ID)                                                                      \
+    do {                                                                                           \
+        k_bin_loops[OP][FX_DTYPE_##ID][0] = NAME##_tt_##ID;                                        \
+        k_bin_loops[OP][FX_DTYPE_##ID][1] = NAME##_ts_##ID;                                        \
+    } while (0)
+#define SET_F(OP, NAME)                                                                            \
+    do {                                                                                           \
+        SET_ROW(OP, NAME, F32);                                                                    \
+        SET_ROW(OP, NAME, F64);                                                                    \
+        SET_ROW(OP, NAME, F16);                                                                    \
+        SET_ROW(OP, NAME, BF16);                                                                   \
+    } while (0)
+#define SET_I(OP, NAME)                                                                            \
+    do {                                                                                           \
+        SET_ROW(OP, NAME, I64);                                                                    \
+        SET_ROW(OP, NAME, I32);                                                                    \
+        SET_ROW(OP, NAME, I16);                                                                    \
+        SET_ROW(OP, NAME, I8);                                                                     \
+        SET_ROW(OP, NAME, U8);                                                                     \
+    } while (0)
+#define SET_ALL(OP, NAME)                                                                          \
+    do {                                                                                           \
+        SET_F(OP, NAME);                                                                           \
+        SET_I(OP, NAME);                                                                           \
+        SET_ROW(OP, NAME, BOOL);                                                                   \
+    } while (0)
 
 /* Fills the table once (idempotent: every thread writes the same values). */
 static void init_bin_loops(void) {
     static volatile int ready;
     if (ready) return;
-    SET_F(FX_BINOP_ADD, add) SET_I(FX_BINOP_ADD, add) SET_ROW(FX_BINOP_ADD, add, BOOL)
-    SET_F(OP_ADD_FMA, addf) SET_I(OP_ADD_FMA, add) SET_ROW(OP_ADD_FMA, add, BOOL)
-    SET_F(FX_BINOP_MUL, mul) SET_I(FX_BINOP_MUL, mul) SET_ROW(FX_BINOP_MUL, mul, BOOL)
-    SET_F(FX_BINOP_DIV, div)
-    SET_F(FX_BINOP_TRUNC, trunc) SET_I(FX_BINOP_TRUNC, trunc)
-    SET_F(FX_BINOP_FLOOR, floor) SET_I(FX_BINOP_FLOOR, floor)
-    SET_F(FX_BINOP_REM, rem) SET_I(FX_BINOP_REM, rem)
-    SET_F(FX_BINOP_POW, pow) SET_I(FX_BINOP_POW, pow)
-    SET_ALL(FX_BINOP_MAX, max) SET_ALL(FX_BINOP_MIN, min)
-    SET_I(FX_BINOP_BAND, band) SET_ROW(FX_BINOP_BAND, band, BOOL)
-    SET_I(FX_BINOP_BOR, bor) SET_ROW(FX_BINOP_BOR, bor, BOOL)
-    SET_I(FX_BINOP_BXOR, bxor) SET_ROW(FX_BINOP_BXOR, bxor, BOOL)
-    SET_I(FX_BINOP_SHL, shl) SET_I(FX_BINOP_SHR, shr)
-    SET_ALL(FX_BINOP_EQ, eq) SET_ALL(FX_BINOP_NE, ne) SET_ALL(FX_BINOP_LT, lt)
-    SET_ALL(FX_BINOP_LE, le) SET_ALL(FX_BINOP_GT, gt) SET_ALL(FX_BINOP_GE, ge)
-    SET_ALL(FX_BINOP_LAND, land) SET_ALL(FX_BINOP_LOR, lor) SET_ALL(FX_BINOP_LXOR, lxor)
+    SET_ALL(FX_BINOP_ADD, add);
+    SET_F(OP_ADD_FMA, addf);
+    SET_I(OP_ADD_FMA, add);
+    SET_ROW(OP_ADD_FMA, add, BOOL);
+    SET_ALL(FX_BINOP_MUL, mul);
+    SET_F(FX_BINOP_DIV, div);
+    SET_F(FX_BINOP_TRUNC, trunc);
+    SET_I(FX_BINOP_TRUNC, trunc);
+    SET_F(FX_BINOP_FLOOR, floor);
+    SET_I(FX_BINOP_FLOOR, floor);
+    SET_F(FX_BINOP_REM, rem);
+    SET_I(FX_BINOP_REM, rem);
+    SET_F(FX_BINOP_POW, pow);
+    SET_I(FX_BINOP_POW, pow);
+    SET_ALL(FX_BINOP_MAX, max);
+    SET_ALL(FX_BINOP_MIN, min);
+    SET_I(FX_BINOP_BAND, band);
+    SET_ROW(FX_BINOP_BAND, band, BOOL);
+    SET_I(FX_BINOP_BOR, bor);
+    SET_ROW(FX_BINOP_BOR, bor, BOOL);
+    SET_I(FX_BINOP_BXOR, bxor);
+    SET_ROW(FX_BINOP_BXOR, bxor, BOOL);
+    SET_I(FX_BINOP_SHL, shl);
+    SET_I(FX_BINOP_SHR, shr);
+    SET_ALL(FX_BINOP_EQ, eq);
+    SET_ALL(FX_BINOP_NE, ne);
+    SET_ALL(FX_BINOP_LT, lt);
+    SET_ALL(FX_BINOP_LE, le);
+    SET_ALL(FX_BINOP_GT, gt);
+    SET_ALL(FX_BINOP_GE, ge);
+    SET_ALL(FX_BINOP_LAND, land);
+    SET_ALL(FX_BINOP_LOR, lor);
+    SET_ALL(FX_BINOP_LXOR, lxor);
     /* pow with a scalar exponent: the special-cased float loops, powi for integers */
     k_bin_loops[OP_POW_SCALAR][FX_DTYPE_F32][1] = powts_F32;
     k_bin_loops[OP_POW_SCALAR][FX_DTYPE_F64][1] = powts_F64;
@@ -548,7 +584,9 @@ int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         u.b_d = (float)fx_dtype_load_f64(o->dtype, fx_tensor_data(o), 0);
     } else {
         double bd = fx_ivalue_to_f64(p.other);
-        u.b_d = opmath ? (double)(float)bd : p.scalar_exp && C == FX_DTYPE_F32 ? bd : round_to(C, bd);
+        u.b_d = opmath                              ? (double)(float)bd
+                : p.scalar_exp && C == FX_DTYPE_F32 ? bd
+                                                    : round_to(C, bd);
         if (!fx_dtype_is_float(C)) u.b_i = scalar_as_int(C, p.other);
     }
 

@@ -312,8 +312,8 @@ int fx_k_random_(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         bool same = true;
         for (int d = 0; d < t->ndim; d++) same = same && p->strides[d] == t->strides[d];
         if (!same) { /* p laid out like the result, so one walk serves both */
-            int rc = fx_tensor_empty_strided(t->ndim, t->sizes, t->strides, p->dtype,
-                                             FX_DEVICE_CPU, &pc, ctx->err);
+            int rc = fx_tensor_empty_strided(t->ndim, t->sizes, t->strides, p->dtype, FX_DEVICE_CPU,
+                                             &pc, ctx->err);
             if (rc) return rc;
             fx_k_copy_tensor(pc, p);
             p = pc;

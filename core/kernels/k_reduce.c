@@ -128,11 +128,18 @@ M2_LOOP(F16, uint16_t, float)
 M2_LOOP(BF16, uint16_t, float)
 
 #define ROW(NAME)                                                                                  \
-    {NAME##_F32, NAME##_F64, NAME##_F16, NAME##_BF16, NAME##_I64,                                  \
-     NAME##_I32, NAME##_I16, NAME##_I8,  NAME##_U8,   NAME##_BOOL}
+    {                                                                                              \
+        NAME##_F32, NAME##_F64, NAME##_F16, NAME##_BF16, NAME##_I64, NAME##_I32, NAME##_I16,       \
+            NAME##_I8, NAME##_U8, NAME##_BOOL                                                      \
+    }
 enum { K_SUM, K_PROD, K_MAX, K_MIN, K_ALL, K_ANY, K_M2, K_COUNT };
 static const fx_iter_loop k_red_loops[K_COUNT][FX_DTYPE_COUNT] = {
-    ROW(sum), ROW(prod), ROW(max), ROW(min), ROW(all), ROW(any),
+    ROW(sum),
+    ROW(prod),
+    ROW(max),
+    ROW(min),
+    ROW(all),
+    ROW(any),
     {m2_F32, m2_F64, m2_F16, m2_BF16, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -145,16 +152,22 @@ static uint64_t red_identity(int k, bool fp) {
     } v = {.u = 0};
     switch (k) {
     case K_PROD:
-        if (fp) v.d = 1.0;
-        else v.u = 1;
+        if (fp)
+            v.d = 1.0;
+        else
+            v.u = 1;
         break;
     case K_MAX:
-        if (fp) v.d = -INFINITY;
-        else v.i = INT64_MIN;
+        if (fp)
+            v.d = -INFINITY;
+        else
+            v.i = INT64_MIN;
         break;
     case K_MIN:
-        if (fp) v.d = INFINITY;
-        else v.i = INT64_MAX;
+        if (fp)
+            v.d = INFINITY;
+        else
+            v.i = INT64_MAX;
         break;
     case K_ALL: v.u = 1; break;
     default: v.u = 0; break;

@@ -64,9 +64,8 @@ SCAN_I(U8, uint8_t, uint8_t)
 SCAN_I(BOOL, uint8_t, uint8_t)
 
 typedef void (*scan_fn)(const char *p, int64_t n, int64_t st, int ismax, best_t *b);
-static const scan_fn k_scans[FX_DTYPE_COUNT] = {scan_F32, scan_F64, scan_F16, scan_BF16,
-                                                scan_I64, scan_I32, scan_I16, scan_I8,
-                                                scan_U8,  scan_BOOL};
+static const scan_fn k_scans[FX_DTYPE_COUNT] = {scan_F32, scan_F64, scan_F16, scan_BF16, scan_I64,
+                                                scan_I32, scan_I16, scan_I8,  scan_U8,   scan_BOOL};
 
 /* Does candidate c beat the current winner w (both whole-line winners, c from a later chunk)? */
 static bool beats(fx_dtype dt, const best_t *w, const best_t *c, int ismax) {

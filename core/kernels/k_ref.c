@@ -319,14 +319,16 @@ void fx_ref_binary2(fx_ref_binop2 op, fx_dtype compute, const fx_ivalue *a, cons
         const bool sgn = compute != FX_DTYPE_U8 && compute != FX_DTYPE_BOOL;
         switch (op) {
         case FX_REF_REM:
-            if (yi == -1) r = 0;
+            if (yi == -1)
+                r = 0;
             else {
                 r = xi % yi;
                 if (r != 0 && ((r < 0) != (yi < 0))) r += yi;
             }
             break;
         case FX_REF_POW:
-            if (yi < 0) r = xi == 1 ? 1 : xi == -1 ? ((-yi) % 2 ? -1 : 1) : 0;
+            if (yi < 0)
+                r = xi == 1 ? 1 : xi == -1 ? ((-yi) % 2 ? -1 : 1) : 0;
             else {
                 uint64_t acc = 1;
                 for (int64_t e = 0; e < yi; e++) acc *= (uint64_t)xi;
@@ -390,8 +392,10 @@ void fx_ref_clamp(fx_dtype compute, const fx_tensor *x, const fx_ivalue *lo, con
                     if (has_h && r > h) r = h;
                 }
             } else if (has_l && has_h) {
-                if (isnan(l) || isnan(h)) r = NAN;
-                else r = fmin(fmax(v, l), h), r = isnan(v) ? v : r;
+                if (isnan(l) || isnan(h))
+                    r = NAN;
+                else
+                    r = fmin(fmax(v, l), h), r = isnan(v) ? v : r;
             } else if (has_l) {
                 r = (isnan(v) || isnan(l)) ? NAN : (v > l ? v : l);
             } else {
@@ -431,15 +435,19 @@ void fx_ref_reduce2(fx_ref_redop op, const fx_tensor *x, const bool *reduced, do
             seen[o] = true;
             switch (op) {
             case FX_REF_RPROD:
-                if (fp) ad[o] = (first ? 1.0 : ad[o]) * v;
-                else ai[o] = (int64_t)((uint64_t)(first ? 1 : ai[o]) * (uint64_t)vi);
+                if (fp)
+                    ad[o] = (first ? 1.0 : ad[o]) * v;
+                else
+                    ai[o] = (int64_t)((uint64_t)(first ? 1 : ai[o]) * (uint64_t)vi);
                 break;
             case FX_REF_RMAX:
             case FX_REF_RMIN: {
                 bool mx = op == FX_REF_RMAX;
                 if (fp) {
-                    if (first) ad[o] = v; /* the first NaN stays */
-                    else if (!isnan(ad[o]) && (isnan(v) || (mx ? v > ad[o] : v < ad[o]))) ad[o] = v;
+                    if (first)
+                        ad[o] = v; /* the first NaN stays */
+                    else if (!isnan(ad[o]) && (isnan(v) || (mx ? v > ad[o] : v < ad[o])))
+                        ad[o] = v;
                 } else if (first || (mx ? vi > ai[o] : vi < ai[o])) {
                     ai[o] = vi;
                 }
@@ -448,8 +456,10 @@ void fx_ref_reduce2(fx_ref_redop op, const fx_tensor *x, const bool *reduced, do
             case FX_REF_RALL: ai[o] = (first ? 1 : ai[o]) && (fp ? v != 0 : vi != 0); break;
             case FX_REF_RANY: ai[o] = (first ? 0 : ai[o]) || (fp ? v != 0 : vi != 0); break;
             default: /* var / std: pass 0 sums, pass 1 squared deviations */
-                if (pass == 0) mean[o] += v;
-                else ad[o] += (v - mean[o]) * (v - mean[o]);
+                if (pass == 0)
+                    mean[o] += v;
+                else
+                    ad[o] += (v - mean[o]) * (v - mean[o]);
                 break;
             }
         }
@@ -462,17 +472,19 @@ void fx_ref_reduce2(fx_ref_redop op, const fx_tensor *x, const bool *reduced, do
         switch (op) {
         case FX_REF_RPROD:
             if (!seen[o]) ad[o] = 1.0, ai[o] = 1;
-            if (fp) fx_dtype_store_f64(out->dtype, p, o, ad[o]);
-            else fx_dtype_store_i64(out->dtype, p, o, ai[o]);
+            if (fp)
+                fx_dtype_store_f64(out->dtype, p, o, ad[o]);
+            else
+                fx_dtype_store_i64(out->dtype, p, o, ai[o]);
             break;
         case FX_REF_RMAX:
         case FX_REF_RMIN:
-            if (fp) fx_dtype_store_f64(out->dtype, p, o, ad[o]);
-            else fx_dtype_store_i64(out->dtype, p, o, ai[o]);
+            if (fp)
+                fx_dtype_store_f64(out->dtype, p, o, ad[o]);
+            else
+                fx_dtype_store_i64(out->dtype, p, o, ai[o]);
             break;
-        case FX_REF_RALL:
-            fx_dtype_store_i64(out->dtype, p, o, seen[o] ? ai[o] : 1);
-            break;
+        case FX_REF_RALL: fx_dtype_store_i64(out->dtype, p, o, seen[o] ? ai[o] : 1); break;
         case FX_REF_RANY: fx_dtype_store_i64(out->dtype, p, o, ai[o]); break;
         default: {
             double dof = (double)count - correction;
@@ -501,7 +513,8 @@ void fx_ref_argreduce(bool ismax, const fx_tensor *x, int dim, fx_tensor *vals, 
         int64_t bi = 0;
         for (int64_t r = 0; r < len; r++) {
             int64_t full[FX_MAX_DIMS];
-            if (dim < 0) unravel(r, nd, x->sizes, full);
+            if (dim < 0)
+                unravel(r, nd, x->sizes, full);
             else {
                 for (int d = 0; d < nd; d++) full[d] = pos[d];
                 full[dim] = r;
@@ -510,15 +523,20 @@ void fx_ref_argreduce(bool ismax, const fx_tensor *x, int dim, fx_tensor *vals, 
             double v = fx_dtype_load_f64(x->dtype, fx_tensor_data(x), off);
             int64_t vi = fx_dtype_load_i64(x->dtype, fx_tensor_data(x), off);
             bool take;
-            if (r == 0) take = true;
-            else if (fp) take = !isnan(bv) && (isnan(v) || (ismax ? v > bv : v < bv));
-            else take = ismax ? vi > bi : vi < bi;
+            if (r == 0)
+                take = true;
+            else if (fp)
+                take = !isnan(bv) && (isnan(v) || (ismax ? v > bv : v < bv));
+            else
+                take = ismax ? vi > bi : vi < bi;
             if (take) best = r, bv = v, bi = vi;
         }
         fx_dtype_store_i64(FX_DTYPE_I64, fx_tensor_data(idx), o, best);
         if (vals) {
-            if (fp) fx_dtype_store_f64(vals->dtype, fx_tensor_data(vals), o, bv);
-            else fx_dtype_store_i64(vals->dtype, fx_tensor_data(vals), o, bi);
+            if (fp)
+                fx_dtype_store_f64(vals->dtype, fx_tensor_data(vals), o, bv);
+            else
+                fx_dtype_store_i64(vals->dtype, fx_tensor_data(vals), o, bi);
         }
     }
 }
@@ -536,11 +554,14 @@ void fx_ref_cumsum(const fx_tensor *x, int dim, fx_tensor *out) {
             if (out->ndim) full[dim] = r;
             int64_t off = bcast_offset(x, out->ndim, full);
             s += fx_dtype_load_f64(x->dtype, fx_tensor_data(x), off);
-            si = (int64_t)((uint64_t)si + (uint64_t)fx_dtype_load_i64(x->dtype, fx_tensor_data(x), off));
+            si = (int64_t)((uint64_t)si +
+                           (uint64_t)fx_dtype_load_i64(x->dtype, fx_tensor_data(x), off));
         }
         int64_t oo = bcast_offset(out, out->ndim, idx);
-        if (fp) fx_dtype_store_f64(out->dtype, fx_tensor_data(out), oo, s);
-        else fx_dtype_store_i64(out->dtype, fx_tensor_data(out), oo, si);
+        if (fp)
+            fx_dtype_store_f64(out->dtype, fx_tensor_data(out), oo, s);
+        else
+            fx_dtype_store_i64(out->dtype, fx_tensor_data(out), oo, si);
     }
 }
 

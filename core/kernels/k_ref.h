@@ -41,9 +41,23 @@ void fx_ref_arange(double start, double step, fx_tensor *out);
 /* ---- issue 3 (kernels A): the rest of the pointwise ops, where/clamp, reductions, creation --- */
 
 typedef enum fx_ref_unop {
-    FX_REF_EXP, FX_REF_LOG, FX_REF_LOG1P, FX_REF_SQRT, FX_REF_RSQRT, FX_REF_SIN, FX_REF_COS,
-    FX_REF_TANH, FX_REF_SIGMOID, FX_REF_RECIP, FX_REF_ABS, FX_REF_RELU, FX_REF_GELU,
-    FX_REF_GELU_TANH, FX_REF_SILU, FX_REF_BNOT, FX_REF_LNOT,
+    FX_REF_EXP,
+    FX_REF_LOG,
+    FX_REF_LOG1P,
+    FX_REF_SQRT,
+    FX_REF_RSQRT,
+    FX_REF_SIN,
+    FX_REF_COS,
+    FX_REF_TANH,
+    FX_REF_SIGMOID,
+    FX_REF_RECIP,
+    FX_REF_ABS,
+    FX_REF_RELU,
+    FX_REF_GELU,
+    FX_REF_GELU_TANH,
+    FX_REF_SILU,
+    FX_REF_BNOT,
+    FX_REF_LNOT,
 } fx_ref_unop;
 /* out = op(a): a's values read as double (floating math in double, whatever out's dtype) or
  * int64 (abs, relu, bitwise_not on integers, wrapping to a's dtype), stored into out (rounded
@@ -51,9 +65,24 @@ typedef enum fx_ref_unop {
 void fx_ref_unary(fx_ref_unop op, const fx_tensor *a, fx_tensor *out);
 
 typedef enum fx_ref_binop2 {
-    FX_REF_REM, FX_REF_POW, FX_REF_MAX, FX_REF_MIN, FX_REF_BAND, FX_REF_BOR, FX_REF_BXOR,
-    FX_REF_SHL, FX_REF_SHR, FX_REF_EQ, FX_REF_NE, FX_REF_LT, FX_REF_LE, FX_REF_GT, FX_REF_GE,
-    FX_REF_LAND, FX_REF_LOR, FX_REF_LXOR,
+    FX_REF_REM,
+    FX_REF_POW,
+    FX_REF_MAX,
+    FX_REF_MIN,
+    FX_REF_BAND,
+    FX_REF_BOR,
+    FX_REF_BXOR,
+    FX_REF_SHL,
+    FX_REF_SHR,
+    FX_REF_EQ,
+    FX_REF_NE,
+    FX_REF_LT,
+    FX_REF_LE,
+    FX_REF_GT,
+    FX_REF_GE,
+    FX_REF_LAND,
+    FX_REF_LOR,
+    FX_REF_LXOR,
 } fx_ref_binop2;
 /* out = a OP b with both operands cast to `compute` first (tensors broadcast to out's shape, or
  * wrapped numbers); arithmetic in double / int64 (wrapping to compute), predicates store 0/1.
@@ -69,7 +98,13 @@ void fx_ref_clamp(fx_dtype compute, const fx_tensor *x, const fx_ivalue *lo, con
                   bool scalar_form, fx_tensor *out);
 
 typedef enum fx_ref_redop {
-    FX_REF_RPROD, FX_REF_RMAX, FX_REF_RMIN, FX_REF_RALL, FX_REF_RANY, FX_REF_RVAR, FX_REF_RSTD,
+    FX_REF_RPROD,
+    FX_REF_RMAX,
+    FX_REF_RMIN,
+    FX_REF_RALL,
+    FX_REF_RANY,
+    FX_REF_RVAR,
+    FX_REF_RSTD,
 } fx_ref_redop;
 /* Reduces x over the dims flagged in reduced[] (row-major order of the kept dims into out):
  * product (double / int64), max / min (NaN wins), all / any, var / std with the given

@@ -144,8 +144,10 @@ K_DTYPES(CLAMP_S_LOOP)
 K_DTYPES(CLAMP_T_LOOP)
 
 #define LOOP_ROW(NAME)                                                                             \
-    {NAME##_F32, NAME##_F64, NAME##_F16, NAME##_BF16, NAME##_I64,                                  \
-     NAME##_I32, NAME##_I16, NAME##_I8,  NAME##_U8,   NAME##_BOOL}
+    {                                                                                              \
+        NAME##_F32, NAME##_F64, NAME##_F16, NAME##_BF16, NAME##_I64, NAME##_I32, NAME##_I16,       \
+            NAME##_I8, NAME##_U8, NAME##_BOOL                                                      \
+    }
 static const fx_iter_loop k_clamps[FX_DTYPE_COUNT] = LOOP_ROW(clamps);
 static const fx_iter_loop k_clampt[FX_DTYPE_COUNT] = LOOP_ROW(clampt);
 
@@ -169,8 +171,10 @@ int fx_k_clamp(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
             fx_k_scalar_store(C, p.ops[i], &v);
             double d = fx_dtype_load_f64(C, &v, 0);
             int64_t iv = fx_dtype_load_i64(C, &v, 0);
-            if (i == 1) u.lo_d = d, u.lo_i = iv;
-            else u.hi_d = d, u.hi_i = iv;
+            if (i == 1)
+                u.lo_d = d, u.lo_i = iv;
+            else
+                u.hi_d = d, u.hi_i = iv;
             continue;
         }
         if ((rc = operand_as(p.ops[i], C, &tv[i], &tmp[i], &buf[i], ctx->err))) goto done;

@@ -29,9 +29,7 @@ static inline double relu_d(double x) { return x < 0 ? 0.0 : x; }
 static inline double sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 #define silu_f k_siluf
 static inline double silu_d(double x) { return x / (1.0 + exp(-x)); }
-static inline float gelu_f(float x) {
-    return x * 0.5f * (1.0f + erff(x * (float)K_SQRT1_2));
-}
+static inline float gelu_f(float x) { return x * 0.5f * (1.0f + erff(x * (float)K_SQRT1_2)); }
 static inline double gelu_d(double x) { return x * 0.5 * (1.0 + erf(x * K_SQRT1_2)); }
 static inline float gelut_f(float x) {
     const float inner = (float)K_GELU_BETA * (x + (float)K_GELU_KAPPA * (x * x * x));
@@ -117,50 +115,109 @@ SAME(bnot, BOOL, uint8_t, uint8_t, !x)
 #define LNOT(ID, ST, VT) UNARY_LOOP(lnot, ID, ST, VT, BOOL, uint8_t, x == 0)
 K_DTYPES(LNOT)
 
-enum { U_EXP, U_LOG, U_LOG1P, U_SQRT, U_RSQRT, U_SIN, U_COS, U_TANH, U_SIGMOID, U_RECIP,
-       U_ABS, U_RELU, U_GELU, U_GELUT, U_SILU, U_BNOT, U_LNOT, U_COUNT };
+enum {
+    U_EXP,
+    U_LOG,
+    U_LOG1P,
+    U_SQRT,
+    U_RSQRT,
+    U_SIN,
+    U_COS,
+    U_TANH,
+    U_SIGMOID,
+    U_RECIP,
+    U_ABS,
+    U_RELU,
+    U_GELU,
+    U_GELUT,
+    U_SILU,
+    U_BNOT,
+    U_LNOT,
+    U_COUNT
+};
 
 static fx_iter_loop k_unary_loops[U_COUNT][FX_DTYPE_COUNT];
 
-#define SET_U(U, NAME, ID) k_unary_loops[U][FX_DTYPE_##ID] = NAME##_##ID;
-#define SET_UF(U, NAME) SET_U(U, NAME, F32) SET_U(U, NAME, F64) SET_U(U, NAME, F16) \
-                        SET_U(U, NAME, BF16)
-#define SET_UI(U, NAME) SET_U(U, NAME, I64) SET_U(U, NAME, I32) SET_U(U, NAME, I16) \
-                        SET_U(U, NAME, I8) SET_U(U, NAME, U8)
+#define SET_U(U, NAME, ID) (k_unary_loops[U][FX_DTYPE_##ID] = NAME##_##ID)
+#define SET_UF(U, NAME)                                                                            \
+    do {                                                                                           \
+        SET_U(U, NAME, F32);                                                                       \
+        SET_U(U, NAME, F64);                                                                       \
+        SET_U(U, NAME, F16);                                                                       \
+        SET_U(U, NAME, BF16);                                                                      \
+    } while (0)
+#define SET_UI(U, NAME)                                                                            \
+    do {                                                                                           \
+        SET_U(U, NAME, I64);                                                                       \
+        SET_U(U, NAME, I32);                                                                       \
+        SET_U(U, NAME, I16);                                                                       \
+        SET_U(U, NAME, I8);                                                                        \
+        SET_U(U, NAME, U8);                                                                        \
+    } while (0)
 
 static void init_unary_loops(void) {
     static volatile int ready;
     if (ready) return;
-    SET_UF(U_EXP, exp) SET_UF(U_LOG, log) SET_UF(U_LOG1P, log1p) SET_UF(U_SQRT, sqrt)
-    SET_UF(U_RSQRT, rsqrt) SET_UF(U_SIN, sin) SET_UF(U_COS, cos) SET_UF(U_TANH, tanh)
-    SET_UF(U_SIGMOID, sigmoid) SET_UF(U_RECIP, recip) SET_UF(U_GELU, gelu)
-    SET_UF(U_GELUT, gelut) SET_UF(U_SILU, silu)
-    SET_UF(U_ABS, abs) SET_UI(U_ABS, abs)
-    SET_UF(U_RELU, relu) SET_UI(U_RELU, relu)
-    SET_UI(U_BNOT, bnot) SET_U(U_BNOT, bnot, BOOL)
-    SET_UF(U_LNOT, lnot) SET_UI(U_LNOT, lnot) SET_U(U_LNOT, lnot, BOOL)
+    SET_UF(U_EXP, exp);
+    SET_UF(U_LOG, log);
+    SET_UF(U_LOG1P, log1p);
+    SET_UF(U_SQRT, sqrt);
+    SET_UF(U_RSQRT, rsqrt);
+    SET_UF(U_SIN, sin);
+    SET_UF(U_COS, cos);
+    SET_UF(U_TANH, tanh);
+    SET_UF(U_SIGMOID, sigmoid);
+    SET_UF(U_RECIP, recip);
+    SET_UF(U_GELU, gelu);
+    SET_UF(U_GELUT, gelut);
+    SET_UF(U_SILU, silu);
+    SET_UF(U_ABS, abs);
+    SET_UI(U_ABS, abs);
+    SET_UF(U_RELU, relu);
+    SET_UI(U_RELU, relu);
+    SET_UI(U_BNOT, bnot);
+    SET_U(U_BNOT, bnot, BOOL);
+    SET_UF(U_LNOT, lnot);
+    SET_UI(U_LNOT, lnot);
+    SET_U(U_LNOT, lnot, BOOL);
     ready = 1;
 }
 
 /* The loop row of an op (gelu's row depends on its `approximate` argument). */
 static int unary_row(const fx_opctx *ctx, const fx_ivalue *a) {
     switch (ctx->op->id) {
-    case FX_OP_EXP: case FX_OP_EXP_: return U_EXP;
-    case FX_OP_LOG: case FX_OP_LOG_: return U_LOG;
-    case FX_OP_LOG1P: case FX_OP_LOG1P_: return U_LOG1P;
-    case FX_OP_SQRT: case FX_OP_SQRT_: return U_SQRT;
-    case FX_OP_RSQRT: case FX_OP_RSQRT_: return U_RSQRT;
-    case FX_OP_SIN: case FX_OP_SIN_: return U_SIN;
-    case FX_OP_COS: case FX_OP_COS_: return U_COS;
-    case FX_OP_TANH: case FX_OP_TANH_: return U_TANH;
-    case FX_OP_SIGMOID: case FX_OP_SIGMOID_: return U_SIGMOID;
-    case FX_OP_RECIPROCAL: case FX_OP_RECIPROCAL_: return U_RECIP;
-    case FX_OP_ABS: case FX_OP_ABS_: return U_ABS;
-    case FX_OP_RELU: case FX_OP_RELU_: return U_RELU;
-    case FX_OP_SILU: case FX_OP_SILU_: return U_SILU;
-    case FX_OP_BITWISE_NOT: case FX_OP_BITWISE_NOT_: return U_BNOT;
-    case FX_OP_LOGICAL_NOT: case FX_OP_LOGICAL_NOT_: return U_LNOT;
-    case FX_OP_GELU: case FX_OP_GELU_: {
+    case FX_OP_EXP:
+    case FX_OP_EXP_: return U_EXP;
+    case FX_OP_LOG:
+    case FX_OP_LOG_: return U_LOG;
+    case FX_OP_LOG1P:
+    case FX_OP_LOG1P_: return U_LOG1P;
+    case FX_OP_SQRT:
+    case FX_OP_SQRT_: return U_SQRT;
+    case FX_OP_RSQRT:
+    case FX_OP_RSQRT_: return U_RSQRT;
+    case FX_OP_SIN:
+    case FX_OP_SIN_: return U_SIN;
+    case FX_OP_COS:
+    case FX_OP_COS_: return U_COS;
+    case FX_OP_TANH:
+    case FX_OP_TANH_: return U_TANH;
+    case FX_OP_SIGMOID:
+    case FX_OP_SIGMOID_: return U_SIGMOID;
+    case FX_OP_RECIPROCAL:
+    case FX_OP_RECIPROCAL_: return U_RECIP;
+    case FX_OP_ABS:
+    case FX_OP_ABS_: return U_ABS;
+    case FX_OP_RELU:
+    case FX_OP_RELU_: return U_RELU;
+    case FX_OP_SILU:
+    case FX_OP_SILU_: return U_SILU;
+    case FX_OP_BITWISE_NOT:
+    case FX_OP_BITWISE_NOT_: return U_BNOT;
+    case FX_OP_LOGICAL_NOT:
+    case FX_OP_LOGICAL_NOT_: return U_LNOT;
+    case FX_OP_GELU:
+    case FX_OP_GELU_: {
         const fx_ivalue *ap = fx_arg(ctx, a, "approximate");
         return (ap && ap->tag == FX_IV_STR && !strcmp(ap->u.s, "tanh")) ? U_GELUT : U_GELU;
     }
