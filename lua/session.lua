@@ -788,6 +788,11 @@ function Trace:_observe(n)
   local prev = self.history[#self.history]
   self.count = self.count + 1
   self.history[#self.history + 1] = n
+  return {prev = prev, mutation = self:_record_mutation(n)}
+end
+
+-- The mutation node n makes (see _mutation_of), numbered and logged; nil when none.
+function Trace:_record_mutation(n)
   local m = self:_mutation_of(n)
   if m then
     local key = m.base.name
@@ -796,7 +801,7 @@ function Trace:_observe(n)
     m.node = n
     self.log[#self.log + 1] = m
   end
-  return {prev = prev, mutation = m}
+  return m
 end
 
 -- The node a tracing tensor stands for, or nil.
@@ -1088,7 +1093,8 @@ function Trace:_postmortem(err, after)
     for _, name in ipairs(self.history_names or {}) do hist[#hist + 1] = self.raw:node(name) end
     self.history = hist
     self.node = self.node_name and self.raw:node(self.node_name) or nil
-    self.bases, self.log = {}, {}
+    self.bases, self.log, self.versions = {}, {}, {}
+    for _, n in ipairs(hist) do self:_record_mutation(n) end
     self.tr = nil
   end
   E.restore(self.snap)

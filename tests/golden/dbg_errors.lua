@@ -52,3 +52,38 @@ function Outer:forward(x)
   return z
 end
 shape = with_inputs(Outer(), torch.ones(2, 3))
+
+-- an in-place update of a parameter that requires grad (functionalization refuses it)
+local MutParam = nn.Module:extend("MutParam")
+function MutParam:init() self.w = nn.Parameter(torch.ones(3)) end
+function MutParam:forward(x)
+  self.w:add_(x)
+  return self.w * 2
+end
+mutparam = with_inputs(MutParam(), torch.ones(3))
+
+-- a metadata mutation of an input
+local Meta = nn.Module:extend("MetaMutation")
+function Meta:forward(x)
+  x:transpose_(0, 1)
+  return x + 1
+end
+metamut = with_inputs(Meta(), torch.ones(2, 3))
+
+-- an in-place op on an expanded view (one element written through several positions)
+local Expand = nn.Module:extend("ExpandWrite")
+function Expand:forward(x)
+  local e = x:expand(2, 3)
+  e:add_(1)
+  return e
+end
+expandwrite = with_inputs(Expand(), torch.ones(1, 3))
+
+-- a mutated input that shares storage with another input
+local Alias = nn.Module:extend("AliasedInputs")
+function Alias:forward(a, b)
+  a:add_(1)
+  return a + b
+end
+local shared = torch.ones(3)
+aliased = with_inputs(Alias(), shared, shared)

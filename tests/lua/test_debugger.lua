@@ -306,6 +306,10 @@ T.test("post-mortem: a failed export stops the session with its context, module 
     {param, {}, "attribute_assignment"},
     {datadep, {}, "data_dependent"},
     {shape, {}, "shape"},
+    {mutparam, {}, "mutation_of_parameter"},
+    {metamut, {}, "metadata_mutation"},
+    {expandwrite, {}, "argument"},
+    {aliased, {}, "aliased_input_mutation"},
   }
   for _, c in ipairs(cases) do
     local mod, opts, kind = c[1], c[2], c[3]
