@@ -146,6 +146,20 @@ static const fx_opdef *view_op_of(const fx_node *r) {
 static fx_node *replay_view(fstate *s, int i, fx_node *on) {
     const fx_node *r = s->raw_nodes[i];
     const fx_opdef *vop = view_op_of(r);
+    const fx_tensor *src = fx_node_tensor(on), *want = fx_node_tensor(r);
+    if (vop->id == FX_OP_VIEW && src && want) {
+        /* A base's functional value can have other strides than eager's storage (a write through
+         * a transpose scattered back by transposing again): view a contiguous copy of it then,
+         * which holds the same values, instead of failing where eager's view succeeded. */
+        int64_t st[FX_MAX_DIMS];
+        if (!fx_view_strides(fx_tensor_ndim(src), fx_tensor_sizes(src), fx_tensor_strides(src),
+                             fx_tensor_ndim(want), fx_tensor_sizes(want), st)) {
+            fx_ivalue ca[2] = {fx_iv_node(on), fx_iv_str("torch.contiguous_format")};
+            on = emit(s, FX_OP_CLONE, ca, 2, r);
+            fx_ivalue_clear(&ca[1]);
+            if (!on) return NULL;
+        }
+    }
     fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0};
     int na = r->nargs, rc = FX_OK, made = 0;
     for (; made < na && !rc; made++) {
