@@ -312,9 +312,32 @@ local function frame_env(s, extra)
 end
 D.frame_env = frame_env
 
--- `%name` in typed code means "the node called name" (its value): rewritten to __node("name").
+-- `%name` in typed code means "the node called name" (its value): rewritten to __node("name"),
+-- outside string literals, where `%` does not follow a value (so `a % b` stays a modulo).
 local function rewrite_nodes(text)
-  return (("\0" .. text):gsub("([^%w_%)%]\"'])%%([%a_][%w_]*)", '%1__node("%2")'):sub(2))
+  local out, i, n = {}, 1, #text
+  local prev = ""                       -- last non-blank character copied
+  while i <= n do
+    local c = text:sub(i, i)
+    if c == '"' or c == "'" then
+      local j = i + 1
+      while j <= n and text:sub(j, j) ~= c do
+        if text:sub(j, j) == "\\" then j = j + 1 end
+        j = j + 1
+      end
+      out[#out + 1] = text:sub(i, j)
+      prev, i = c, j + 1
+    elseif c == "%" and not prev:match("[%w_%)%]}]") and text:sub(i + 1):match("^[%a_]") then
+      local name = text:match("^[%a_][%w_]*", i + 1)
+      out[#out + 1] = '__node("' .. name .. '")'
+      prev, i = ")", i + 1 + #name
+    else
+      out[#out + 1] = c
+      if not c:match("%s") then prev = c end
+      i = i + 1
+    end
+  end
+  return table.concat(out)
 end
 
 -- The value a node name stands for in the current session: a run session's computed value, a
