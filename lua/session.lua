@@ -6,8 +6,9 @@
 -- A trace session runs the same export machinery as torch.export.export (export.lua's
 -- export_begin / export_resume / export_complete, with its snapshot and restore), but resumes
 -- the coroutine that runs forward step by step. The tracer hands every recorded node to the
--- session's hook (lua/lx_session.c), which pauses the coroutine at its next Lua instruction; the
--- driver here then looks at each node recorded since the last pause, in order, and decides
+-- session's hook (lua/lx_session.c), which pauses the coroutine once the statement that recorded
+-- it has finished; the driver here then looks at each node recorded since the last pause, in
+-- order, and decides
 -- whether it is a stop: the stepping mode (step N nodes, next line, finish the module call) or a
 -- breakpoint. A stop returns a Stop object whose tostring is the banner of API.md §6. While
 -- paused, the REPL runs in the main thread with the eager context: nothing it does is recorded.
@@ -123,7 +124,7 @@ local function node_inputs(n)
   return out
 end
 
-local function current_session(s, verb)
+local function current_session(s)
   s = s or fxdb.session
   if s == nil then
     error("no debugger session: start one with :trace EXPR (fxdb.trace(m, args)) or " ..
@@ -231,7 +232,7 @@ function fxdb.watch(target)
   return fxdb.break_on({"watch", trim(target)})
 end
 
-local function find_break(n, verb)
+local function find_break(n)
   for i, b in ipairs(D.breaks) do
     if b.id == n then return b, i end
   end
@@ -650,7 +651,6 @@ local function hit_break(hits)
   local why = #whys > 0 and ("  (" .. table.concat(whys, "; ") .. ")") or ""
   return "[" .. table.concat(parts, "; ") .. "]" .. why
 end
-D.hit_break = hit_break
 
 -- The verbs as session methods (API.md: s:break_on{...}, s:watch("state")). Breakpoints and
 -- displays are fxdb's, shared by every session.
@@ -704,7 +704,6 @@ function fxdb.trace(m, args, opts)
   s.job = job
   s.raw = s.tr:raw_graph()
   -- what each placeholder stands for, for "new version 2 of buffer 'state'"
-  local infos = {}
   for _, st in ipairs(job.state) do
     local name = s.tr:node_of(st.traced)
     if name then
@@ -788,7 +787,6 @@ function Trace:_mutation_of(n)
   if n.op ~= "call_function" then return nil end
   if n.target == "fxdb.assign_buffer" then
     local b = n.args[1]
-    local l = is_node(b) and self.labels[b.name]
     return {base = b, placeholder = b and b.name, target = n.args[3], kind = "BUFFER",
             chain = {}, op = "buffer assignment"}
   end
@@ -1999,7 +1997,6 @@ function fxdb.report(m, args, opts)
     if a then
       checked = checked + 1
       local s = fxdb.trace(mod, a, {strict = strict, real = opts.real, detached = true})
-      s.ignore_breaks = true
       local saved = D.breaks
       D.breaks = {}
       local okc, res = pcall(function() return s:continue() end)
