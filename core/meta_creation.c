@@ -401,7 +401,9 @@ static int check_into(const fx_opctx *ctx, const fx_tensor *dst, const fx_ivalue
     int64_t shape[FX_MAX_DIMS];
     int n, rc;
     const fx_tensor *s = src->u.t;
-    if (fx_tensor_is_meta(s) && !fx_tensor_is_meta(dst))
+    /* only when data would move: a meta-mode dispatch (shape propagation, e.g. while
+     * functionalizing a graph traced with real values) copies nothing */
+    if (ctx->ctx->mode != FX_MODE_META && fx_tensor_is_meta(s) && !fx_tensor_is_meta(dst))
         return fx_err_setf(ctx->err, FX_EARG, "Cannot copy out of meta tensor; no data!");
     if ((rc = fx_broadcast_shape(dst->ndim, dst->sizes, s->ndim, s->sizes, &n, shape, ctx->err)))
         return rc;

@@ -122,7 +122,9 @@ static int l_tracer_new(lua_State *L) {
         real = lua_toboolean(L, -1);
         lua_pop(L, 1);
     }
-    lx_tracer *t = lua_newuserdatauv(L, sizeof *t, 2); /* [tracer] */
+    /* user values: 1 the bound coroutine (kept alive so __gc can unbind it), 2 the debugger's
+     * step hook, 3 the parent tracer of a higher-order op's body */
+    lx_tracer *t = lua_newuserdatauv(L, sizeof *t, 3); /* [tracer] */
     memset(t, 0, sizeof *t);
     luaL_setmetatable(L, LX_TRACER);
     t->L = L;
@@ -741,7 +743,7 @@ static int l_tracer_set_parent(lua_State *L) {
     lx_tracer *t = check_tracer(L, 1);
     fx_tracer_set_parent(t->tr, check_tracer(L, 2)->tr);
     lua_pushvalue(L, 2);
-    lua_setiuservalue(L, 1, 2); /* keep the parent alive as long as the body tracer */
+    lua_setiuservalue(L, 1, 3); /* keep the parent alive as long as the body tracer */
     return 0;
 }
 
