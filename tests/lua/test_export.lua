@@ -230,6 +230,22 @@ T.test("writes through split, unbind and diagonal pieces are scattered back", fu
   end
 end)
 
+T.test("tracing with real values: same program as on meta tensors, node values are real", function()
+  local M = nn.Module:extend("M")
+  function M:init() self:register_buffer("c", torch.zeros(2, 3)) end
+  function M:forward(x)
+    local k = x * 2
+    self.c[{"0:1"}] = k
+    return self.c + 1
+  end
+  local x = torch.ones(1, 3)
+  local real = torch.export.export(M(), {x}, {real = true})
+  local meta = torch.export.export(M(), {x})
+  T.eq(tostring(real.graph), tostring(meta.graph))
+  local v = real.raw_graph:node("mul").meta.value
+  T.truthy(v and v:tolist()[1][1] == 2, "the raw node holds its real value")
+end)
+
 T.test("reinplace: the demo model's state updates become in-place again, same values", function()
   local Demo = nn.Module:extend("Demo")
   function Demo:init()
