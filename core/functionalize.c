@@ -142,23 +142,31 @@ static const fx_opdef *view_op_of(const fx_node *r) {
     return is_metadata_mutation(r->aten) ? fx_op_get(r->aten->twin) : r->aten;
 }
 
+/* `on` itself when aten.view can give it the shape (ndim, sizes); else a contiguous clone of it.
+ * A functional value can have other strides than eager's storage (a write through a transpose
+ * scattered back by transposing the result of an op that returns a contiguous tensor): view a
+ * contiguous copy then, which holds the same values, where PyTorch's replayed view would fail
+ * although eager's view succeeded. NULL on error. */
+static fx_node *viewable(fstate *s, fx_node *on, int ndim, const int64_t *sizes, const fx_node *raw) {
+    const fx_tensor *src = fx_node_tensor(on);
+    int64_t st[FX_MAX_DIMS];
+    if (!src || fx_view_strides(fx_tensor_ndim(src), fx_tensor_sizes(src), fx_tensor_strides(src),
+                                ndim, sizes, st))
+        return on;
+    fx_ivalue ca[2] = {fx_iv_node(on), fx_iv_str("torch.contiguous_format")};
+    fx_node *c = emit(s, FX_OP_CLONE, ca, 2, raw);
+    fx_ivalue_clear(&ca[1]);
+    return c;
+}
+
 /* Replays raw view node i (a view op) on functional value `on`. */
 static fx_node *replay_view(fstate *s, int i, fx_node *on) {
     const fx_node *r = s->raw_nodes[i];
     const fx_opdef *vop = view_op_of(r);
-    const fx_tensor *src = fx_node_tensor(on), *want = fx_node_tensor(r);
-    if (vop->id == FX_OP_VIEW && src && want) {
-        /* A base's functional value can have other strides than eager's storage (a write through
-         * a transpose scattered back by transposing again): view a contiguous copy of it then,
-         * which holds the same values, instead of failing where eager's view succeeded. */
-        int64_t st[FX_MAX_DIMS];
-        if (!fx_view_strides(fx_tensor_ndim(src), fx_tensor_sizes(src), fx_tensor_strides(src),
-                             fx_tensor_ndim(want), fx_tensor_sizes(want), st)) {
-            fx_ivalue ca[2] = {fx_iv_node(on), fx_iv_str("torch.contiguous_format")};
-            on = emit(s, FX_OP_CLONE, ca, 2, r);
-            fx_ivalue_clear(&ca[1]);
-            if (!on) return NULL;
-        }
+    const fx_tensor *want = fx_node_tensor(r);
+    if (vop->id == FX_OP_VIEW && want) {
+        on = viewable(s, on, fx_tensor_ndim(want), fx_tensor_sizes(want), r);
+        if (!on) return NULL;
     }
     fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0};
     int na = r->nargs, rc = FX_OK, made = 0;
@@ -314,6 +322,8 @@ static fx_node *scatter_one(fstate *s, int i, fx_node *val, const fx_node *cause
     case FX_OP_SQUEEZE_DIM:
     case FX_OP_SQUEEZE_DIMS: {
         if (!pt) break;
+        val = viewable(s, val, fx_tensor_ndim(pt), fx_tensor_sizes(pt), cause);
+        if (!val) return NULL;
         fx_ivalue l;
         if (fx_iv_int_list(fx_tensor_ndim(pt), fx_tensor_sizes(pt), &l, s->err)) return NULL;
         a[0] = fx_iv_node(val), a[1] = l;
@@ -437,6 +447,20 @@ static int do_inplace(fstate *s, int i) {
         } else {
             val = scatter_one(s, v, val, r);
         }
+        if (!val) {
+            fx_strbuf_free(&path);
+            return s->err->code ? s->err->code : FX_EINTERNAL;
+        }
+    }
+    /* Views of the base are replayed on its new value, and as_strided / view depend on its
+     * layout: a write scattered back through a transpose of an op that returns a contiguous
+     * result (scatter_, masked_fill_, ...) leaves a transposed value where eager's storage is
+     * still contiguous. Keep a contiguous base contiguous. */
+    const fx_tensor *bt = fx_node_tensor(s->raw_nodes[b]), *vt = fx_node_tensor(val);
+    if (bt && vt && fx_tensor_is_contiguous(bt) && !fx_tensor_is_contiguous(vt)) {
+        fx_ivalue ca[2] = {fx_iv_node(val), fx_iv_str("torch.contiguous_format")};
+        val = emit(s, FX_OP_CLONE, ca, 2, r);
+        fx_ivalue_clear(&ca[1]);
         if (!val) {
             fx_strbuf_free(&path);
             return s->err->code ? s->err->code : FX_EINTERNAL;
