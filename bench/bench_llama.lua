@@ -47,7 +47,8 @@ local function median(t)
 end
 
 if mode == "decode" then
-  local threads, tool, ntok = tonumber(arg[3]), arg[4], tonumber(arg[5] or 64)
+  local label, tool, ntok = arg[3], arg[4], tonumber(arg[5] or 64)
+  local threads = tonumber((label:gsub("%D", "")))
   local eager = llama.build(cfg)
   local model = llama.share_weights(eager)
   local wbytes = llama.weight_bytes(eager)
@@ -80,7 +81,7 @@ if mode == "decode" then
   p:close()
   local limit = gbs * 1e9 / wbytes
   local exp_tps = 1 / median(t_exp)
-  print(string.format("%-12s %3d %10.1f %10.1f %10.1f %10.1f %10.2f %7.0f%%", name, threads,
+  print(string.format("%-12s %3s %10.1f %10.1f %10.1f %10.1f %10.2f %7.0f%%", name, label,
                       1 / median(t_eager), exp_tps, 1 / t_steady, limit, wbytes * exp_tps / 1e9,
                       100 * exp_tps / limit))
 elseif mode == "export" then

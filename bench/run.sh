@@ -50,10 +50,15 @@ bench bench_interp libfxdb.a
 make --no-print-directory -s BUILD="$BUILD" "$BUILD/fxdb"
 echo "== bench_llama decode (tokens/s; limit = memcpy GB/s / weight bytes; exported = ep:module() per position)"
 "$BUILD/fxdb" bench/bench_llama.lua header decode
+# "2p": 2 threads with OMP_WAIT_POLICY=passive — on a machine shared with other jobs, OpenMP's
+# default spinning makes a preempted worker stall every parallel region.
 for cfg in stories15M stories110M; do
-    for th in 1 2; do
-        OMP_NUM_THREADS=$th OPENBLAS_NUM_THREADS=$th "$BUILD/fxdb" bench/bench_llama.lua decode "$cfg" "$th" \
-            "$BUILD/bench/bench_interp" "${LLAMA_TOKENS:-64}"
+    for th in 1 2 2p; do
+        n=${th%p}
+        set -- env OMP_NUM_THREADS="$n" OPENBLAS_NUM_THREADS="$n"
+        [ "$th" = 2p ] && set -- "$@" OMP_WAIT_POLICY=passive
+        "$@" "$BUILD/fxdb" bench/bench_llama.lua decode "$cfg" "$th" "$BUILD/bench/bench_interp" \
+            "${LLAMA_TOKENS:-64}"
     done
 done
 echo
