@@ -21,7 +21,7 @@ math.h setjmp.h signal.h stdalign.h stdarg.h stdatomic.h stdbool.h stddef.h stdi
 stdlib.h stdnoreturn.h string.h tgmath.h threads.h time.h uchar.h wchar.h wctype.h
 aio.h arpa/inet.h dirent.h dlfcn.h fcntl.h fnmatch.h glob.h grp.h iconv.h langinfo.h libgen.h
 netdb.h netinet/in.h poll.h pthread.h pwd.h regex.h sched.h semaphore.h spawn.h strings.h
-syslog.h termios.h unistd.h utime.h wordexp.h alloca.h endian.h'
+syslog.h termios.h unistd.h utime.h wordexp.h alloca.h endian.h malloc.h'
 
 violations=0
 
