@@ -102,23 +102,93 @@ end
 
 -- ---- helpers ---------------------------------------------------------------------------------------
 
--- Names of forward's parameters after self (PyTorch names user inputs after them; *args become
--- args_0, args_1, ...).
+-- Names of forward's parameters after self (PyTorch names user inputs after them; the values of
+-- a vararg forward are args_0, args_1, ..., counted from the first vararg).
 local function input_names(m, n)
   local f = m.forward
   local names = {}
-  local info = type(f) == "function" and debug.getinfo(f, "u") or {nparams = 0}
+  local info = type(f) == "function" and debug.getinfo(f, "u") or {nparams = 1}
+  local nnamed = (info.nparams or 1) - 1
   for i = 1, n do
-    local name = type(f) == "function" and debug.getlocal(f, i + 1) or nil
-    if name == nil then name = (info.isvararg and "args_" or "arg") .. (i - 1) end
+    local name = type(f) == "function" and i <= nnamed and debug.getlocal(f, i + 1) or nil
+    if name == nil then name = (info.isvararg and "args_" or "arg") .. (i - nnamed - 1) end
     names[i] = name
   end
   return names
 end
 
+-- ---- pytrees ---------------------------------------------------------------------------------------
+-- fxdb's pytree: a plain table (no metatable) is a container; its children come in order: the
+-- list part 1..#t, then every other key sorted (numbers before strings). PyTorch keeps a dict's
+-- insertion order, which a Lua table does not have; sorted keys are the stable substitute.
+
+local function is_container(v)
+  return type(v) == "table" and getmetatable(v) == nil
+end
+
+local function tree_keys(t)
+  local n, keys, extra = #t, {}, {}
+  for i = 1, n do keys[i] = i end
+  for k in next, t do
+    if not (math.type(k) == "integer" and k >= 1 and k <= n) then extra[#extra + 1] = k end
+  end
+  table.sort(extra, function(a, b)
+    local ta, tb = type(a), type(b)
+    if ta ~= tb then return ta == "number" end
+    return a < b
+  end)
+  for _, k in ipairs(extra) do keys[#keys + 1] = k end
+  return keys, n
+end
+
+-- Replaces every tensor leaf of v by leaf(tensor, path_name) (the tree is copied); path names
+-- follow PyTorch's input naming: name_0, name_1 for list items, name_key for other keys.
+local function tree_map_named(v, name, leaf)
+  if torch.is_tensor(v) then return leaf(v, name) end
+  if not is_container(v) then return v end
+  local out, keys, n = {}, tree_keys(v)
+  for _, k in ipairs(keys) do
+    local kn = (math.type(k) == "integer" and k >= 1 and k <= n) and (k - 1) or k
+    out[k] = tree_map_named(v[k], name .. "_" .. tostring(kn), leaf)
+  end
+  return out
+end
+
+-- A trailing table with only string keys is a call's keyword arguments (API.md §2): its leaves
+-- are named by their keys alone, as PyTorch names kwargs inputs.
+local function is_kwargs(v)
+  if not is_container(v) or #v > 0 or next(v) == nil then return false end
+  for k in next, v do if type(k) ~= "string" then return false end end
+  return true
+end
+
+-- Maps the user arguments of a call (args[1..n]) with leaf(tensor, name), names from `names`.
+local function map_inputs(args, n, names, leaf)
+  local out = {}
+  for i = 1, n do
+    local a = args[i]
+    if i == n and is_kwargs(a) then
+      out[i] = {}
+      for _, k in ipairs((tree_keys(a))) do out[i][k] = tree_map_named(a[k], k, leaf) end
+    else
+      out[i] = tree_map_named(a, names[i], leaf)
+    end
+  end
+  return out
+end
+
+-- The tensors of a call's arguments in pytree order (what the graph's user inputs are).
+local function flatten_inputs(args, n)
+  local leaves = {}
+  local anon = setmetatable({}, {__index = function() return "arg" end}) -- names are not needed
+  map_inputs(args, n or args.n or #args, anon, function(t) leaves[#leaves + 1] = t; return t end)
+  return leaves
+end
+
+-- Outputs: every leaf of the returned values, in pytree order (tensors and other values).
 local function flatten(v, out)
-  if type(v) == "table" and not torch.is_tensor(v) and getmetatable(v) == nil then
-    for i = 1, #v do flatten(v[i], out) end
+  if is_container(v) then
+    for _, k in ipairs((tree_keys(v))) do flatten(v[k], out) end
   else
     out[#out + 1] = v
   end
@@ -160,16 +230,23 @@ end
 
 -- A mutated user input that shares storage with another input: aot_autograd would need a
 -- synthetic base, which the export workflow refuses.
-local function check_aliased_inputs(ep, args, names, nargs)
+local function check_aliased_inputs(ep, leaves)
+  -- user-input placeholders come in leaf order; mutations name them by placeholder name
+  local names, k = {}, 0
+  for _, spec in ipairs(ep.graph_signature.input_specs) do
+    if spec.kind == "USER_INPUT" then
+      k = k + 1
+      names[k] = spec.arg.name
+    end
+  end
   local mutated = {}
   for _, spec in ipairs(ep.graph_signature.output_specs) do
     if spec.kind == "USER_INPUT_MUTATION" then mutated[spec.target] = true end
   end
-  for i = 1, nargs do
-    for j = 1, nargs do
-      local a, b = args[i], args[j]
-      if i ~= j and mutated[names[i]] and torch.is_tensor(a) and torch.is_tensor(b)
-         and fxdb._same_storage(a, b) then
+  for i = 1, #leaves do
+    for j = 1, #leaves do
+      local a, b = leaves[i].tensor, leaves[j].tensor
+      if i ~= j and mutated[names[i]] and fxdb._same_storage(a, b) then
         export_error("aliased_input_mutation",
           "Encountered aliased inputs that are mutated in the graph, but this is not supported " ..
           "in the aot_export workflow (input '" .. names[i] .. "' is mutated and shares storage " ..
@@ -204,19 +281,15 @@ local function export_begin(m, args, opts, strict, tr)
   end
 
   local nargs = args.n or #args
-  local names, targs = input_names(m, nargs), {}
-  for i = 1, nargs do
-    local a = args[i]
-    if torch.is_tensor(a) then
-      targs[i] = tr:input("USER_INPUT", names[i], nil, false, a)
-    else
-      targs[i] = a
-    end
-  end
+  local names, leaves = input_names(m, nargs), {}
+  local targs = map_inputs(args, nargs, names, function(t, name)
+    leaves[#leaves + 1] = {tensor = t, name = name}
+    return tr:input("USER_INPUT", name, nil, false, t)
+  end)
 
   return {m = m, args = args, opts = opts, strict = strict, tr = tr, paths = paths,
           module_stack = {}, state = state, statelist = statelist, names = names, targs = targs,
-          nargs = nargs,
+          nargs = nargs, leaves = leaves,
           co = coroutine.create(function(...) return m(...) end)}
 end
 
@@ -287,10 +360,12 @@ local function export_complete(job, res)
     end
   end
 
-  tr:finish(flatten(table.pack(table.unpack(res, 2, res.n)), {}))
+  local outs = {}
+  for i = 2, res.n do flatten(res[i], outs) end -- the returned values, pytrees flattened
+  tr:finish(outs)
   local ep = tr:build(statelist, {training_ir = opts.ir == "training",
                                   lift_mutated_constants = opts.lift_mutated_constants})
-  check_aliased_inputs(ep, args, names, nargs)
+  check_aliased_inputs(ep, job.leaves)
   return ep
 end
 
@@ -330,6 +405,13 @@ function torch.export.export(m, args, opts)
 end
 
 E.snapshot, E.restore, E.user_frame, E.input_names = snapshot, restore, user_frame, input_names
+-- flatten_outputs(packed): the leaves of a table.pack of returned values
+E.flatten_inputs = flatten_inputs
+function E.flatten_outputs(packed)
+  local out = {}
+  for i = 1, packed.n or #packed do flatten(packed[i], out) end
+  return out
+end
 
 -- ---- grad mode -------------------------------------------------------------------------------------
 -- torch.no_grad(fn, ...): runs fn with grad mode off (PyTorch's `with torch.no_grad():` block),

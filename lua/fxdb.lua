@@ -89,11 +89,17 @@ end
 
 -- ---- running and checking -------------------------------------------------------------------------
 
+-- The graph's user inputs for a call's arguments: every tensor, pytrees flattened (export.lua).
 local function user_tensors(args)
+  return E.flatten_inputs(args or {}, args and (args.n or #args) or 0)
+end
+
+-- Copies of the arguments with every tensor (also inside tables) cloned.
+local function clone_args(v)
+  if torch.is_tensor(v) then return v:clone() end
+  if type(v) ~= "table" or getmetatable(v) ~= nil then return v end
   local out = {}
-  for i = 1, (args and (args.n or #args) or 0) do
-    if torch.is_tensor(args[i]) then out[#out + 1] = args[i] end
-  end
+  for k, x in pairs(v) do out[k] = clone_args(x) end
   return out
 end
 
@@ -163,15 +169,8 @@ function fxdb.check(m, ep, args)
   for i, s in ipairs(state) do saved[i] = s.tensor:clone() end
   local snap = E.snapshot(m)
   -- eager runs on clones of the inputs, so input mutations can be compared and args stay intact
-  local eager_args, user_index = {}, {}
-  for i = 1, (args.n or #args) do
-    local a = args[i]
-    if torch.is_tensor(a) then
-      a = a:clone()
-      user_index[#user_index + 1] = a
-    end
-    eager_args[i] = a
-  end
+  local eager_args = clone_args(args)
+  local user_index = user_tensors(eager_args)
   local eager_inputs = {}
   local k = 0
   for _, spec in ipairs(ep.graph_signature.input_specs) do
@@ -182,9 +181,7 @@ function fxdb.check(m, ep, args)
   end
   local eager = table.pack(m(table.unpack(eager_args, 1, args.n or #args)))
   -- outputs may alias module state (return self.cache): copy them before the state is restored
-  for i = 1, eager.n do
-    if torch.is_tensor(eager[i]) then eager[i] = eager[i]:clone() end
-  end
+  for i = 1, eager.n do eager[i] = clone_args(eager[i]) end
   local eager_state = {}
   for _, s in ipairs(m:_named_state()) do eager_state[s.path] = s.tensor:clone() end
   E.restore(snap)
@@ -192,15 +189,7 @@ function fxdb.check(m, ep, args)
     for i, s in ipairs(state) do s.tensor:copy_(saved[i]) end
   end)
 
-  local flat = {}
-  for i = 1, eager.n do
-    local v = eager[i]
-    if type(v) == "table" and not torch.is_tensor(v) then
-      for _, x in ipairs(v) do flat[#flat + 1] = x end
-    else
-      flat[#flat + 1] = v
-    end
-  end
+  local flat = E.flatten_outputs(eager)
   local c = setmetatable({ok = true, max_abs_error = 0, entries = {}, noutputs = 0, nbuffers = 0}, CHECK_MT)
   local function compare(what, ref, got)
     local e = {what = what, type = torch.is_tensor(ref) and fxdb._type_str(ref) or type(ref)}

@@ -627,12 +627,27 @@ static int l_module(lua_State *L) {
  * against the example values; fxdb simply drops them). */
 static int gm_call(lua_State *L) {
     lx_gm *m = check_gm(L, 1);
-    int top = lua_gettop(L), nargs = 0;
-    for (int i = 2; i <= top; i++)
-        if (lx_to_tensor(L, i)) nargs++;
-    fx_ivalue *in = lx_ivbox_new(L, nargs); /* [gm, args..., box] */
-    for (int i = 2, k = 0; i <= top; i++)
-        if (lx_to_tensor(L, i)) lx_to_ivalue(L, i, &in[k++]);
+    int top = lua_gettop(L);
+    /* the graph's inputs: every tensor of the arguments, tables flattened as export flattened
+     * them (torch._export.flatten_inputs in export.lua) */
+    lua_getglobal(L, "torch");                          /* [gm, args..., torch] */
+    lua_getfield(L, -1, "_export");
+    lua_getfield(L, -1, "flatten_inputs");              /* [.., torch, E, f] */
+    lua_createtable(L, top - 1, 0);
+    for (int i = 2; i <= top; i++) {
+        lua_pushvalue(L, i);
+        lua_rawseti(L, -2, i - 1);
+    }
+    lua_pushinteger(L, top - 1);
+    lua_call(L, 2, 1);                                  /* [.., torch, E, leaves] */
+    int leaves = lua_gettop(L);
+    int nargs = (int)lua_rawlen(L, leaves);
+    fx_ivalue *in = lx_ivbox_new(L, nargs);             /* [.., leaves, box] */
+    for (int k = 0; k < nargs; k++) {
+        lua_rawgeti(L, leaves, k + 1);
+        lx_to_ivalue(L, -1, &in[k]);
+        lua_pop(L, 1);
+    }
     fx_interp_opts o = {0};
     o.attr = gm_attr;
     o.attr_ud = m;

@@ -22,9 +22,7 @@ end)
 
 P.modes(function(strict, mode)
   local m = Dictionary()
-  P.pending("dictionary graph and signature, " .. mode,
-    "lua/export.lua flattens only Lua lists: a returned dict is dropped, the graph returns ()",
-    function()
+  T.test("dictionary graph and signature, " .. mode, function()
       local ep = torch.export.export(m, {x, y}, {strict = strict})
       P.program(ep, "placeholder:x placeholder:y mul=aten.mul.Tensor mul_1=aten.mul.Tensor " ..
         "output:output", "x: USER_INPUT\ny: USER_INPUT", "mul_1: USER_OUTPUT")

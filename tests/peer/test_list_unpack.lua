@@ -18,9 +18,7 @@ end)
 
 P.modes(function(strict, mode)
   local m = ListUnpack()
-  P.pending("list_unpack graph and signature, " .. mode,
-    "lua/export.lua passes a Lua list input through untraced: its tensors are lifted as " ..
-    "constants instead of becoming the user inputs args_0, args_1, args_2", function()
+  T.test("list_unpack graph and signature, " .. mode, function()
       local ep = torch.export.export(m, {args}, {strict = strict})
       P.program(ep, "placeholder:args_0 placeholder:args_1 placeholder:args_2 add=aten.add.Tensor " ..
         "output:output", "args_0: USER_INPUT\nargs_1: USER_INPUT\nargs_2: USER_INPUT",
