@@ -108,7 +108,8 @@ local function input_names(m, n)
   local f = m.forward
   local names = {}
   local info = type(f) == "function" and debug.getinfo(f, "u") or {nparams = 1}
-  local nnamed = (info.nparams or 1) - 1
+  -- named parameters after self (a bare vararg wrapper takes self in its varargs: none)
+  local nnamed = math.max((info.nparams or 1) - 1, 0)
   for i = 1, n do
     local name = type(f) == "function" and i <= nnamed and debug.getlocal(f, i + 1) or nil
     if name == nil then name = (info.isvararg and "args_" or "arg") .. (i - nnamed - 1) end
