@@ -7,9 +7,14 @@
 #define KB_UTIL_H
 
 #include <math.h>
+#include <setjmp.h>
 #include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "core/fx.h"
 
@@ -194,6 +199,87 @@ KB_FN int kb_oom_sweep(int (*fn)(void)) {
         failures++;
     }
     return -1;
+}
+
+/* ---- shared by the sweep tests (gather, shape_ops, nn_kernels, linalg, index, views) ---------- */
+
+/* The eager context the tests dispatch through; kb_setup initializes it (a cmocka group setup). */
+static fx_ctx g_eager __attribute__((unused));
+KB_FN int kb_setup(void **state) {
+    (void)state;
+    fx_ctx_init(&g_eager, FX_MODE_EAGER);
+    return 0;
+}
+
+/* Every dtype, for dtype sweeps. */
+static const fx_dtype k_dtypes[] __attribute__((unused)) = {
+    FX_DTYPE_F32, FX_DTYPE_F64, FX_DTYPE_F16, FX_DTYPE_BF16, FX_DTYPE_I64,
+    FX_DTYPE_I32, FX_DTYPE_I16, FX_DTYPE_I8,  FX_DTYPE_U8,   FX_DTYPE_BOOL};
+#define NDT 10
+
+/* Input layouts of a sweep: contiguous, transposed, sliced with gaps, expanded (stride 0). */
+enum { L_CONTIG, L_TRANS, L_GAPPED, L_EXPANDED, L_COUNT };
+
+/* Small whole values every dtype holds exactly: element i of a tensor made with `seed`. */
+KB_FN double ival(fx_dtype dt, int64_t i, int seed) {
+    if (dt == FX_DTYPE_BOOL) return (double)((i * 3 + seed) % 2);
+    return (double)((i * 5 + seed) % 11);
+}
+
+/* A cpu tensor of `sizes` in `layout` whose element i (row-major) is val(dt, i, seed); the
+ * expanded layout broadcasts dim 0 from size 1 (stride 0), so its rows repeat row 0. New
+ * reference. */
+typedef double (*kb_value_fn)(fx_dtype dt, int64_t i, double seed);
+KB_FN fx_tensor *kb_make_with(fx_dtype dt, int nd, const int64_t *sizes, int layout,
+                              kb_value_fn val, double seed) {
+    fx_tensor *t = NULL;
+    if (layout == L_EXPANDED && nd > 0 && sizes[0] > 1) {
+        int64_t one[FX_MAX_DIMS], st[FX_MAX_DIMS];
+        memcpy(one, sizes, sizeof(int64_t) * (size_t)nd);
+        one[0] = 1;
+        fx_tensor *b = kb_tensor(dt, nd, one, NULL, 0, 0);
+        for (int64_t i = 0; i < fx_tensor_numel(b); i++)
+            fx_dtype_store_f64(dt, fx_tensor_data(b), i, val(dt, i, seed));
+        memcpy(st, fx_tensor_strides(b), sizeof(int64_t) * (size_t)nd);
+        st[0] = 0;
+        fx_tensor_as_strided(b, nd, sizes, st, 0, &t, &kb_err);
+        fx_tensor_release(b);
+        return t;
+    }
+    t = layout == L_TRANS    ? kb_transposed(dt, nd, sizes, 0, 0)
+        : layout == L_GAPPED ? kb_gapped(dt, nd, sizes, 0, 0)
+                             : kb_tensor(dt, nd, sizes, NULL, 0, 0);
+    int64_t n = fx_tensor_numel(t), idx[FX_MAX_DIMS];
+    for (int64_t i = 0; i < n; i++) {
+        int64_t q = i;
+        for (int d = nd - 1; d >= 0; d--) idx[d] = q % sizes[d], q /= sizes[d];
+        fx_tensor_set_f64(t, idx, val(dt, i, seed));
+    }
+    return t;
+}
+
+KB_FN double kb_ival(fx_dtype dt, int64_t i, double seed) { return ival(dt, i, (int)seed); }
+
+/* kb_make_with the small whole values of ival. */
+KB_FN fx_tensor *make(fx_dtype dt, int nd, const int64_t *sizes, int layout, int seed) {
+    return kb_make_with(dt, nd, sizes, layout, kb_ival, seed);
+}
+
+/* Runs a cmocka group and fails it when core allocations are left live (a leak). */
+#define kb_run(tests, setup, teardown)                                                         \
+    kb_run_((tests), sizeof(tests) / sizeof((tests)[0]), #tests, (setup), (teardown))
+KB_FN int kb_run_(const struct CMUnitTest *tests, size_t n, const char *name,
+                  CMFixtureFunction setup, CMFixtureFunction teardown) {
+    fx_registry_init(NULL); /* its schema defaults live for the process */
+    fx_alloc_stats before = fx_alloc_get_stats();
+    int rc = _cmocka_run_group_tests(name, tests, n, setup, teardown);
+    fx_alloc_stats after = fx_alloc_get_stats();
+    if (rc == 0 && after.live_blocks != before.live_blocks) {
+        fprintf(stderr, "leak: %lld blocks still live\n",
+                (long long)(after.live_blocks - before.live_blocks));
+        return 1;
+    }
+    return rc;
 }
 
 #endif

@@ -15,47 +15,6 @@
 #include "core/shape.h"
 #include "tests/unit/kb_util.h"
 
-static fx_ctx g_eager;
-
-static const fx_dtype k_dtypes[] = {FX_DTYPE_F32, FX_DTYPE_F64, FX_DTYPE_F16, FX_DTYPE_BF16,
-                                    FX_DTYPE_I64, FX_DTYPE_I32, FX_DTYPE_I16, FX_DTYPE_I8,
-                                    FX_DTYPE_U8,  FX_DTYPE_BOOL};
-#define NDT 10
-
-enum { L_CONTIG, L_TRANS, L_GAPPED, L_EXPANDED, L_COUNT };
-
-static double ival(fx_dtype dt, int64_t i, int seed) {
-    if (dt == FX_DTYPE_BOOL) return (double)((i * 3 + seed) % 2);
-    return (double)((i * 5 + seed) % 11);
-}
-
-static fx_tensor *make(fx_dtype dt, int nd, const int64_t *sizes, int layout, int seed) {
-    fx_tensor *t = NULL;
-    if (layout == L_EXPANDED && nd > 0 && sizes[0] > 1) {
-        int64_t one[FX_MAX_DIMS], st[FX_MAX_DIMS];
-        memcpy(one, sizes, sizeof(int64_t) * (size_t)nd);
-        one[0] = 1;
-        fx_tensor *b = kb_tensor(dt, nd, one, NULL, 0, 0);
-        for (int64_t i = 0; i < fx_tensor_numel(b); i++)
-            fx_dtype_store_f64(dt, fx_tensor_data(b), i, ival(dt, i, seed));
-        memcpy(st, fx_tensor_strides(b), sizeof(int64_t) * (size_t)nd);
-        st[0] = 0;
-        fx_tensor_as_strided(b, nd, sizes, st, 0, &t, &kb_err);
-        fx_tensor_release(b);
-        return t;
-    }
-    t = layout == L_TRANS    ? kb_transposed(dt, nd, sizes, 0, 0)
-        : layout == L_GAPPED ? kb_gapped(dt, nd, sizes, 0, 0)
-                             : kb_tensor(dt, nd, sizes, NULL, 0, 0);
-    int64_t n = fx_tensor_numel(t), idx[FX_MAX_DIMS];
-    for (int64_t i = 0; i < n; i++) {
-        int64_t q = i;
-        for (int d = nd - 1; d >= 0; d--) idx[d] = q % sizes[d], q /= sizes[d];
-        fx_tensor_set_f64(t, idx, ival(dt, i, seed));
-    }
-    return t;
-}
-
 /* An int64 index tensor of `sizes` in `layout` with values (i * 7 + seed) % bound. */
 static fx_tensor *make_index(fx_dtype dt, int nd, const int64_t *sizes, int layout, int seed,
                              int64_t bound) {
@@ -479,15 +438,7 @@ static void test_meta_and_twins(void **state) {
     fx_tensor_release(m);
 }
 
-static int setup(void **state) {
-    (void)state;
-    fx_ctx_init(&g_eager, FX_MODE_EAGER);
-    return 0;
-}
-
 int main(void) {
-    fx_registry_init(NULL);
-    fx_alloc_stats before = fx_alloc_get_stats();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_index_select),
         cmocka_unit_test(test_gather),
@@ -496,12 +447,5 @@ int main(void) {
         cmocka_unit_test(test_masked_fill),
         cmocka_unit_test(test_meta_and_twins),
     };
-    int rc = cmocka_run_group_tests(tests, setup, NULL);
-    fx_alloc_stats after = fx_alloc_get_stats();
-    if (rc == 0 && after.live_blocks != before.live_blocks) {
-        fprintf(stderr, "leak: %lld blocks still live\n",
-                (long long)(after.live_blocks - before.live_blocks));
-        return 1;
-    }
-    return rc;
+    return kb_run(tests, kb_setup, NULL);
 }

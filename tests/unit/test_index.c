@@ -14,8 +14,6 @@
 
 #include "tests/unit/kb_util.h"
 
-static fx_ctx g_eager;
-
 typedef fx_tensor *(*maker_fn)(fx_dtype, int, const int64_t *, double, double);
 static fx_tensor *make_contig(fx_dtype dt, int nd, const int64_t *s, double sc, double sh) {
     return kb_tensor(dt, nd, s, NULL, sc, sh);
@@ -764,8 +762,6 @@ static int teardown(void **state) {
 }
 
 int main(void) {
-    fx_registry_init(NULL);
-    fx_alloc_stats before = fx_alloc_get_stats();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_index_fixed_cases),
         cmocka_unit_test(test_index_against_reference),
@@ -778,12 +774,5 @@ int main(void) {
         cmocka_unit_test(test_zero_dim_masks),
         cmocka_unit_test(test_allocation_failures),
     };
-    int rc = cmocka_run_group_tests(tests, setup, teardown);
-    fx_alloc_stats after = fx_alloc_get_stats();
-    if (rc == 0 && after.live_blocks != before.live_blocks) {
-        fprintf(stderr, "leak: %lld blocks still live\n",
-                (long long)(after.live_blocks - before.live_blocks));
-        return 1;
-    }
-    return rc;
+    return kb_run(tests, setup, teardown);
 }

@@ -18,47 +18,18 @@
 #include "core/shape.h"
 #include "tests/unit/kb_util.h"
 
-static fx_ctx g_eager;
-
 /* ---- operands -------------------------------------------------------------------------------- */
 
-enum { L_CONTIG, L_TRANS, L_GAPPED, L_EXPANDED, L_COUNT };
+/* Small whole values ((i * 5 + seed) % 7 - 3) a product keeps exact in every dtype; bool and
+ * uint8 get 0/1. operand() lays them out as kb_make_with does. */
+static double operand_value(fx_dtype dt, int64_t i, double seed) {
+    int64_t k = i * 5 + (int64_t)seed;
+    if (dt == FX_DTYPE_BOOL || dt == FX_DTYPE_U8) return (double)(k % 3 == 0);
+    return (double)(k % 7 - 3);
+}
 
-/* A tensor of `sizes` holding small integers ((i * 5 + seed) % 7 - 3) in the given layout.
- * L_EXPANDED broadcasts dim 0 from size 1 (stride 0) when sizes[0] > 1. */
 static fx_tensor *operand(fx_dtype dt, int nd, const int64_t *sizes, int layout, int seed) {
-    fx_tensor *t = NULL;
-    if (layout == L_EXPANDED && nd > 0) {
-        int64_t one[FX_MAX_DIMS];
-        memcpy(one, sizes, sizeof(int64_t) * (size_t)nd);
-        one[0] = 1;
-        fx_tensor *b = kb_tensor(dt, nd, one, NULL, 0, 0);
-        int64_t n = fx_tensor_numel(b);
-        for (int64_t i = 0; i < n; i++)
-            fx_dtype_store_f64(dt, fx_tensor_data(b), i, (double)((i * 5 + seed) % 7 - 3));
-        int64_t st[FX_MAX_DIMS];
-        memcpy(st, fx_tensor_strides(b), sizeof(int64_t) * (size_t)nd);
-        st[0] = 0;
-        fx_tensor_as_strided(b, nd, sizes, st, 0, &t, &kb_err);
-        fx_tensor_release(b);
-        return t;
-    }
-    t = layout == L_TRANS    ? kb_transposed(dt, nd, sizes, 0, 0)
-        : layout == L_GAPPED ? kb_gapped(dt, nd, sizes, 0, 0)
-                             : kb_tensor(dt, nd, sizes, NULL, 0, 0);
-    int64_t n = fx_tensor_numel(t), idx[FX_MAX_DIMS];
-    for (int64_t i = 0; i < n; i++) {
-        int64_t q = i;
-        for (int d = nd - 1; d >= 0; d--) idx[d] = q % sizes[d], q /= sizes[d];
-        fx_tensor_set_f64(t, idx, (double)((i * 5 + seed) % 7 - 3));
-    }
-    if (dt == FX_DTYPE_BOOL || dt == FX_DTYPE_U8)
-        for (int64_t i = 0; i < n; i++) {
-            int64_t q = i;
-            for (int d = nd - 1; d >= 0; d--) idx[d] = q % sizes[d], q /= sizes[d];
-            fx_tensor_set_f64(t, idx, (double)((i * 5 + seed) % 3 == 0));
-        }
-    return t;
+    return kb_make_with(dt, nd, sizes, layout, operand_value, seed);
 }
 
 /* numpy matmul in double: a (na dims) @ b (nb dims) -> out, with *ond / osz its shape. */
@@ -124,11 +95,6 @@ static void expect_matmul_result(const fx_tensor *r, const fx_tensor *a, const f
     }
     free(want);
 }
-
-static const fx_dtype k_dtypes[] = {FX_DTYPE_F32, FX_DTYPE_F64, FX_DTYPE_F16, FX_DTYPE_BF16,
-                                    FX_DTYPE_I64, FX_DTYPE_I32, FX_DTYPE_I16, FX_DTYPE_I8,
-                                    FX_DTYPE_U8,  FX_DTYPE_BOOL};
-#define NDT (sizeof k_dtypes / sizeof k_dtypes[0])
 
 /* ---- mm / bmm / dot / mv ---------------------------------------------------------------------- */
 
@@ -747,15 +713,7 @@ static void test_allocation_failures(void **state) {
     fx_tensor_release(g_y);
 }
 
-static int setup(void **state) {
-    (void)state;
-    fx_ctx_init(&g_eager, FX_MODE_EAGER);
-    return 0;
-}
-
 int main(void) {
-    fx_registry_init(NULL);
-    fx_alloc_stats before = fx_alloc_get_stats();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mm_all_dtypes_layouts),
         cmocka_unit_test(test_mm_random_floats),
@@ -771,12 +729,5 @@ int main(void) {
         cmocka_unit_test(test_meta_shapes),
         cmocka_unit_test(test_allocation_failures),
     };
-    int rc = cmocka_run_group_tests(tests, setup, NULL);
-    fx_alloc_stats after = fx_alloc_get_stats();
-    if (rc == 0 && after.live_blocks != before.live_blocks) {
-        fprintf(stderr, "leak: %lld blocks still live\n",
-                (long long)(after.live_blocks - before.live_blocks));
-        return 1;
-    }
-    return rc;
+    return kb_run(tests, kb_setup, NULL);
 }

@@ -19,11 +19,7 @@
 #include "tests/unit/kb_util.h"
 #include "tests/unit/nn_golden.h"
 
-static fx_ctx g_eager;
-
 /* ---- operands ------------------------------------------------------------------------------ */
-
-enum { L_CONTIG, L_TRANS, L_GAPPED, L_EXPANDED, L_COUNT };
 
 static const fx_dtype k_float_dtypes[] = {FX_DTYPE_F32, FX_DTYPE_F64, FX_DTYPE_F16, FX_DTYPE_BF16};
 #define NFDT 4
@@ -31,33 +27,14 @@ static const fx_dtype k_float_dtypes[] = {FX_DTYPE_F32, FX_DTYPE_F64, FX_DTYPE_F
 /* An irregular value for element i (about [-3, 3]). */
 static double val(int64_t i, double seed) { return sin(0.37 * (double)i + seed) * 2.5 + 0.3 * cos(1.3 * (double)i); }
 
-/* A tensor of `sizes` in the given layout holding val(i, seed) at row-major position i (for
- * L_EXPANDED, dim 0 is broadcast from size 1, so rows repeat). */
-static fx_tensor *make(fx_dtype dt, int nd, const int64_t *sizes, int layout, double seed) {
-    fx_tensor *t = NULL;
-    if (layout == L_EXPANDED && nd > 0 && sizes[0] > 1) {
-        int64_t one[FX_MAX_DIMS], st[FX_MAX_DIMS];
-        memcpy(one, sizes, sizeof(int64_t) * (size_t)nd);
-        one[0] = 1;
-        fx_tensor *b = kb_tensor(dt, nd, one, NULL, 0, 0);
-        for (int64_t i = 0; i < fx_tensor_numel(b); i++)
-            fx_dtype_store_f64(dt, fx_tensor_data(b), i, val(i, seed));
-        memcpy(st, fx_tensor_strides(b), sizeof(int64_t) * (size_t)nd);
-        st[0] = 0;
-        fx_tensor_as_strided(b, nd, sizes, st, 0, &t, &kb_err);
-        fx_tensor_release(b);
-        return t;
-    }
-    t = layout == L_TRANS    ? kb_transposed(dt, nd, sizes, 0, 0)
-        : layout == L_GAPPED ? kb_gapped(dt, nd, sizes, 0, 0)
-                             : kb_tensor(dt, nd, sizes, NULL, 0, 0);
-    int64_t n = fx_tensor_numel(t), idx[FX_MAX_DIMS];
-    for (int64_t i = 0; i < n; i++) {
-        int64_t q = i;
-        for (int d = nd - 1; d >= 0; d--) idx[d] = q % sizes[d], q /= sizes[d];
-        fx_tensor_set_f64(t, idx, val(i, seed));
-    }
-    return t;
+static double val_of(fx_dtype dt, int64_t i, double seed) {
+    (void)dt;
+    return val(i, seed);
+}
+
+/* A tensor of `sizes` in the given layout holding val(i, seed) at row-major position i. */
+static fx_tensor *make_real(fx_dtype dt, int nd, const int64_t *sizes, int layout, double seed) {
+    return kb_make_with(dt, nd, sizes, layout, val_of, seed);
 }
 
 /* A contiguous float32 tensor holding `vals`. */
@@ -181,7 +158,7 @@ static void test_softmax_layouts(void **state) {
             for (int d = -1; d < 3; d++)
                 for (int log = 0; log < 2; log++) {
                     fx_dtype dt = k_float_dtypes[di];
-                    fx_tensor *x = make(dt, 3, shape, layout, 0.3 * d);
+                    fx_tensor *x = make_real(dt, 3, shape, layout, 0.3 * d);
                     fx_ivalue xv = kb_iv(x), dv = fx_iv_int(d), hv = fx_iv_bool(false);
                     fx_tensor *r = kb_call(&g_eager, log ? FX_OP__LOG_SOFTMAX : FX_OP__SOFTMAX,
                                            3, &xv, &dv, &hv);
@@ -221,7 +198,7 @@ static void test_softmax_layouts(void **state) {
 
 static void test_softmax_records_and_errors(void **state) {
     (void)state;
-    fx_tensor *x = make(FX_DTYPE_F32, 2, (int64_t[]){2, 3}, L_CONTIG, 0);
+    fx_tensor *x = make_real(FX_DTYPE_F32, 2, (int64_t[]){2, 3}, L_CONTIG, 0);
     fx_ivalue xv = kb_iv(x), d1 = fx_iv_int(1), f64 = fx_iv_dtype(FX_DTYPE_F64),
               f32 = fx_iv_dtype(FX_DTYPE_F32);
     struct { fx_op_id op; fx_ivalue *dt; const char *rec; } cases[] = {
@@ -243,7 +220,7 @@ static void test_softmax_records_and_errors(void **state) {
             fx_tensor_release(r);
         }
     /* integer inputs: the CPU kernel's dispatch message, last dim or not */
-    fx_tensor *xi = make(FX_DTYPE_I64, 2, (int64_t[]){2, 3}, L_CONTIG, 0);
+    fx_tensor *xi = make_real(FX_DTYPE_I64, 2, (int64_t[]){2, 3}, L_CONTIG, 0);
     fx_ivalue iv = kb_iv(xi), d0 = fx_iv_int(0), f = fx_iv_bool(false), t = fx_iv_bool(true),
               d2 = fx_iv_int(2);
     expect_error(FX_OP__SOFTMAX, "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'", 3, &iv, &d1, &f);
@@ -318,10 +295,10 @@ static void test_layer_norm_layouts_and_errors(void **state) {
         for (int layout = 0; layout < L_COUNT; layout++)
             for (int nn = 1; nn <= 2; nn++) {
                 fx_dtype dt = k_float_dtypes[di];
-                fx_tensor *x = make(dt, 3, shape, layout, 1.0 + layout);
+                fx_tensor *x = make_real(dt, 3, shape, layout, 1.0 + layout);
                 int64_t ws[2] = {shape[3 - nn], shape[2]};
-                fx_tensor *w = make(dt, nn, nn == 1 ? &shape[2] : ws, L_TRANS, 2.0);
-                fx_tensor *b = make(dt, nn, nn == 1 ? &shape[2] : ws, L_GAPPED, 3.0);
+                fx_tensor *w = make_real(dt, nn, nn == 1 ? &shape[2] : ws, L_TRANS, 2.0);
+                fx_tensor *b = make_real(dt, nn, nn == 1 ? &shape[2] : ws, L_GAPPED, 3.0);
                 fx_ivalue xv = kb_iv(x), wv = kb_iv(w), bv = kb_iv(b), eps = fx_iv_float(1e-5);
                 fx_ivalue sh = nn == 1 ? kb_ints(1, 6) : kb_ints(2, 2, 6);
                 const fx_opdef *def = fx_op_get(FX_OP_NATIVE_LAYER_NORM);
@@ -342,8 +319,8 @@ static void test_layer_norm_layouts_and_errors(void **state) {
                 fx_tensor_release(b);
             }
     /* bfloat16 input with float32 parameters ("mixed type"): float32 statistics */
-    fx_tensor *x = make(FX_DTYPE_BF16, 2, (int64_t[]){2, 4}, L_CONTIG, 0);
-    fx_tensor *w = make(FX_DTYPE_F32, 1, (int64_t[]){4}, L_CONTIG, 1);
+    fx_tensor *x = make_real(FX_DTYPE_BF16, 2, (int64_t[]){2, 4}, L_CONTIG, 0);
+    fx_tensor *w = make_real(FX_DTYPE_F32, 1, (int64_t[]){4}, L_CONTIG, 1);
     fx_ivalue xv = kb_iv(x), wv = kb_iv(w), s4 = kb_ints(1, 4), eps = fx_iv_float(1e-5);
     const fx_opdef *def = fx_op_get(FX_OP_NATIVE_LAYER_NORM);
     fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {xv, s4, wv, fx_iv_none(), eps}, outs[FX_SCHEMA_MAX_RETS];
@@ -358,9 +335,9 @@ static void test_layer_norm_layouts_and_errors(void **state) {
     expect_error(FX_OP_LAYER_NORM, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one element, but got normalized_shape = []", 2, &xv, &s0);
     expect_error(FX_OP_LAYER_NORM, "Expected weight to be of same shape as normalized_shape, but got weight of shape [4] and normalized_shape = [3]", 3, &xv, &s3, &wv);
     expect_error(FX_OP_LAYER_NORM, "Expected bias to be of same shape as normalized_shape, but got bias of shape [4] and normalized_shape = [3]", 4, &xv, &s3, NULL, &wv);
-    fx_tensor *xl = make(FX_DTYPE_I64, 2, (int64_t[]){2, 4}, L_CONTIG, 0);
-    fx_tensor *wd = make(FX_DTYPE_F64, 1, (int64_t[]){4}, L_CONTIG, 0);
-    fx_tensor *xf = make(FX_DTYPE_F32, 2, (int64_t[]){2, 4}, L_CONTIG, 0);
+    fx_tensor *xl = make_real(FX_DTYPE_I64, 2, (int64_t[]){2, 4}, L_CONTIG, 0);
+    fx_tensor *wd = make_real(FX_DTYPE_F64, 1, (int64_t[]){4}, L_CONTIG, 0);
+    fx_tensor *xf = make_real(FX_DTYPE_F32, 2, (int64_t[]){2, 4}, L_CONTIG, 0);
     fx_ivalue xlv = kb_iv(xl), wdv = kb_iv(wd), xfv = kb_iv(xf);
     expect_error(FX_OP_LAYER_NORM, "\"LayerNormKernelImpl\" not implemented for 'Long'", 2, &xlv, &s4);
     expect_error(FX_OP_LAYER_NORM, "expected scalar type Float but found Double", 3, &xfv, &s4, &wdv);
@@ -418,8 +395,8 @@ static void test_rms_norm(void **state) {
         for (int wi = -1; wi < NFDT; wi++)
             for (int layout = 0; layout < L_COUNT; layout++) {
                 fx_dtype dt = k_float_dtypes[di];
-                fx_tensor *xx = make(dt, 3, (int64_t[]){2, 3, 4}, layout, 0.5);
-                fx_tensor *ww = wi < 0 ? NULL : make(k_float_dtypes[wi], 1, (int64_t[]){4}, L_GAPPED, 1.5);
+                fx_tensor *xx = make_real(dt, 3, (int64_t[]){2, 3, 4}, layout, 0.5);
+                fx_tensor *ww = wi < 0 ? NULL : make_real(k_float_dtypes[wi], 1, (int64_t[]){4}, L_GAPPED, 1.5);
                 fx_ivalue xxv = kb_iv(xx), wwv = ww ? kb_iv(ww) : fx_iv_none();
                 fx_tensor *y = kb_call(&g_eager, FX_OP_RMS_NORM, 3, &xxv, &s4, &wwv);
                 if (!y) fail_msg("rms_norm: %s", kb_err.msg);
@@ -433,7 +410,7 @@ static void test_rms_norm(void **state) {
                 fx_tensor_release(xx);
                 fx_tensor_release(ww);
             }
-    fx_tensor *xl = make(FX_DTYPE_I32, 2, (int64_t[]){3, 4}, L_CONTIG, 0);
+    fx_tensor *xl = make_real(FX_DTYPE_I32, 2, (int64_t[]){3, 4}, L_CONTIG, 0);
     fx_ivalue xlv = kb_iv(xl), s5 = kb_ints(1, 5);
     expect_error(FX_OP_RMS_NORM, "\"rms_norm\" not implemented for 'Int'", 2, &xlv, &s4);
     expect_error(FX_OP_RMS_NORM, "Given normalized_shape=[5], expected input with shape [*, 5], but got input of size[2, 3, 4]", 2, &xv, &s5);
@@ -456,7 +433,7 @@ static void test_embedding(void **state) {
     for (size_t di = 0; di < sizeof all / sizeof all[0]; di++)
         for (int wl = 0; wl < 3; wl++)
             for (int ii = 0; ii < 4; ii++) {
-                fx_tensor *w = make(all[di], 2, (int64_t[]){5, 3}, wl, 0.9);
+                fx_tensor *w = make_real(all[di], 2, (int64_t[]){5, 3}, wl, 0.9);
                 /* indices: 0-dim, [4], [2, 3] int64, and a transposed int32 [3, 2] */
                 static const double iv[6] = {4, 0, 2, 2, 1, 3};
                 fx_tensor *idx = ii == 0   ? NULL
@@ -489,9 +466,9 @@ static void test_embedding(void **state) {
                 fx_tensor_release(idx);
                 fx_tensor_release(w);
             }
-    fx_tensor *w = make(FX_DTYPE_F32, 2, (int64_t[]){5, 3}, L_CONTIG, 0);
-    fx_tensor *w1 = make(FX_DTYPE_F32, 1, (int64_t[]){5}, L_CONTIG, 0);
-    fx_tensor *fi = make(FX_DTYPE_F32, 1, (int64_t[]){2}, L_CONTIG, 0);
+    fx_tensor *w = make_real(FX_DTYPE_F32, 2, (int64_t[]){5, 3}, L_CONTIG, 0);
+    fx_tensor *w1 = make_real(FX_DTYPE_F32, 1, (int64_t[]){5}, L_CONTIG, 0);
+    fx_tensor *fi = make_real(FX_DTYPE_F32, 1, (int64_t[]){2}, L_CONTIG, 0);
     fx_tensor *big = kb_tensor(FX_DTYPE_I64, 1, (int64_t[]){2}, (double[]){1, 5}, 0, 0);
     fx_tensor *neg = kb_tensor(FX_DTYPE_I32, 1, (int64_t[]){2}, (double[]){-1, 0}, 0, 0);
     fx_ivalue wv = kb_iv(w), w1v = kb_iv(w1), fiv = kb_iv(fi), bigv = kb_iv(big), negv = kb_iv(neg);
@@ -510,7 +487,7 @@ static void test_embedding(void **state) {
 
 static void test_dropout(void **state) {
     (void)state;
-    fx_tensor *x = make(FX_DTYPE_F32, 2, (int64_t[]){100, 100}, L_TRANS, 0);
+    fx_tensor *x = make_real(FX_DTYPE_F32, 2, (int64_t[]){100, 100}, L_TRANS, 0);
     fx_ivalue xv = kb_iv(x), p = fx_iv_float(0.25), p0 = fx_iv_float(0), p1 = fx_iv_float(1),
               tr = fx_iv_bool(true), ev = fx_iv_bool(false), bad = fx_iv_float(1.5);
     /* not training, or p == 0: a copy */
@@ -672,16 +649,16 @@ static void test_sdpa_cases(void **state) {
                 int64_t vs[4];
                 memcpy(vs, c->ks, sizeof vs);
                 vs[c->nk - 1] = c->Ev;
-                fx_tensor *q = make(dt, c->nq, c->qs, layout, 0.1);
-                fx_tensor *k = make(dt, c->nk, c->ks, (layout + 1) % 3, 0.2);
-                fx_tensor *v = make(dt, c->nk, vs, (layout + 2) % 3, 0.3);
+                fx_tensor *q = make_real(dt, c->nq, c->qs, layout, 0.1);
+                fx_tensor *k = make_real(dt, c->nk, c->ks, (layout + 1) % 3, 0.2);
+                fx_tensor *v = make_real(dt, c->nk, vs, (layout + 2) % 3, 0.3);
                 fx_tensor *m = NULL;
                 if (c->mask_kind == 2) {
-                    m = make(FX_DTYPE_BOOL, c->nm, c->ms, L_CONTIG, 0);
+                    m = make_real(FX_DTYPE_BOOL, c->nm, c->ms, L_CONTIG, 0);
                     for (int64_t i = 0; i < fx_tensor_numel(m); i++)
                         fx_dtype_store_f64(FX_DTYPE_BOOL, fx_tensor_data(m), i, (i * 7) % 3 != 0);
                 } else if (c->mask_kind == 3) {
-                    m = make(dt, c->nm, c->ms, L_GAPPED, 0.4);
+                    m = make_real(dt, c->nm, c->ms, L_GAPPED, 0.4);
                 }
                 fx_ivalue qv = kb_iv(q), kv = kb_iv(k), vv = kb_iv(v), mv = m ? kb_iv(m) : fx_iv_none();
                 fx_ivalue p0 = fx_iv_float(0), causal = fx_iv_bool(c->mask_kind == 1), none = fx_iv_none(),
@@ -711,14 +688,14 @@ static void test_sdpa_cases(void **state) {
 
 static void test_sdpa_errors(void **state) {
     (void)state;
-    fx_tensor *q = make(FX_DTYPE_F32, 3, (int64_t[]){2, 3, 4}, L_CONTIG, 0);
-    fx_tensor *qd = make(FX_DTYPE_F64, 3, (int64_t[]){2, 3, 4}, L_CONTIG, 0);
-    fx_tensor *k5 = make(FX_DTYPE_F32, 3, (int64_t[]){2, 3, 5}, L_CONTIG, 0);
-    fx_tensor *v1 = make(FX_DTYPE_F32, 1, (int64_t[]){4}, L_CONTIG, 0);
-    fx_tensor *ml = make(FX_DTYPE_I64, 2, (int64_t[]){3, 3}, L_CONTIG, 0);
-    fx_tensor *mb = make(FX_DTYPE_BOOL, 4, (int64_t[]){4, 1, 3, 3}, L_CONTIG, 0);
-    fx_tensor *mb2 = make(FX_DTYPE_BOOL, 3, (int64_t[]){4, 3, 3}, L_CONTIG, 0);
-    fx_tensor *qi = make(FX_DTYPE_I64, 3, (int64_t[]){2, 3, 4}, L_CONTIG, 0);
+    fx_tensor *q = make_real(FX_DTYPE_F32, 3, (int64_t[]){2, 3, 4}, L_CONTIG, 0);
+    fx_tensor *qd = make_real(FX_DTYPE_F64, 3, (int64_t[]){2, 3, 4}, L_CONTIG, 0);
+    fx_tensor *k5 = make_real(FX_DTYPE_F32, 3, (int64_t[]){2, 3, 5}, L_CONTIG, 0);
+    fx_tensor *v1 = make_real(FX_DTYPE_F32, 1, (int64_t[]){4}, L_CONTIG, 0);
+    fx_tensor *ml = make_real(FX_DTYPE_I64, 2, (int64_t[]){3, 3}, L_CONTIG, 0);
+    fx_tensor *mb = make_real(FX_DTYPE_BOOL, 4, (int64_t[]){4, 1, 3, 3}, L_CONTIG, 0);
+    fx_tensor *mb2 = make_real(FX_DTYPE_BOOL, 3, (int64_t[]){4, 3, 3}, L_CONTIG, 0);
+    fx_tensor *qi = make_real(FX_DTYPE_I64, 3, (int64_t[]){2, 3, 4}, L_CONTIG, 0);
     fx_ivalue qv = kb_iv(q), qdv = kb_iv(qd), k5v = kb_iv(k5), v1v = kb_iv(v1), mlv = kb_iv(ml),
               mbv = kb_iv(mb), mb2v = kb_iv(mb2), qiv = kb_iv(qi), p0 = fx_iv_float(0), p5 = fx_iv_float(0.5),
               yes = fx_iv_bool(true), none = fx_iv_none();
@@ -819,12 +796,12 @@ static int run_layer_norm(void) {
 
 static void test_allocation_failures(void **state) {
     (void)state;
-    g_a = make(FX_DTYPE_F16, 3, (int64_t[]){2, 3, 4}, L_TRANS, 0);
-    g_b = make(FX_DTYPE_F16, 3, (int64_t[]){2, 5, 4}, L_GAPPED, 1);
+    g_a = make_real(FX_DTYPE_F16, 3, (int64_t[]){2, 3, 4}, L_TRANS, 0);
+    g_b = make_real(FX_DTYPE_F16, 3, (int64_t[]){2, 5, 4}, L_GAPPED, 1);
     assert_true(kb_oom_sweep(run_sdpa) >= 5);
     assert_true(kb_oom_sweep(run_softmax) >= 2);
     fx_tensor_release(g_b);
-    g_b = make(FX_DTYPE_F16, 1, (int64_t[]){4}, L_GAPPED, 1);
+    g_b = make_real(FX_DTYPE_F16, 1, (int64_t[]){4}, L_GAPPED, 1);
     g_shape = kb_ints(1, 4);
     assert_true(kb_oom_sweep(run_layer_norm) >= 4);
     fx_ivalue_clear(&g_shape);
@@ -832,15 +809,7 @@ static void test_allocation_failures(void **state) {
     fx_tensor_release(g_b);
 }
 
-static int setup(void **state) {
-    (void)state;
-    fx_ctx_init(&g_eager, FX_MODE_EAGER);
-    return 0;
-}
-
 int main(void) {
-    fx_registry_init(NULL);
-    fx_alloc_stats before = fx_alloc_get_stats();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_softmax_golden),
         cmocka_unit_test(test_softmax_layouts),
@@ -856,12 +825,5 @@ int main(void) {
         cmocka_unit_test(test_meta),
         cmocka_unit_test(test_allocation_failures),
     };
-    int rc = cmocka_run_group_tests(tests, setup, NULL);
-    fx_alloc_stats after = fx_alloc_get_stats();
-    if (rc == 0 && after.live_blocks != before.live_blocks) {
-        fprintf(stderr, "leak: %lld blocks still live\n",
-                (long long)(after.live_blocks - before.live_blocks));
-        return 1;
-    }
-    return rc;
+    return kb_run(tests, kb_setup, NULL);
 }

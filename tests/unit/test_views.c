@@ -14,8 +14,6 @@
 
 #include "tests/unit/kb_util.h"
 
-static fx_ctx g_eager;
-
 typedef fx_tensor *(*maker_fn)(fx_dtype, int, const int64_t *, double, double);
 
 static fx_tensor *make_contig(fx_dtype dt, int nd, const int64_t *s, double sc, double sh) {
@@ -625,20 +623,7 @@ static void test_allocation_failures(void **state) {
     fx_tensor_release(g_t);
 }
 
-static int setup(void **state) {
-    (void)state;
-    fx_ctx_init(&g_eager, FX_MODE_EAGER);
-    return 0;
-}
-
-static int check_leaks(void **state) {
-    (void)state;
-    return 0;
-}
-
 int main(void) {
-    fx_registry_init(NULL); /* its schema defaults live for the process */
-    fx_alloc_stats before = fx_alloc_get_stats();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_view),
         cmocka_unit_test(test_select),
@@ -653,12 +638,5 @@ int main(void) {
         cmocka_unit_test(test_meta_trace_records_views),
         cmocka_unit_test(test_allocation_failures),
     };
-    int rc = cmocka_run_group_tests(tests, setup, check_leaks);
-    fx_alloc_stats after = fx_alloc_get_stats();
-    if (rc == 0 && after.live_blocks != before.live_blocks) {
-        fprintf(stderr, "leak: %lld blocks still live\n",
-                (long long)(after.live_blocks - before.live_blocks));
-        return 1;
-    }
-    return rc;
+    return kb_run(tests, kb_setup, NULL);
 }
