@@ -465,8 +465,9 @@ static int c_set(lua_State *L, cmd_ctx *c) {
     }
     return invoke(L, 2);
 }
-/* :enable / :disable [N] -> fxdb.enable(N) / fxdb.disable(N) (no N: all) */
-static int toggle_cmd(lua_State *L, cmd_ctx *c, const char *name) {
+/* :enable / :disable [N], :frame / :up / :down [N] -> fxdb.<name>(N), or fxdb.<name>() without
+ * N (all breakpoints / the innermost frame / one frame). */
+static int optional_int_cmd(lua_State *L, cmd_ctx *c, const char *name) {
     if (!check_max_pos(c, 1))
         return CMD_ERROR;
     lua_Integer n = 0;
@@ -480,33 +481,19 @@ static int toggle_cmd(lua_State *L, cmd_ctx *c, const char *name) {
     return invoke(L, 1);
 }
 static int c_enable(lua_State *L, cmd_ctx *c) {
-    return toggle_cmd(L, c, "enable");
+    return optional_int_cmd(L, c, "enable");
 }
 static int c_disable(lua_State *L, cmd_ctx *c) {
-    return toggle_cmd(L, c, "disable");
-}
-/* :frame [N], :up [N], :down [N] -> fxdb.frame(N) / fxdb.up(N) / fxdb.down(N) */
-static int frame_cmd(lua_State *L, cmd_ctx *c, const char *name) {
-    if (!check_max_pos(c, 1))
-        return CMD_ERROR;
-    lua_Integer n = 0;
-    if (c->npos == 1 && !pos_integer(c, c->pos[0], 1, &n))
-        return CMD_ERROR;
-    if (!push_fxdb(L, name))
-        return CMD_ERROR;
-    if (c->npos == 0)
-        return invoke(L, 0);
-    lua_pushinteger(L, n);
-    return invoke(L, 1);
+    return optional_int_cmd(L, c, "disable");
 }
 static int c_frame(lua_State *L, cmd_ctx *c) {
-    return frame_cmd(L, c, "frame");
+    return optional_int_cmd(L, c, "frame");
 }
 static int c_up(lua_State *L, cmd_ctx *c) {
-    return frame_cmd(L, c, "up");
+    return optional_int_cmd(L, c, "up");
 }
 static int c_down(lua_State *L, cmd_ctx *c) {
-    return frame_cmd(L, c, "down");
+    return optional_int_cmd(L, c, "down");
 }
 
 /* :reverse-step [N] -> fxdb.reverse_step(N) */
