@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -73,6 +74,33 @@ static fx_program *export_s1(fx_tensor *state, fx_tensor *x_example, fx_err *err
     return rc == FX_OK ? ep : NULL;
 }
 
+/* Seed S1 exported once per test: state [7, 5, 6] (float16), x = [1.5, 2, -1] (float32). */
+typedef struct s1_fixture {
+    fx_tensor *state, *x; /* one reference each */
+    fx_program *ep;       /* owned */
+} s1_fixture;
+
+static int s1_setup(void **fixture) {
+    double sv[3] = {7, 5, 6}, xv[3] = {1.5, 2, -1};
+    s1_fixture *f = calloc(1, sizeof *f);
+    fx_err err;
+    fx_err_clear(&err);
+    f->state = tensor_f(FX_DTYPE_F16, 3, sv);
+    f->x = tensor_f(FX_DTYPE_F32, 3, xv);
+    f->ep = export_s1(f->state, f->x, &err);
+    *fixture = f;
+    return f->ep ? 0 : -1;
+}
+
+static int s1_teardown(void **fixture) {
+    s1_fixture *f = *fixture;
+    fx_program_free(f->ep);
+    fx_tensor_release(f->state);
+    fx_tensor_release(f->x);
+    free(f);
+    return 0;
+}
+
 static const char k_s1_program[] =
     "ExportedProgram:\n"
     "    class GraphModule(torch.nn.Module):\n"
@@ -96,33 +124,21 @@ static const char k_s1_program[] =
     "\n"
     "Range constraints: {}\n";
 
-static void test_s1_program_text(void **unused) {
-    (void)unused;
-    fx_err err;
-    fx_err_clear(&err);
-    double sv[3] = {7, 5, 6}, xv[3] = {1.5, 2, -1};
-    fx_tensor *state = tensor_f(FX_DTYPE_F16, 3, sv), *x = tensor_f(FX_DTYPE_F32, 3, xv);
-    fx_program *ep = export_s1(state, x, &err);
-    assert_non_null(ep);
+static void test_s1_program_text(void **fixture) {
+    s1_fixture *f = *fixture;
+    fx_program *ep = f->ep;
     fx_strbuf sb = FX_STRBUF_INIT;
     fx_program_format(&sb, ep);
     assert_string_equal(fx_strbuf_cstr(&sb), k_s1_program);
     fx_strbuf_free(&sb);
     /* The state itself is untouched by export. */
-    assert_values(state, 3, sv);
-    fx_program_free(ep);
-    fx_tensor_release(state);
-    fx_tensor_release(x);
+    const double sv[3] = {7, 5, 6};
+    assert_values(f->state, 3, sv);
 }
 
-static void test_s1_listing(void **unused) {
-    (void)unused;
-    fx_err err;
-    fx_err_clear(&err);
-    double sv[3] = {7, 5, 6}, xv[3] = {1.5, 2, -1};
-    fx_tensor *state = tensor_f(FX_DTYPE_F16, 3, sv), *x = tensor_f(FX_DTYPE_F32, 3, xv);
-    fx_program *ep = export_s1(state, x, &err);
-    assert_non_null(ep);
+static void test_s1_listing(void **fixture) {
+    s1_fixture *f = *fixture;
+    fx_program *ep = f->ep;
     fx_strbuf sb = FX_STRBUF_INIT;
     fx_graph_format_listing(&sb, ep->graph);
     assert_string_equal(
@@ -146,19 +162,13 @@ static void test_s1_listing(void **unused) {
         assert_non_null(strstr(fx_strbuf_cstr(&rb), "torch.ops.aten.add_.Tensor](args = (%mul_, %lift_fresh_copy)"));
         fx_strbuf_free(&rb);
     }
-    fx_program_free(ep);
-    fx_tensor_release(state);
-    fx_tensor_release(x);
 }
 
-static void test_s1_provenance(void **unused) {
-    (void)unused;
+static void test_s1_provenance(void **fixture) {
+    s1_fixture *f = *fixture;
+    fx_program *ep = f->ep;
     fx_err err;
     fx_err_clear(&err);
-    double sv[3] = {7, 5, 6}, xv[3] = {1.5, 2, -1};
-    fx_tensor *state = tensor_f(FX_DTYPE_F16, 3, sv), *x = tensor_f(FX_DTYPE_F32, 3, xv);
-    fx_program *ep = export_s1(state, x, &err);
-    assert_non_null(ep);
     fx_provenance *pv;
     assert_int_equal(fx_provenance_walk(ep, "state", &pv, &err), FX_OK);
     assert_int_equal(pv->nsteps, 3);
@@ -171,9 +181,6 @@ static void test_s1_provenance(void **unused) {
     assert_string_equal(pv->steps[2].from_op, "aten.add_.Tensor");
     fx_provenance_free(pv);
     assert_int_equal(fx_provenance_walk(ep, "nope", &pv, &err), FX_EARG);
-    fx_program_free(ep);
-    fx_tensor_release(state);
-    fx_tensor_release(x);
 }
 
 static int attr_two(void *ud, const char *target, fx_tensor **out, fx_err *err) {
@@ -213,37 +220,28 @@ static void run_s1_unlifted(fx_graph *g, fx_tensor *x, int calls) {
 }
 
 /* The unlifted module called twice: S1's numbers, as eager PyTorch gives them. */
-static void test_s1_unlifted_twice(void **unused) {
-    (void)unused;
+static void test_s1_unlifted_twice(void **fixture) {
+    s1_fixture *f = *fixture;
+    fx_program *ep = f->ep;
     fx_err err;
     fx_err_clear(&err);
-    double sv[3] = {7, 5, 6}, xv[3] = {1.5, 2, -1};
-    fx_tensor *state = tensor_f(FX_DTYPE_F16, 3, sv), *x = tensor_f(FX_DTYPE_F32, 3, xv);
-    fx_program *ep = export_s1(state, x, &err);
-    assert_non_null(ep);
     fx_graph *g;
     assert_int_equal(fx_program_unlift(ep, &g, &err), FX_OK);
     /* ends with copy_(state, add) */
     fx_node *last = fx_graph_output_node(g)->prev;
     assert_non_null(last->aten);
     assert_string_equal(last->target, "aten.copy_.default");
-    run_s1_unlifted(g, x, 2);
+    run_s1_unlifted(g, f->x, 2);
     fx_graph_free(g);
-    fx_program_free(ep);
-    fx_tensor_release(state);
-    fx_tensor_release(x);
 }
 
 /* reinplace on S1: mul and add on the buffer's latest version become mul_ / add_ on the buffer,
  * the trailing copy_ disappears, mul_1 (a user output) stays functional; same numbers. */
-static void test_s1_reinplace(void **unused) {
-    (void)unused;
+static void test_s1_reinplace(void **fixture) {
+    s1_fixture *f = *fixture;
+    fx_program *ep = f->ep;
     fx_err err;
     fx_err_clear(&err);
-    double sv[3] = {7, 5, 6}, xv[3] = {1.5, 2, -1};
-    fx_tensor *state = tensor_f(FX_DTYPE_F16, 3, sv), *x = tensor_f(FX_DTYPE_F32, 3, xv);
-    fx_program *ep = export_s1(state, x, &err);
-    assert_non_null(ep);
     fx_graph *g;
     assert_int_equal(fx_program_unlift(ep, &g, &err), FX_OK);
     int count = 0;
@@ -256,20 +254,17 @@ static void test_s1_reinplace(void **unused) {
                                              "aten.lift_fresh_copy.default aten.add_.Tensor "
                                              "aten.mul.Tensor ");
     fx_strbuf_free(&sb);
-    run_s1_unlifted(g, x, 2);
+    run_s1_unlifted(g, f->x, 2);
     fx_graph_free(g);
-    fx_program_free(ep);
-    fx_tensor_release(state);
-    fx_tensor_release(x);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_s1_program_text),
-        cmocka_unit_test(test_s1_listing),
-        cmocka_unit_test(test_s1_provenance),
-        cmocka_unit_test(test_s1_unlifted_twice),
-        cmocka_unit_test(test_s1_reinplace),
+        cmocka_unit_test_setup_teardown(test_s1_program_text, s1_setup, s1_teardown),
+        cmocka_unit_test_setup_teardown(test_s1_listing, s1_setup, s1_teardown),
+        cmocka_unit_test_setup_teardown(test_s1_provenance, s1_setup, s1_teardown),
+        cmocka_unit_test_setup_teardown(test_s1_unlifted_twice, s1_setup, s1_teardown),
+        cmocka_unit_test_setup_teardown(test_s1_reinplace, s1_setup, s1_teardown),
     };
     return cmocka_run_group_tests_name("export", tests, NULL, NULL);
 }
