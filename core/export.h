@@ -79,9 +79,11 @@ void fx_signature_format(fx_strbuf *sb, const fx_signature *sig, int indent);
  * inputs, NULL for user inputs. Borrowed. */
 fx_tensor *fx_program_input_value(const fx_program *p, int i);
 
-/* torch.export.unflatten-free unlift (ep.module()): a graph whose state placeholders are
- * get_attr nodes and whose BUFFER_MUTATION outputs become trailing copy_ into the buffers; the
- * output keeps only user outputs. New graph owned by the caller (pass_unlift.c). */
+/* ExportedProgram.module() (torch/export/_unlift.py): a graph whose state placeholders are
+ * get_attr nodes of their targets, with each BUFFER_MUTATION / USER_INPUT_MUTATION output turned
+ * into a trailing copy_ into the buffer or input; the output keeps only the user outputs. The new
+ * graph is owned by the caller (fx_graph_free). Errors: FX_ENOMEM, FX_EINTERNAL for a mutation
+ * output without its buffer (pass_unlift.c). */
 int fx_program_unlift(const fx_program *p, fx_graph **out, fx_err *err);
 
 #endif

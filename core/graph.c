@@ -73,11 +73,6 @@ static int names_insert(fx_graph *g, char *s) {
     return FX_OK;
 }
 
-static void names_remove(fx_graph *g, const char *s) {
-    /* Names stay reserved after erase, as in FX (its namespace never forgets a name). */
-    (void)g, (void)s;
-}
-
 static fx_name_count *base_count(fx_graph *g, const char *base) {
     for (int i = 0; i < g->nbases; i++)
         if (!strcmp(g->bases[i].base, base)) return &g->bases[i];
@@ -446,8 +441,7 @@ int fx_graph_erase(fx_graph *g, fx_node *n, fx_err *err) {
     }
     if (g->insert_at == n) g->insert_at = n->next;
     unlink_node(g, n);
-    names_remove(g, n->name);
-    node_free(n);
+    node_free(n); /* its name stays reserved, as in FX (its namespace never forgets a name) */
     g->count--;
     g->version++;
     return FX_OK;

@@ -137,7 +137,7 @@ static bool same_stack(const fx_node *a, const fx_node *b) {
     return true;
 }
 
-static void lu_visit(const fx_ivalue *v, int pos, fx_node **order, int *norder, char *seen,
+static void lu_visit(const fx_ivalue *v, fx_node **order, int *norder, char *seen,
                      fx_node **by_pos, int npos) {
     if (v->tag == FX_IV_NODE) {
         /* node positions are stored in ->tag */
@@ -147,7 +147,7 @@ static void lu_visit(const fx_ivalue *v, int pos, fx_node **order, int *norder, 
             order[(*norder)++] = by_pos[p];
         }
     } else if (v->tag == FX_IV_LIST) {
-        for (int i = 0; i < v->u.list.n; i++) lu_visit(&v->u.list.items[i], pos, order, norder, seen, by_pos, npos);
+        for (int i = 0; i < v->u.list.n; i++) lu_visit(&v->u.list.items[i], order, norder, seen, by_pos, npos);
     }
 }
 
@@ -190,7 +190,7 @@ static void format_forward(fx_strbuf *out, const fx_graph *g, int indent, bool v
         for (int a = 0; a < n->nargs; a++) {
             /* args then kwargs: for ATen nodes kwarg-only args come after positional ones in the
              * schema already, so schema order is FX's args-then-kwargs order. */
-            lu_visit(&n->args[a], i, order, &norder, seen, by_pos, npos);
+            lu_visit(&n->args[a], order, &norder, seen, by_pos, npos);
         }
         lu_count[i] = norder - lu_start[i];
     }

@@ -81,9 +81,8 @@ int fx_provenance_walk(const fx_program *p, const char *target, fx_provenance **
     /* Versions in graph order are in version order: each is made from the previous one. */
     for (fx_node *n = fx_graph_first(p->graph); n && !rc; n = n->next) {
         if (!n->mutation || strcmp(n->mutation->state, state)) continue;
-        char tgt[128];
-        snprintf(tgt, sizeof tgt, "%s", n->aten ? n->target : n->target);
-        rc = add_step(pv, n->mutation->version, n, tgt, n->mutation->from_op, n->mutation->view_path, err);
+        rc = add_step(pv, n->mutation->version, n, n->target, n->mutation->from_op,
+                      n->mutation->view_path, err);
     }
     if (rc) {
         fx_provenance_free(pv);

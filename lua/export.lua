@@ -407,7 +407,7 @@ end
 
 E.snapshot, E.restore, E.user_frame, E.input_names = snapshot, restore, user_frame, input_names
 -- flatten_outputs(packed): the leaves of a table.pack of returned values
-E.flatten_inputs = flatten_inputs
+E.flatten_inputs, E.flatten = flatten_inputs, flatten
 function E.flatten_outputs(packed)
   local out = {}
   for i = 1, packed.n or #packed do flatten(packed[i], out) end

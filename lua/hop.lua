@@ -6,14 +6,7 @@
 -- free variables. Outside an export the functions simply run, eagerly.
 local E = torch._export
 
-local function flatten(v, out)
-  if type(v) == "table" and not torch.is_tensor(v) and getmetatable(v) == nil then
-    for i = 1, #v do flatten(v[i], out) end
-  else
-    out[#out + 1] = v
-  end
-  return out
-end
+local flatten = E.flatten -- export.lua's pytree flatten (lists, then other keys sorted)
 
 local function concat(a, b)
   local out = {}
@@ -35,7 +28,9 @@ local function trace_body(parent, fn, examples, names)
   body:unbind(thread)
   parent:bind(thread, E.active_strict)
   if not res[1] then error(res[2], 0) end
-  body:finish(flatten(table.pack(table.unpack(res, 2, res.n)), {}))
+  local outs = {}
+  for i = 2, res.n do flatten(res[i], outs) end
+  body:finish(outs)
   return body
 end
 
@@ -67,7 +62,7 @@ local function scan(combine_fn, init, xs, dim, reverse, additional)
       local args = {table.unpack(carry)}
       for _, x in ipairs(xs) do args[#args + 1] = x:select(dim, i) end
       for _, a in ipairs(additional) do args[#args + 1] = a end
-      local out = flatten(table.pack(combine_fn(table.unpack(args))), {})
+      local out = E.flatten_outputs(table.pack(combine_fn(table.unpack(args))))
       carry = {table.unpack(out, 1, #init)}
       for k = #init + 1, #out do
         ys[k - #init] = ys[k - #init] or {}
@@ -126,7 +121,7 @@ end
 
 -- map(f, xs, ...args): f(x_t, ...args) for every slice x_t of xs along dim 0, stacked along 0.
 local function map(f, xs, ...)
-  local args = flatten(table.pack(...), {})
+  local args = E.flatten_outputs(table.pack(...))
   local xl = flatten(xs, {})
   local parent = E.active_tracer
   if not parent then
@@ -135,7 +130,7 @@ local function map(f, xs, ...)
       local a = {}
       for _, x in ipairs(xl) do a[#a + 1] = x:select(0, t) end
       for _, y in ipairs(args) do a[#a + 1] = y end
-      local r = flatten(table.pack(f(table.unpack(a))), {})
+      local r = E.flatten_outputs(table.pack(f(table.unpack(a))))
       for k, v in ipairs(r) do outs[k] = outs[k] or {}; outs[k][t + 1] = v end
     end
     local res = {}

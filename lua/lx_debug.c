@@ -6,7 +6,6 @@
  *   fxdb._run(ep_or_graph, {inputs})   -> {values...} of the output node (mutations first)
  *   fxdb._max_abs_diff(a, b)           -> number (max |a - b| over elements, as float64; inf when
  *                                         shapes differ; nan compares equal to nan)
- *   fxdb._placeholder_names(ep)        -> list of placeholder names, in order
  */
 #include <math.h>
 #include <string.h>
@@ -230,23 +229,10 @@ static int l_same_storage(lua_State *L) {
     return 1;
 }
 
-static int l_placeholder_names(lua_State *L) {
-    const fx_graph *g = fxlua_check_graph(L, 1);
-    lua_newtable(L);
-    int i = 0;
-    for (const fx_node *n = fx_graph_first(g); n; n = n->next)
-        if (n->op == FX_NODE_PLACEHOLDER) {
-            lua_pushstring(L, n->name);
-            lua_rawseti(L, -2, ++i);
-        }
-    return 1;
-}
-
 static const luaL_Reg debug_funcs[] = {
     {"provenance", l_provenance},
     {"_run", l_run},
     {"_max_abs_diff", l_max_abs_diff},
-    {"_placeholder_names", l_placeholder_names},
     {"_max_abs", l_max_abs},
     {"_same_storage", l_same_storage},
     {"_type_str", l_type_str},
