@@ -138,10 +138,6 @@ local TOL = {
   [tostring(torch.float16)] = {1e-3, 1e-5}, [tostring(torch.bfloat16)] = {1.6e-2, 1e-5},
 }
 
-local function max_abs(t)
-  return fxdb._max_abs(t)
-end
-
 local CHECK_MT = {}
 CHECK_MT.__tostring = function(c)
   local lines = {string.format("check: %s  (%d outputs, %d mutations; max abs error %g)",
@@ -196,7 +192,12 @@ function fxdb.check(m, ep, args)
     if torch.is_tensor(ref) and torch.is_tensor(got) then
       e.err = fxdb._max_abs_diff(ref, got)
       local tol = TOL[tostring(ref.dtype)] or {0, 0}
-      e.ok = e.err <= tol[2] + tol[1] * max_abs(ref)
+      e.ok = e.err <= tol[2] + tol[1] * fxdb._max_abs(ref)
+      local got_type = fxdb._type_str(got)
+      if got_type ~= e.type then -- values may agree while the dtype or shape is wrong
+        e.ok = false
+        e.type = e.type .. " vs " .. got_type
+      end
     else
       e.err = (ref == got) and 0 or math.huge
       e.ok = ref == got

@@ -246,6 +246,20 @@ T.test("tracing with real values: same program as on meta tensors, node values a
   T.truthy(v and v:tolist()[1][1] == 2, "the raw node holds its real value")
 end)
 
+T.test("fxdb.check fails when the values agree but the dtype differs", function()
+  local F32 = nn.Module:extend("F32")
+  function F32:forward(x) return x * 2 end
+  local F64 = nn.Module:extend("F64")
+  function F64:forward(x) return (x * 2):double() end
+  local x = torch.tensor({1, 2, 3}, torch.float32)
+  local ep = torch.export.export(F32(), {x})
+  T.truthy(fxdb.check(F32(), ep, {x}).ok)
+  local c = fxdb.check(F64(), ep, {x})
+  T.falsy(c.ok, tostring(c))
+  T.eq(c.max_abs_error, 0)
+  T.truthy(tostring(c):find("f64[3] vs f32[3]", 1, true), tostring(c))
+end)
+
 T.test("reinplace: the demo model's state updates become in-place again, same values", function()
   local Demo = nn.Module:extend("Demo")
   function Demo:init()

@@ -235,6 +235,34 @@ static void test_expand_write_is_an_error(void **unused) {
     assert_non_null(strstr(err.msg, "more than one element of the written-to tensor"));
     fx_ivalue_clear(&bv);
     fx_ivalue_clear(&xv);
+    /* and the same program refused by export (traced on meta tensors, so no kernel runs) */
+    fx_err_clear(&err);
+    fx_trace_opts o = {0};
+    fx_tracer *tr = fx_tracer_new(&o, &err);
+    fx_tensor *tb, *tx;
+    assert_int_equal(fx_tracer_input(tr, FX_INPUT_BUFFER, "b_buf", "buf", true, b, &tb, &err), FX_OK);
+    assert_int_equal(fx_tracer_input(tr, FX_INPUT_USER_INPUT, "x", NULL, false, b, &tx, &err), FX_OK);
+    fx_ivalue tbv = fx_iv_tensor_steal(tb), txv = fx_iv_tensor_steal(tx);
+    rc = prog_expand_write(fx_tracer_ctx(tr), &tbv, &txv, &out, &err);
+    if (rc == FX_OK) { /* the trace may accept it; export must not */
+        assert_int_equal(fx_tracer_finish(tr, &out, 1, &err), FX_OK);
+        fx_ivalue_clear(&out);
+        fx_graph *raw;
+        fx_input_info *infos;
+        int ninfos;
+        assert_int_equal(fx_tracer_take(tr, &raw, &infos, &ninfos, &err), FX_OK);
+        fx_named_tensor st = {(char *)"buf", b};
+        fx_program *ep = NULL;
+        fx_export_opts eo = {0};
+        rc = fx_export_build(raw, infos, ninfos, &st, 1, &eo, &ep, &err);
+        assert_null(ep);
+        assert_string_equal(err.kind, "unsupported_view_write");
+    }
+    assert_int_not_equal(rc, FX_OK);
+    assert_non_null(strstr(err.msg, "more than one element of the written-to tensor"));
+    fx_ivalue_clear(&tbv);
+    fx_ivalue_clear(&txv);
+    fx_tracer_free(tr);
     fx_tensor_release(b);
 }
 
