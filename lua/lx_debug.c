@@ -14,6 +14,7 @@
 #include <lua.h>
 
 #include "lua/lx_impl.h"
+#include "lua/lx_open.h"
 
 /* ==== Provenance ================================================================================ */
 

@@ -28,6 +28,7 @@
 #include "core/hop.h"
 #include "core/shape.h"
 #include "lua/lx_impl.h"
+#include "lua/lx_open.h"
 
 #define LX_TRACER "fxdb.Tracer"
 #define LX_GRAPHMODULE "fxdb.GraphModule"

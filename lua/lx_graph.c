@@ -11,6 +11,7 @@
 #include <lua.h>
 
 #include "lua/lx_impl.h"
+#include "lua/lx_open.h"
 
 #define LX_NODE_CACHE "fxdb.nodecache"
 

@@ -76,14 +76,14 @@ void lx_push_node(lua_State *L, fx_node *n, int graph_idx);
 fx_graph *lx_check_graph(lua_State *L, int idx);           /* [-0, +0, e] */
 fx_node *lx_check_node(lua_State *L, int idx);             /* [-0, +0, e] */
 
-/* ---- library openers (one per file, called by fxlua_openlibs) ------------------------------------ */
-void lx_open_tensor(lua_State *L);   /* lx_tensor.c + lx_index.c: Tensor metatable */
-void lx_open_torch(lua_State *L);    /* lx_torch.c: global torch, torch.ops.aten */
-void lx_open_graph(lua_State *L);    /* lx_graph.c: Graph and Node metatables */
-void lx_open_export(lua_State *L);   /* lx_export.c: torch.export, ExportedProgram */
-void lx_open_debug(lua_State *L);    /* lx_debug.c: global fxdb */
-void lx_open_session(lua_State *L);  /* lx_session.c: session hooks, fxdb._partial_functional */
-void lx_open_safetensors(lua_State *L); /* lx_safetensors.c: torch.load/save_safetensors */
+/* ---- opening (lx_aux.c; the binding files' openers are in lua/lx_open.h) ----------------------- */
+/* Builds lx_aux.c's registry entries: error, dtype, ivalue-box and thread-box metatables, the
+ * thread table and the eager state. Called first by fxlua_openlibs.  [-0, +0, e] */
+void lx_open_aux(lua_State *L);
+/* Threads bound to a trace, for fxlua_interrupt (signal-safe: a read of a volatile slot; NULL
+ * for a free slot), i in [0, LX_MAX_BOUND).  [-0, +0, -] */
+#define LX_MAX_BOUND 16
+lua_State *lx_bound_thread(int i);
 /* The device of torch.set_default_device (lx_torch.c); lx_dispatch gives it to creation ops. */
 fx_device lx_default_device(lua_State *L);
 

@@ -12,6 +12,7 @@
 
 #include "core/safetensors.h"
 #include "lua/lx_impl.h"
+#include "lua/lx_open.h"
 
 #define LX_SAFE_OPEN "fxdb.SafeOpen"
 

@@ -29,7 +29,7 @@
  * yields back with the whole queue, and decides in Lua which queued node is a stop. The same hook,
  * with a return mask, notices the end of a module call for :finish (nn.lua's module_call,
  * registry "fxdb.module_call", returning below a depth), copying its returned values. Ctrl-C in a
- * session coroutine pauses it the same way (lx_session_interrupt, called by lx_aux.c's interrupt
+ * session coroutine pauses it the same way (lx_session_interrupt, called by lx_open.c's interrupt
  * hook) instead of raising "interrupted!".
  *
  * Where a pause lands. A hook yield leaves the frame reporting the instruction executed last, so
@@ -46,6 +46,7 @@
 #include <lua.h>
 
 #include "lua/lx_impl.h"
+#include "lua/lx_open.h"
 
 #define LX_SESSHOOK "fxdb.SessionHook"
 #define LX_SESSRET "fxdb.sessret" /* registry: {[lightuserdata sess] = returned values} */

@@ -18,6 +18,7 @@
 
 #include "core/shape.h"
 #include "lua/lx_impl.h"
+#include "lua/lx_open.h"
 
 #define LX_TENSOR_CACHE "fxdb.tensorcache"
 

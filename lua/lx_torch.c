@@ -15,6 +15,7 @@
 #include <lua.h>
 
 #include "lua/lx_impl.h"
+#include "lua/lx_open.h"
 
 #if defined(__has_include)
 #if __has_include("core/random.h")
