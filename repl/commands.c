@@ -28,7 +28,11 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "repl/repl.h"
+#include "repl/call.h"
+#include "repl/commands.h"
+#include "repl/complete.h"
+#include "repl/sigint.h"
+#include "repl/term.h"
 
 #define CMD_MAX_WORDS 64       /* words of one command line */
 #define CMD_MAX_OPTS 8         /* options of one row */
@@ -168,9 +172,9 @@ static bool eval_expr(lua_State *L, const cmd_ctx *c, const char *expr, int argn
         cmd_error(c, argn, expr, msg, NULL);
         return false;
     }
-    status = repl_docall(L, 0, 1);                                    /* [value|err] */
+    status = call_docall(L, 0, 1);                                    /* [value|err] */
     if (status != LUA_OK) {
-        repl_report(L, status);
+        call_report(L, status);
         return false;
     }
     return true;
@@ -179,15 +183,15 @@ static bool eval_expr(lua_State *L, const cmd_ctx *c, const char *expr, int argn
 /* Calls the function below nargs arguments and prints what it returns. */
 static int invoke(lua_State *L, int nargs) {
     int base = lua_gettop(L) - nargs - 1;
-    int status = repl_docall(L, nargs, LUA_MULTRET);
+    int status = call_docall(L, nargs, LUA_MULTRET);
     if (status != LUA_OK) {
-        repl_report(L, status);
+        call_report(L, status);
         return CMD_ERROR;
     }
     /* Ctrl-C paused a session (no error): the terminal echoed "^C" mid-line */
     if (sig_take_run_interrupt() && term_is_tty(STDOUT_FILENO))
         fputc('\n', stdout);
-    repl_print_values(L, lua_gettop(L) - base);
+    call_print_values(L, lua_gettop(L) - base);
     return CMD_OK;
 }
 
@@ -608,8 +612,8 @@ static int c_load(lua_State *L, cmd_ctx *c) {
         return CMD_ERROR;
     int status = luaL_loadfile(L, c->pos[0]);         /* [chunk|err] */
     if (status == LUA_OK)
-        status = repl_docall(L, 0, 0);
-    return repl_report(L, status) == LUA_OK ? CMD_OK : CMD_ERROR;
+        status = call_docall(L, 0, 0);
+    return call_report(L, status) == LUA_OK ? CMD_OK : CMD_ERROR;
 }
 
 /* :step [N] -> fxdb.step(N) */

@@ -23,11 +23,34 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "repl/repl.h"
+#include "repl/complete.h"
+#include "repl/syntax.h"
 
 const char complete_word_breaks[] = " \t\n\"'`@$><=;|&{(,+-*/^~#[])}";
 
 #define COMPLETE_MAX_DEPTH 16      /* __index chain links followed */
+
+static complete_commands g_cmds;   /* the command vocabulary (complete_set_commands) */
+
+/* See complete.h. */
+void complete_set_commands(const complete_commands *cmds) {
+    g_cmds = *cmds;
+}
+
+/* Number of command names known (0 before complete_set_commands). */
+static int cmd_count(void) {
+    return g_cmds.count ? g_cmds.count() : 0;
+}
+
+/* The i-th command name. */
+static const char *cmd_name_at(int i) {
+    return g_cmds.name_at(i);
+}
+
+/* The name a typed command word selects, or NULL. */
+static const char *cmd_resolve(const char *word) {
+    return g_cmds.resolve ? g_cmds.resolve(word) : NULL;
+}
 
 /* A growing list of malloc'd candidate strings. */
 typedef struct cand_list {
@@ -401,7 +424,7 @@ char **complete_candidates(lua_State *L, const char *line, int start, int end) {
     int lead = 0;
     while (line[lead] == ' ' || line[lead] == '\t')
         lead++;
-    bool is_cmd = repl_is_command(line);
+    bool is_cmd = syntax_is_command(line);
 
     if (is_cmd && start <= lead) {
         /* the command word itself */
@@ -463,7 +486,7 @@ char **complete_candidates(lua_State *L, const char *line, int start, int end) {
 
 /* True when completion found nothing because file names are wanted (":load", ":render"). */
 bool complete_wants_files(const char *line) {
-    if (!repl_is_command(line))
+    if (!syntax_is_command(line))
         return false;
     int lead = 0;
     while (line[lead] == ' ' || line[lead] == '\t')

@@ -17,7 +17,10 @@
 
 #include <lua.h>
 
-#include "repl/repl.h"
+#include "repl/complete.h"
+#include "repl/edit.h"
+#include "repl/sigint.h"
+#include "repl/term.h"
 
 #if !defined(FXDB_NO_LIBEDIT)
 #include <editline/readline.h>

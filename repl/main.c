@@ -26,7 +26,13 @@
 #include <lualib.h>
 
 #include "lua/fxlua.h"
+#include "repl/call.h"
+#include "repl/commands.h"
+#include "repl/complete.h"
+#include "repl/render_bind.h"
 #include "repl/repl.h"
+#include "repl/sigint.h"
+#include "repl/term.h"
 #include "viz/fxviz.h"
 
 #define HAS_ERROR 1     /* bad option */
@@ -173,9 +179,9 @@ static int handle_script(lua_State *L, char **argv, int script) {
     int status = luaL_loadfile(L, fname);                 /* [chunk|err] */
     if (status == LUA_OK) {
         int n = pushargs(L);                              /* [chunk, args..] */
-        status = repl_docall(L, n, LUA_MULTRET);          /* [results..|err] */
+        status = call_docall(L, n, LUA_MULTRET);          /* [results..|err] */
     }
-    repl_report(L, status);
+    call_report(L, status);
     lua_settop(L, 0);
     return status;
 }
@@ -216,6 +222,7 @@ static int pmain(lua_State *L) {
     createargtable(L, argv, argc, script);
     lua_gc(L, LUA_GCGEN, 0, 0);
     sig_init(L);
+    complete_set_commands(&(complete_commands){cmd_count, cmd_name_at, cmd_resolve});
 
     /* With -i a failing chunk or script still opens the REPL (as python -i does), so the state
      * it left can be inspected; without -i the first failure ends the program with status 1. */

@@ -7,7 +7,7 @@
 #include <lua.h>
 
 #include "lua/fxlua.h"
-#include "repl/repl.h"
+#include "repl/render_bind.h"
 #include "viz/fxviz.h"
 
 #define RENDER_DEFAULT_FILE "graph.svg"

@@ -15,6 +15,7 @@
  *      one is kept in the global `_`
  * On a terminal there are prompts ("fxdb> ", "...> "), a banner and history; otherwise the loop
  * reads plain lines and prints only results and errors, so transcripts compare byte for byte. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -23,103 +24,21 @@
 #include <lua.h>
 
 #include "core/fx.h"
+#include "repl/call.h"
+#include "repl/commands.h"
+#include "repl/edit.h"
 #include "repl/repl.h"
+#include "repl/syntax.h"
 
 #define PROMPT_FIRST "fxdb> "
 #define PROMPT_MORE "...> "
 #define EOF_MARK "<eof>"            /* how Lua's parser ends the message of an incomplete chunk */
-#define EMBEDDED_PREFIX "=[fxdb "   /* chunk names of the Lua library lua/ embeds */
 
 static bool g_interactive;          /* stdin is a terminal */
 
 /* ======================================================================================== */
-/* calling Lua                                                                                */
-/* ======================================================================================== */
-
-/* True when some frame of L's stack from `level` up runs the user's Lua code: not a C function
- * and not fxdb's embedded Lua library (chunks named EMBEDDED_PREFIX "name]" by lua/). */
-static bool has_user_frame(lua_State *L, int level) {
-    lua_Debug ar;
-    for (; lua_getstack(L, level, &ar); level++) {
-        if (lua_getinfo(L, "S", &ar) && ar.what[0] != 'C'
-            && strncmp(ar.source, EMBEDDED_PREFIX, sizeof(EMBEDDED_PREFIX) - 1) != 0)
-            return true;
-    }
-    return false;
-}
-
-/* Message handler of every call: appends a traceback to a string error (lua.c's msghandler),
- * unless no frame runs the user's code (a colon command calling fxdb.* directly: a traceback of
- * "[C]: in ?" and library lines tells nothing); an error object (table or userdata) is returned
- * unchanged so its fields can be printed.
- * [-0, +1, m] */
-static int msghandler(lua_State *L) {
-    const char *msg = lua_tostring(L, 1);
-    if (msg == NULL) {
-        int t = lua_type(L, 1);
-        if (t == LUA_TTABLE || t == LUA_TUSERDATA)
-            return 1;
-        msg = lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
-    }
-    if (!has_user_frame(L, 1))
-        return 1;
-    luaL_traceback(L, L, msg, 1);
-    return 1;
-}
-
-/* See repl.h. */
-int repl_docall(lua_State *L, int narg, int nres) {
-    int base = lua_gettop(L) - narg;                  /* function index */
-    lua_pushcfunction(L, msghandler);                 /* [.., f, args.., h] */
-    lua_insert(L, base);                              /* [.., h, f, args..] */
-    sig_running(true);
-    int status = lua_pcall(L, narg, nres, base);
-    sig_running(false);
-    lua_remove(L, base);                              /* [.., results | err] */
-    return status;
-}
-
-/* See repl.h. */
-int repl_report(lua_State *L, int status) {
-    /* the terminal echoed "^C" mid-line: start the error on a line of its own */
-    if (sig_take_run_interrupt() && status != LUA_OK && term_is_tty(STDERR_FILENO))
-        fputc('\n', stderr);
-    if (status != LUA_OK) {
-        term_print_error(L, -1);
-        lua_pop(L, 1);
-    }
-    return status;
-}
-
-/* See repl.h. */
-void repl_print_values(lua_State *L, int n) {
-    if (n <= 0)
-        return;
-    if (!lua_checkstack(L, 2)) {
-        lua_pop(L, n);
-        term_errorf(NULL, "too many results to print");
-        return;
-    }
-    lua_getglobal(L, "print");                        /* [vals.., print] */
-    lua_insert(L, -(n + 1));                          /* [print, vals..] */
-    int status = repl_docall(L, n, 0);
-    if (status != LUA_OK) {
-        fflush(stdout);
-        fprintf(stderr, "error calling 'print':\n");
-        repl_report(L, status);
-    }
-}
-
-/* ======================================================================================== */
 /* reading chunks                                                                             */
 /* ======================================================================================== */
-
-/* True when a line (after leading blanks) is a colon command. */
-bool repl_is_command(const char *line) {
-    while (*line == ' ' || *line == '\t')
-        line++;
-    return line[0] == ':' && line[1] != ':';
-}
 
 /* True when the line has only blanks. */
 static bool is_blank(const char *line) {
@@ -237,16 +156,16 @@ static void eval_lua(lua_State *L, int base) {
     if (status == LUA_OK)
         set_session_env(L);
     if (status == LUA_OK)
-        status = repl_docall(L, 0, LUA_MULTRET);      /* [results..] | [err] */
+        status = call_docall(L, 0, LUA_MULTRET);      /* [results..] | [err] */
     if (status == LUA_OK) {
         int n = lua_gettop(L) - base;
         if (n > 0) {
             lua_pushvalue(L, base + 1);
             lua_setglobal(L, "_");
-            repl_print_values(L, n);
+            call_print_values(L, n);
         }
     } else {
-        repl_report(L, status);
+        call_report(L, status);
     }
     lua_settop(L, base);
 }
@@ -276,7 +195,7 @@ void repl_loop(lua_State *L, bool interactive) {
                 break;
             continue;
         }
-        if (repl_is_command(line)) {
+        if (syntax_is_command(line)) {
             edit_add_history(line);
             if (cmd_execute(L, line) == CMD_QUIT)
                 break;
@@ -294,10 +213,10 @@ void repl_loop(lua_State *L, bool interactive) {
 
 /* See repl.h. */
 int repl_run_line(lua_State *L, const char *line, const char *chunkname) {
-    if (repl_is_command(line))
+    if (syntax_is_command(line))
         return cmd_execute(L, line);
     int status = luaL_loadbuffer(L, line, strlen(line), chunkname);
     if (status == LUA_OK)
-        status = repl_docall(L, 0, 0);
-    return repl_report(L, status) == LUA_OK ? CMD_OK : CMD_ERROR;
+        status = call_docall(L, 0, 0);
+    return call_report(L, status) == LUA_OK ? CMD_OK : CMD_ERROR;
 }

@@ -23,10 +23,10 @@
 #include <lua.h>
 
 #include "lua/fxlua.h"
-#include "repl/repl.h"
+#include "repl/sigint.h"
 
 static lua_State *volatile g_L;              /* the state Ctrl-C interrupts */
-static volatile sig_atomic_t g_running;      /* 1 while Lua code runs under repl_docall */
+static volatile sig_atomic_t g_running;      /* 1 while Lua code runs under call_docall */
 static volatile sig_atomic_t g_idle_intr;    /* Ctrl-C arrived while idle; read by edit.c */
 static int g_depth;                          /* nesting of sig_running(true) calls */
 static volatile sig_atomic_t g_run_intr;     /* Ctrl-C arrived while Lua ran; read by repl.c */

@@ -13,7 +13,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
-#include "repl/repl.h"
+#include "repl/term.h"
 
 static bool g_color_out;   /* stdout gets colours */
 static bool g_color_err;   /* stderr gets colours */
