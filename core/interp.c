@@ -49,7 +49,8 @@ typedef struct ex_node {
     int buf;             /* DIRECT: pool buffer index */
     fx_tensor *view_in;  /* VIEW: the input of the cached view (one reference), or NULL */
     fx_tensor *view_out; /* VIEW: the cached view (one reference), or NULL */
-    bool checked;        /* DIRECT: the meta function agreed with the planned output once */
+    bool checked;        /* DIRECT: the meta function agreed with the planned output once;
+                            INPLACE: it accepted the arguments once */
 } ex_node;
 
 /* A pool buffer: contiguous storage of one dtype, shared by DIRECT outputs. */
@@ -332,13 +333,13 @@ static int build_plan(fx_interp *it, fx_err *err) {
             if (nd->nargs > s->nargs) e->kind = EX_GENERIC;
         }
         if (e->kind == EX_DIRECT || e->kind == EX_INPLACE) {
-            e->nargs = s->nargs;
             e->consts = fx_calloc((size_t)s->nargs + 1, sizeof *e->consts);
             e->slot = fx_malloc(sizeof(int) * ((size_t)s->nargs + 1));
             if (!e->consts || !e->slot) {
                 rc = fx_err_setf(err, FX_ENOMEM, "out of memory planning the graph");
                 goto done;
             }
+            e->nargs = s->nargs; /* only once consts exists: free_plan walks it */
             for (int a = 0; a < s->nargs; a++) {
                 e->slot[a] = -1;
                 fx_ivalue unset = {0};
@@ -660,6 +661,15 @@ static int run_kernel(fx_interp *it, ex_node *e, fx_node *n, fx_ivalue *a, fx_iv
         out[0] = *self; /* borrowed: in-place kernels write into self and return it */
         bool noop =
             op->id == FX_OP_COPY_ && a[1].tag == FX_IV_TENSOR && same_view(self->u.t, a[1].u.t);
+        if (!e->checked) { /* the kernel trusts its arguments: the meta function checks them once
+                              (a copy_ from a tensor that does not broadcast to self, say) */
+            fx_opctx mc = {&it->eager, op, FX_DEVICE_META, err};
+            fx_ivalue mo[FX_SCHEMA_MAX_RETS] = {0};
+            rc = op->meta(&mc, a, mo);
+            for (int i = 0; i < op->schema.nrets; i++) fx_ivalue_clear(&mo[i]);
+            if (rc) return rc;
+            e->checked = true;
+        }
         if (!noop) {
             it->eager.depth++;
             rc = op->kernel(&oc, a, out);

@@ -7,6 +7,7 @@
 
 #include "core/export.h"
 #include "core/fx_alloc.h"
+#include "core/shape.h"
 
 /* The node a view chain starts from: follows view ops and getitem (of list-returning views). */
 static const fx_node *view_root(const fx_node *n) {
@@ -28,6 +29,27 @@ static fx_node *mutation_dst(fx_graph *g, const fx_output_spec *os) {
             return n;
     }
     return NULL;
+}
+
+/* The write-back copy_(dst, src) of a mutation stores the whole new value: src must have dst's
+ * shape and dtype (export refuses a buffer that changes them; a program built otherwise is
+ * refused here rather than truncated or converted). */
+static int check_writeback(const fx_output_spec *os, const fx_node *dst, const fx_node *src,
+                           fx_err *err) {
+    const fx_tensor *d = fx_node_tensor(dst), *v = fx_node_tensor(src);
+    if (!d || !v) return FX_OK;
+    bool same = fx_tensor_ndim(d) == fx_tensor_ndim(v) && fx_tensor_dtype(d) == fx_tensor_dtype(v);
+    for (int i = 0; same && i < fx_tensor_ndim(d); i++)
+        same = fx_tensor_size(d, i) == fx_tensor_size(v, i);
+    if (same) return FX_OK;
+    char a[160], b[160];
+    return fx_err_setf(err, FX_EARG,
+                       "unlift: the new value of '%s' is %s %s but '%s' is %s %s: a mutation "
+                       "output must keep the shape and dtype of what it mutates",
+                       os->target, fx_dtype_name(fx_tensor_dtype(v)),
+                       fx_shape_str(fx_tensor_ndim(v), fx_tensor_sizes(v), a, sizeof a), os->target,
+                       fx_dtype_name(fx_tensor_dtype(d)),
+                       fx_shape_str(fx_tensor_ndim(d), fx_tensor_sizes(d), b, sizeof b));
 }
 
 /* Values the trailing copy_ nodes would change under the program's feet are cloned before the
@@ -118,6 +140,7 @@ int fx_program_unlift(const fx_program *p, fx_graph **out, fx_err *err) {
                 rc = fx_err_setf(err, FX_EINTERNAL, "unlift: no destination for %s", os->target);
                 break;
             }
+            if ((rc = check_writeback(os, dst, res->u.list.items[k].u.node, err))) break;
             fx_graph_set_insert_point(g, outn);
             fx_ivalue a[FX_SCHEMA_MAX_ARGS] = {fx_iv_node(dst), res->u.list.items[k]};
             fx_node *c = fx_graph_call(g, fx_op_get(FX_OP_COPY_), a, NULL, err);

@@ -10,6 +10,7 @@
 
 #include "core/fx_alloc.h"
 #include "core/hop.h"
+#include "core/shape.h"
 #include "core/tensor_impl.h"
 
 #define MAX_FRAMES 16
@@ -319,6 +320,31 @@ static int trace_record(void *ud, const fx_opdef *op, const fx_ivalue *args, con
     return rc;
 }
 
+/* A buffer rebound to a value of another shape or dtype changes the buffer's metadata, which the
+ * export workflow refuses (aot_export bans metadata mutations of its inputs; a write-back copy_
+ * could not store the new value): FX_EEXPORT, kind "buffer_metadata_mutation". */
+static int check_same_metadata(const char *target, const fx_tensor *buf, const fx_tensor *value,
+                               fx_err *err) {
+    if (!buf || !value) return FX_OK;
+    int nb = fx_tensor_ndim(buf), nv = fx_tensor_ndim(value);
+    bool same = nb == nv && fx_tensor_dtype(buf) == fx_tensor_dtype(value);
+    for (int d = 0; same && d < nb; d++) same = fx_tensor_size(buf, d) == fx_tensor_size(value, d);
+    if (same) return FX_OK;
+    char a[160], b[160];
+    fx_err_setf(err, FX_EEXPORT,
+                "Buffer '%s' was assigned a tensor of another shape or dtype (%s %s, the buffer is "
+                "%s %s). A buffer whose metadata changes in forward is not supported in the export "
+                "workflow.",
+                target, fx_dtype_name(fx_tensor_dtype(value)),
+                fx_shape_str(nv, fx_tensor_sizes(value), a, sizeof a),
+                fx_dtype_name(fx_tensor_dtype(buf)), fx_shape_str(nb, fx_tensor_sizes(buf), b, sizeof b));
+    fx_err_kind(err, "buffer_metadata_mutation");
+    return fx_err_hintf(err,
+                        "write into the buffer instead (self.%s:copy_(value) keeps its shape and "
+                        "dtype), or register the buffer with the shape and dtype it ends with",
+                        target);
+}
+
 int fx_tracer_assign_buffer(fx_tracer *tr, const char *target, fx_tensor *buffer_tensor,
                             fx_tensor *value, fx_err *err) {
     fx_node *buf = NULL;
@@ -327,9 +353,11 @@ int fx_tracer_assign_buffer(fx_tracer *tr, const char *target, fx_tensor *buffer
             buf = tr->infos[i].node;
     if (!buf && buffer_tensor) buf = fx_tensor_trace_node(buffer_tensor, tr->id);
     if (!buf) return fx_err_setf(err, FX_EARG, "'%s' is not a buffer of the traced module", target);
+    int rc = check_same_metadata(target, fx_node_tensor(buf), value, err);
+    if (rc) return rc;
     fx_ivalue v = fx_iv_tensor(value), args[3];
     args[0] = fx_iv_node(buf);
-    int rc = to_node_arg(tr, &v, &args[1], err);
+    rc = to_node_arg(tr, &v, &args[1], err);
     fx_ivalue_clear(&v);
     if (rc) return rc;
     args[2] = fx_iv_str(target);

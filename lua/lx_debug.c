@@ -117,35 +117,8 @@ static int l_run(lua_State *L) {
     const fx_program *p = fxlua_to_program(L, 1);
     const fx_graph *g = p ? p->graph : fxlua_check_graph(L, 1);
     luaL_checktype(L, 2, LUA_TTABLE);
-    int nuser = (int)lua_rawlen(L, 2);
-    int nstate = 0;
-    if (p)
-        for (int i = 0; i < p->sig.ninputs; i++)
-            if (p->sig.inputs[i].kind != FX_INPUT_USER_INPUT) nstate++;
-    fx_ivalue *in = lx_ivbox_new(L, nstate + nuser); /* [.., box] */
-    int k = 0, u = 0;
-    if (p) {
-        for (int i = 0; i < p->sig.ninputs; i++) {
-            if (p->sig.inputs[i].kind == FX_INPUT_USER_INPUT) {
-                lua_rawgeti(L, 2, ++u);
-                lx_to_ivalue(L, -1, &in[k++]);
-                lua_pop(L, 1);
-            } else {
-                fx_tensor *t = fx_program_input_value(p, i);
-                if (!t) return luaL_error(L, "no value for %s", p->sig.inputs[i].arg);
-                in[k++] = fx_iv_tensor(t);
-            }
-        }
-        if (u != nuser)
-            return lx_errorf(L, FX_EARG, NULL, "the program takes %d user inputs but %d were given", u,
-                             nuser);
-    } else {
-        for (int i = 0; i < nuser; i++) {
-            lua_rawgeti(L, 2, i + 1);
-            lx_to_ivalue(L, -1, &in[k++]);
-            lua_pop(L, 1);
-        }
-    }
+    int k;
+    fx_ivalue *in = lx_program_inputs(L, p, 2, &k); /* [.., box] */
     fx_ivalue *res = lx_ivbox_new(L, 1);
     fx_interp_opts o = {0};
     fx_err err;

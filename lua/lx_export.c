@@ -534,6 +534,45 @@ static int l_run_decompositions(lua_State *L) {
     return 1;
 }
 
+/* ==== a program's inputs ========================================================================= */
+
+fx_ivalue *lx_program_inputs(lua_State *L, const fx_program *p, int tidx, int *n) {
+    tidx = lua_absindex(L, tidx);
+    int nuser = (int)lua_rawlen(L, tidx);
+    if (!p) {
+        fx_ivalue *in = lx_ivbox_new(L, nuser);
+        for (int i = 0; i < nuser; i++) {
+            lua_rawgeti(L, tidx, i + 1);
+            lx_to_ivalue(L, -1, &in[i]);
+            lua_pop(L, 1);
+        }
+        *n = nuser;
+        return in;
+    }
+    int want = 0;
+    for (int i = 0; i < p->sig.ninputs; i++)
+        if (p->sig.inputs[i].kind == FX_INPUT_USER_INPUT) want++;
+    if (want != nuser)
+        lx_errorf(L, FX_EARG, NULL,
+                  "the program takes %d tensor input%s but %d %s given (arguments that are not "
+                  "tensors were specialized at export and are not inputs)",
+                  want, want == 1 ? "" : "s", nuser, nuser == 1 ? "was" : "were");
+    fx_ivalue *in = lx_ivbox_new(L, p->sig.ninputs);
+    for (int i = 0, u = 0; i < p->sig.ninputs; i++) {
+        if (p->sig.inputs[i].kind == FX_INPUT_USER_INPUT) {
+            lua_rawgeti(L, tidx, ++u);
+            lx_to_ivalue(L, -1, &in[i]);
+            lua_pop(L, 1);
+        } else {
+            fx_tensor *t = fx_program_input_value(p, i);
+            if (!t) lx_errorf(L, FX_EARG, NULL, "no value for %s", p->sig.inputs[i].arg);
+            in[i] = fx_iv_tensor(t);
+        }
+    }
+    *n = p->sig.ninputs;
+    return in;
+}
+
 /* ==== the unlifted module (ep:module()) ========================================================= */
 
 typedef struct lx_gm {

@@ -121,6 +121,13 @@ int lx_index_set(lua_State *L);
  * while tracing it becomes a lifted constant (fx_tracer_constant). Pushes it.  [-0, +1, e] */
 void lx_tensor_from_lua(lua_State *L, int idx, fx_dtype dt);
 
+/* The inputs of a run of program p (lx_export.c): its state and constants from the program, its
+ * user inputs from the list at tidx (values as lx_to_ivalue reads them); with p NULL, the list as
+ * it is (a Graph's placeholders). Raises FX_EARG when the list's length is not the program's
+ * number of user inputs. Pushes the owning box and returns its array; *n = its length.
+ * [-0, +1, e] */
+fx_ivalue *lx_program_inputs(lua_State *L, const fx_program *p, int tidx, int *n);
+
 /* ---- debugger sessions (lx_session.c; additions of the debugger issue) -------------------------- */
 /* The tracer at idx (a "fxdb.Tracer" that is not finished), or raises (lx_export.c).  [-0, +0, e] */
 fx_tracer *lx_check_tracer(lua_State *L, int idx);

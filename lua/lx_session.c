@@ -480,38 +480,8 @@ static int l_interp(lua_State *L) {
         lua_pushvalue(L, 1); /* a Graph itself */
     }
     const fx_graph *g = lx_check_graph(L, 3);
-    int nuser = (int)lua_rawlen(L, 2), nstate = 0;
-    if (p)
-        for (int i = 0; i < p->sig.ninputs; i++)
-            if (p->sig.inputs[i].kind != FX_INPUT_USER_INPUT) nstate++;
-    fx_ivalue *in = lx_ivbox_new(L, nstate + nuser); /* [.., g, box] */
-    int k = 0, u = 0;
-    if (p) {
-        for (int i = 0; i < p->sig.ninputs; i++) {
-            if (p->sig.inputs[i].kind == FX_INPUT_USER_INPUT) {
-                if (u >= nuser) {
-                    u++;
-                    continue;
-                }
-                lua_rawgeti(L, 2, ++u);
-                lx_to_ivalue(L, -1, &in[k++]);
-                lua_pop(L, 1);
-            } else {
-                fx_tensor *t = fx_program_input_value(p, i);
-                if (!t) return luaL_error(L, "no value for %s", p->sig.inputs[i].arg);
-                in[k++] = fx_iv_tensor(t);
-            }
-        }
-        if (u != nuser)
-            return lx_errorf(L, FX_EARG, NULL, "the program takes %d user inputs but %d were given",
-                             u, nuser);
-    } else {
-        for (int i = 0; i < nuser; i++) {
-            lua_rawgeti(L, 2, i + 1);
-            lx_to_ivalue(L, -1, &in[k++]);
-            lua_pop(L, 1);
-        }
-    }
+    int k;
+    fx_ivalue *in = lx_program_inputs(L, p, 2, &k); /* [.., g, box] */
     lx_interp *b = lua_newuserdatauv(L, sizeof *b, 1); /* [.., g, box, it] */
     b->it = NULL;
     b->count = 0;
