@@ -3,12 +3,95 @@
 #include "core/graph.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/fx_alloc.h"
 #include "core/graph_impl.h"
+
+/* ---- the graph's interning pool ------------------------------------------------------------- */
+
+#define POOL_CHUNK 16384
+
+/* A 64-bit hash of n bytes, eight at a time (multiply-xorshift mixing). */
+static uint64_t hash_bytes(const void *p, size_t n) {
+    const unsigned char *s = p;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    for (size_t i = 0; i < n; i++) w |= (uint64_t)s[i] << (8 * i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
+}
+
+/* n bytes (8-aligned) of arena space, or NULL on out-of-memory. */
+static char *pool_alloc(fx_pool *p, size_t n) {
+    n = (n + 7) & ~(size_t)7;
+    if (n > p->left) {
+        size_t sz = n + 16 > POOL_CHUNK ? n + 16 : POOL_CHUNK;
+        void **c = fx_malloc(sz);
+        if (!c) return NULL;
+        *c = p->chunks;
+        p->chunks = c;
+        p->cur = (char *)c + 16;
+        p->left = sz - 16;
+    }
+    char *r = p->cur;
+    p->cur += n;
+    p->left -= n;
+    return r;
+}
+
+/* The pool's copy of bytes[0..n) (followed by a NUL), made on first sight; NULL on OOM. */
+static const char *pool_intern(fx_pool *p, const void *bytes, size_t n) {
+    uint64_t h = hash_bytes(bytes, n);
+    if ((p->len + 1) * 2 > p->cap) {
+        int cap = p->cap ? p->cap * 2 : 256;
+        fx_pool_slot *ns = fx_calloc((size_t)cap, sizeof *ns);
+        if (!ns) return NULL;
+        for (int i = 0; i < p->cap; i++) {
+            if (!p->slots[i].p) continue;
+            uint64_t j = p->slots[i].hash & (uint64_t)(cap - 1);
+            while (ns[j].p) j = (j + 1) & (uint64_t)(cap - 1);
+            ns[j] = p->slots[i];
+        }
+        fx_free(p->slots);
+        p->slots = ns;
+        p->cap = cap;
+    }
+    uint64_t j = h & (uint64_t)(p->cap - 1);
+    for (; p->slots[j].p; j = (j + 1) & (uint64_t)(p->cap - 1))
+        if (p->slots[j].hash == h && p->slots[j].len == n && !memcmp(p->slots[j].p, bytes, n))
+            return p->slots[j].p;
+    char *c = pool_alloc(p, n + 1);
+    if (!c) return NULL;
+    memcpy(c, bytes, n);
+    c[n] = 0;
+    p->slots[j] = (fx_pool_slot){h, c, n};
+    p->len++;
+    return c;
+}
+
+static const char *pool_str(fx_pool *p, const char *s) {
+    if (!s) s = "";
+    return pool_intern(p, s, strlen(s));
+}
+
+static void pool_free(fx_pool *p) {
+    for (void *c = p->chunks, *next; c; c = next) {
+        next = *(void **)c;
+        fx_free(c);
+    }
+    fx_free(p->slots);
+    memset(p, 0, sizeof *p);
+}
 
 /* ---- names ----------------------------------------------------------------------------------- */
 
@@ -31,34 +114,42 @@ static const char *const k_illegal[] = {
     "inf", "nan", "NoneType", "torch", "device", "fx_pytree", "pytree", "math", "os", "self",
 };
 
-static bool is_illegal(const char *s) {
-    for (size_t i = 0; i < sizeof k_illegal / sizeof k_illegal[0]; i++)
-        if (!strcmp(s, k_illegal[i])) return true;
+#define ILLEGAL_SLOTS 512 /* power of two, > 2x the number of words */
+static const char *g_illegal_set[ILLEGAL_SLOTS];
+static pthread_once_t g_illegal_once = PTHREAD_ONCE_INIT;
+
+static void build_illegal_set(void) {
+    for (size_t i = 0; i < sizeof k_illegal / sizeof k_illegal[0]; i++) {
+        uint64_t j = hash_bytes(k_illegal[i], strlen(k_illegal[i])) & (ILLEGAL_SLOTS - 1);
+        while (g_illegal_set[j]) j = (j + 1) & (ILLEGAL_SLOTS - 1);
+        g_illegal_set[j] = k_illegal[i];
+    }
+}
+
+/* s (its hash h = hash_bytes(s, n)) is a Python keyword or builtin. */
+static bool is_illegal(const char *s, uint64_t h) {
+    pthread_once(&g_illegal_once, build_illegal_set);
+    for (uint64_t j = h & (ILLEGAL_SLOTS - 1); g_illegal_set[j]; j = (j + 1) & (ILLEGAL_SLOTS - 1))
+        if (!strcmp(g_illegal_set[j], s)) return true;
     return false;
 }
 
-static uint64_t hash_str(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    while (*s) h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-    return h;
-}
-
-static bool names_has(const fx_graph *g, const char *s) {
+static bool names_has(const fx_graph *g, const char *s, uint64_t h) {
     if (!g->names_cap) return false;
-    for (uint64_t i = hash_str(s) & (uint64_t)(g->names_cap - 1);; i = (i + 1) & (uint64_t)(g->names_cap - 1)) {
+    for (uint64_t i = h & (uint64_t)(g->names_cap - 1);; i = (i + 1) & (uint64_t)(g->names_cap - 1)) {
         if (!g->names[i]) return false;
         if (!strcmp(g->names[i], s)) return true;
     }
 }
 
-static int names_insert(fx_graph *g, char *s) {
+static int names_insert(fx_graph *g, const char *s, uint64_t h) {
     if ((g->names_len + 1) * 2 > g->names_cap) {
         int cap = g->names_cap ? g->names_cap * 2 : 64;
-        char **nw = fx_calloc((size_t)cap, sizeof *nw);
+        const char **nw = fx_calloc((size_t)cap, sizeof *nw);
         if (!nw) return FX_ENOMEM;
         for (int i = 0; i < g->names_cap; i++) {
             if (!g->names[i]) continue;
-            uint64_t j = hash_str(g->names[i]) & (uint64_t)(cap - 1);
+            uint64_t j = hash_bytes(g->names[i], strlen(g->names[i])) & (uint64_t)(cap - 1);
             while (nw[j]) j = (j + 1) & (uint64_t)(cap - 1);
             nw[j] = g->names[i];
         }
@@ -66,71 +157,92 @@ static int names_insert(fx_graph *g, char *s) {
         g->names = nw;
         g->names_cap = cap;
     }
-    uint64_t j = hash_str(s) & (uint64_t)(g->names_cap - 1);
+    uint64_t j = h & (uint64_t)(g->names_cap - 1);
     while (g->names[j]) j = (j + 1) & (uint64_t)(g->names_cap - 1);
     g->names[j] = s;
     g->names_len++;
     return FX_OK;
 }
 
-static fx_name_count *base_count(fx_graph *g, const char *base) {
-    for (int i = 0; i < g->nbases; i++)
-        if (!strcmp(g->bases[i].base, base)) return &g->bases[i];
-    if (g->nbases == g->bases_cap) {
-        int cap = g->bases_cap ? g->bases_cap * 2 : 32;
-        fx_name_count *nb = fx_realloc(g->bases, sizeof *nb * (size_t)cap);
+/* The _base_count entry of base (n bytes), made with count 0 on first sight; NULL on OOM. */
+static fx_name_count *base_count(fx_graph *g, const char *base, size_t n) {
+    uint64_t h = hash_bytes(base, n);
+    if ((g->nbases + 1) * 2 > g->bases_cap) {
+        int cap = g->bases_cap ? g->bases_cap * 2 : 64;
+        fx_name_count *nb = fx_calloc((size_t)cap, sizeof *nb);
         if (!nb) return NULL;
+        for (int i = 0; i < g->bases_cap; i++) {
+            if (!g->bases[i].base) continue;
+            uint64_t j = g->bases[i].hash & (uint64_t)(cap - 1);
+            while (nb[j].base) j = (j + 1) & (uint64_t)(cap - 1);
+            nb[j] = g->bases[i];
+        }
+        fx_free(g->bases);
         g->bases = nb;
         g->bases_cap = cap;
     }
-    char *b = fx_strdup(base);
+    uint64_t j = h & (uint64_t)(g->bases_cap - 1);
+    for (; g->bases[j].base; j = (j + 1) & (uint64_t)(g->bases_cap - 1))
+        if (g->bases[j].hash == h && !strcmp(g->bases[j].base, base)) return &g->bases[j];
+    const char *b = pool_intern(&g->pool, base, n);
     if (!b) return NULL;
-    g->bases[g->nbases] = (fx_name_count){b, 0};
-    return &g->bases[g->nbases++];
+    g->bases[j] = (fx_name_count){b, h, 0};
+    g->nbases++;
+    return &g->bases[j];
 }
 
-/* FX's _Namespace.create_name. Returns an owned unique name or NULL on out-of-memory. */
-static char *create_name(fx_graph *g, const char *candidate) {
+/* Writes base_num into out (room for n + 22 bytes); returns its length. */
+static size_t with_suffix(char *out, const char *base, size_t n, int64_t num) {
+    char digits[24];
+    int k = 0;
+    uint64_t v = (uint64_t)num;
+    do digits[k++] = (char)('0' + v % 10);
+    while (v /= 10);
+    memcpy(out, base, n);
+    out[n] = '_';
+    for (int i = 0; i < k; i++) out[n + 1 + i] = digits[k - 1 - i];
+    out[n + 1 + k] = 0;
+    return n + 1 + (size_t)k;
+}
+
+/* FX's _Namespace.create_name. Returns a unique name (kept in the graph's pool) or NULL on
+ * out-of-memory. */
+static const char *create_name(fx_graph *g, const char *candidate) {
     char cand[128];
-    size_t n = 0;
-    for (const char *p = candidate; *p && n < sizeof cand - 8; p++)
+    size_t lead = isdigit((unsigned char)candidate[0]) ? 1 : 0, n = lead;
+    cand[0] = '_';
+    for (const char *p = candidate; *p && n - lead < sizeof cand - 8; p++)
         cand[n++] = (isalnum((unsigned char)*p) || *p == '_') ? *p : '_';
     cand[n] = 0;
-    if (!n) strcpy(cand, "_unnamed");
-    if (isdigit((unsigned char)cand[0])) {
-        memmove(cand + 1, cand, strlen(cand) + 1);
-        cand[0] = '_';
-    }
+    if (!n) strcpy(cand, "_unnamed"), n = strlen(cand);
     /* Split a trailing _<digits> suffix. */
-    char base[128];
+    size_t bn = n;
     int64_t num = -1;
-    strcpy(base, cand);
-    char *us = strrchr(base, '_');
-    if (us && us[1] && us != base) {
+    char *us = strrchr(cand, '_');
+    if (us && us[1] && us != cand) {
         char *q = us + 1;
         while (isdigit((unsigned char)*q)) q++;
         if (!*q) {
             num = strtoll(us + 1, NULL, 10);
-            *us = 0;
+            bn = (size_t)(us - cand);
         }
     }
-    char name[160];
-    if (num < 0) snprintf(name, sizeof name, "%s", base);
-    else snprintf(name, sizeof name, "%s_%lld", base, (long long)num);
-    fx_name_count *bc = base_count(g, base);
+    char base[128], name[160];
+    memcpy(base, cand, bn);
+    base[bn] = 0;
+    size_t len = num < 0 ? (memcpy(name, base, bn + 1), bn) : with_suffix(name, base, bn, num);
+    fx_name_count *bc = base_count(g, base, bn);
     if (!bc) return NULL;
     if (num <= 0) num = bc->count;
-    while (names_has(g, name) || is_illegal(name)) {
+    uint64_t h = hash_bytes(name, len);
+    while (names_has(g, name, h) || is_illegal(name, h)) {
         num++;
-        snprintf(name, sizeof name, "%s_%lld", base, (long long)num);
+        len = with_suffix(name, base, bn, num);
+        h = hash_bytes(name, len);
     }
     bc->count = num;
-    char *out = fx_strdup(name);
-    if (!out) return NULL;
-    if (names_insert(g, out)) {
-        fx_free(out);
-        return NULL;
-    }
+    const char *out = pool_intern(&g->pool, name, len);
+    if (!out || names_insert(g, out, h)) return NULL;
     return out;
 }
 
@@ -139,26 +251,21 @@ const char *fx__node_name_of(const struct fx_node *n) { return n ? n->name : "No
 
 /* ---- lifetime -------------------------------------------------------------------------------- */
 
-fx_graph *fx_graph_new(void) { return fx_calloc(1, sizeof(fx_graph)); }
+static uint64_t g_graph_ids;
+
+fx_graph *fx_graph_new(void) {
+    fx_graph *g = fx_calloc(1, sizeof(fx_graph));
+    if (g) g->id = __atomic_add_fetch(&g_graph_ids, 1, __ATOMIC_RELAXED);
+    return g;
+}
 
 static void free_meta(fx_node *n) {
     fx_ivalue_clear(&n->val);
-    for (int i = 0; i < n->nstack; i++) {
-        fx_free(n->stack[i].file);
-        fx_free(n->stack[i].func);
-        fx_free(n->stack[i].code);
-    }
-    fx_free(n->stack);
+    /* stack, modules and the from_node strings live in the graph's pool */
     n->stack = NULL;
     n->nstack = 0;
-    for (int i = 0; i < n->nmodules; i++) {
-        fx_free(n->modules[i].path);
-        fx_free(n->modules[i].cls);
-    }
-    fx_free(n->modules);
     n->modules = NULL;
     n->nmodules = 0;
-    for (int i = 0; i < n->nfrom; i++) fx_free(n->from_node[i]);
     fx_free(n->from_node);
     n->from_node = NULL;
     n->nfrom = 0;
@@ -176,10 +283,9 @@ static void node_free(fx_node *n) {
     for (int i = 0; i < n->nargs; i++) fx_ivalue_clear(&n->args[i]);
     fx_free(n->args);
     fx_free(n->users);
-    fx_free(n->target);
     free_meta(n);
     fx_graph_free(n->subgraph);
-    /* the name string is owned by the graph's name set */
+    /* the name and target strings are owned by the graph's pool */
     fx_free(n);
 }
 
@@ -189,10 +295,9 @@ void fx_graph_free(fx_graph *g) {
         next = n->next;
         node_free(n);
     }
-    for (int i = 0; i < g->names_cap; i++) fx_free(g->names[i]);
     fx_free(g->names);
-    for (int i = 0; i < g->nbases; i++) fx_free(g->bases[i].base);
     fx_free(g->bases);
+    pool_free(&g->pool);
     fx_free(g);
 }
 
@@ -308,7 +413,7 @@ static fx_node *new_node(fx_graph *g, fx_node_op op, const char *target, const c
     n->op = op;
     n->uid = ++g->next_uid;
     n->val.tag = FX_IV_NONE;
-    n->target = fx_strdup(target);
+    n->target = pool_str(&g->pool, target);
     if (!n->target) goto oom;
     if (nargs) {
         n->args = fx_calloc((size_t)nargs, sizeof *n->args);
@@ -335,7 +440,6 @@ oom_linked:
 oom:
     if (n) {
         /* the name, if made, stays in the graph's name set */
-        n->name = NULL;
         node_free(n);
     }
     fx_err_setf(err, FX_ENOMEM, "out of memory adding a graph node");
@@ -344,12 +448,7 @@ oom:
 
 fx_node *fx_graph_placeholder(fx_graph *g, const char *name, fx_err *err) {
     fx_node *n = new_node(g, FX_NODE_PLACEHOLDER, name, name, NULL, 0, err);
-    if (n) { /* target is the unique name, as FX's placeholder target */
-        char *t = fx_strdup(n->name);
-        if (!t) return n;
-        fx_free(n->target);
-        n->target = t;
-    }
+    if (n) n->target = n->name; /* target is the unique name, as FX's placeholder target */
     return n;
 }
 
@@ -366,12 +465,18 @@ fx_node *fx_graph_call(fx_graph *g, const fx_opdef *op, const fx_ivalue *args, c
         if (full[i].tag == FX_IV_UNSET) full[i] = s->args[i].has_default ? s->args[i].def : fx_iv_none();
     }
     char target[128], base[64];
-    snprintf(target, sizeof target, "aten.%s", op->qualname);
+    size_t ql = strlen(op->qualname);
+    if (ql > sizeof target - 6) ql = sizeof target - 6;
+    memcpy(target, "aten.", 5);
+    memcpy(target + 5, op->qualname, ql);
+    target[5 + ql] = 0;
     /* FX's _target_to_str drops the underscores of a magic name: __lshift__ -> lshift */
     size_t bl = strlen(s->name);
-    snprintf(base, sizeof base, "%s", s->name);
-    if (bl > 4 && !strncmp(s->name, "__", 2) && !strcmp(s->name + bl - 2, "__"))
-        snprintf(base, sizeof base, "%.*s", (int)(bl - 4), s->name + 2);
+    const char *b0 = s->name;
+    if (bl > 4 && !strncmp(s->name, "__", 2) && !strcmp(s->name + bl - 2, "__")) b0 += 2, bl -= 4;
+    if (bl > sizeof base - 1) bl = sizeof base - 1;
+    memcpy(base, b0, bl);
+    base[bl] = 0;
     fx_node *n = new_node(g, FX_NODE_CALL_FUNCTION, target, hint ? hint : base, full, s->nargs, err);
     if (n) n->aten = op;
     return n;
@@ -465,77 +570,59 @@ int fx_node_set_val(fx_node *n, const fx_ivalue *val, fx_err *err) {
     return FX_OK;
 }
 
-static char *dup_or_empty(const char *s) { return fx_strdup(s ? s : ""); }
+/* The pool's copy of the n-entry array of (already interned) pointer-holding structs at a. */
+static const void *pool_array(fx_pool *p, const void *a, size_t bytes) {
+    return bytes ? pool_intern(p, a, bytes) : NULL;
+}
 
 int fx_node_set_stack(fx_node *n, const fx_frame *frames, int nframes, fx_err *err) {
-    fx_frame *fs = NULL;
-    if (nframes > 0) {
-        fs = fx_calloc((size_t)nframes, sizeof *fs);
-        if (!fs) return fx_err_setf(err, FX_ENOMEM, "out of memory");
-        for (int i = 0; i < nframes; i++) {
-            fs[i].file = dup_or_empty(frames[i].file);
-            fs[i].func = dup_or_empty(frames[i].func);
-            fs[i].code = dup_or_empty(frames[i].code);
-            fs[i].line = frames[i].line;
-            if (!fs[i].file || !fs[i].func || !fs[i].code) {
-                for (int j = 0; j <= i; j++) {
-                    fx_free(fs[j].file);
-                    fx_free(fs[j].func);
-                    fx_free(fs[j].code);
-                }
-                fx_free(fs);
-                return fx_err_setf(err, FX_ENOMEM, "out of memory");
-            }
-        }
+    fx_pool *p = &n->graph->pool;
+    fx_frame tmp[32], *fs = nframes <= 32 ? tmp : fx_malloc(sizeof *fs * (size_t)nframes);
+    if (!fs) return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    memset(fs, 0, sizeof *fs * (size_t)(nframes > 0 ? nframes : 0)); /* padding takes part in the key */
+    bool ok = true;
+    for (int i = 0; i < nframes && ok; i++) {
+        fs[i].file = pool_str(p, frames[i].file);
+        fs[i].func = pool_str(p, frames[i].func);
+        fs[i].code = pool_str(p, frames[i].code);
+        fs[i].line = frames[i].line;
+        ok = fs[i].file && fs[i].func && fs[i].code;
     }
-    for (int i = 0; i < n->nstack; i++) {
-        fx_free(n->stack[i].file);
-        fx_free(n->stack[i].func);
-        fx_free(n->stack[i].code);
-    }
-    fx_free(n->stack);
-    n->stack = fs;
-    n->nstack = nframes;
+    const fx_frame *shared = ok && nframes > 0 ? pool_array(p, fs, sizeof *fs * (size_t)nframes) : NULL;
+    if (fs != tmp) fx_free(fs);
+    if (!ok || (nframes > 0 && !shared)) return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    n->stack = shared;
+    n->nstack = nframes > 0 ? nframes : 0;
     return FX_OK;
 }
 
 int fx_node_set_modules(fx_node *n, const fx_module_entry *m, int nm, fx_err *err) {
-    fx_module_entry *ms = NULL;
-    if (nm > 0) {
-        ms = fx_calloc((size_t)nm, sizeof *ms);
-        if (!ms) return fx_err_setf(err, FX_ENOMEM, "out of memory");
-        for (int i = 0; i < nm; i++) {
-            ms[i].path = dup_or_empty(m[i].path);
-            ms[i].cls = dup_or_empty(m[i].cls);
-            if (!ms[i].path || !ms[i].cls) {
-                for (int j = 0; j <= i; j++) {
-                    fx_free(ms[j].path);
-                    fx_free(ms[j].cls);
-                }
-                fx_free(ms);
-                return fx_err_setf(err, FX_ENOMEM, "out of memory");
-            }
-        }
+    fx_pool *p = &n->graph->pool;
+    fx_module_entry tmp[32], *ms = nm <= 32 ? tmp : fx_malloc(sizeof *ms * (size_t)nm);
+    if (!ms) return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    bool ok = true;
+    for (int i = 0; i < nm && ok; i++) {
+        ms[i].path = pool_str(p, m[i].path);
+        ms[i].cls = pool_str(p, m[i].cls);
+        ok = ms[i].path && ms[i].cls;
     }
-    for (int i = 0; i < n->nmodules; i++) {
-        fx_free(n->modules[i].path);
-        fx_free(n->modules[i].cls);
-    }
-    fx_free(n->modules);
-    n->modules = ms;
-    n->nmodules = nm;
+    const fx_module_entry *shared = ok && nm > 0 ? pool_array(p, ms, sizeof *ms * (size_t)nm) : NULL;
+    if (ms != tmp) fx_free(ms);
+    if (!ok || (nm > 0 && !shared)) return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    n->modules = shared;
+    n->nmodules = nm > 0 ? nm : 0;
     return FX_OK;
 }
 
 int fx_node_add_from(fx_node *n, const char *raw_name, fx_err *err) {
     for (int i = 0; i < n->nfrom; i++)
         if (!strcmp(n->from_node[i], raw_name)) return FX_OK;
-    char **nf = fx_realloc(n->from_node, sizeof *nf * (size_t)(n->nfrom + 1));
+    const char *s = pool_str(&n->graph->pool, raw_name);
+    if (!s) return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    const char **nf = fx_realloc(n->from_node, sizeof *nf * (size_t)(n->nfrom + 1));
     if (!nf) return fx_err_setf(err, FX_ENOMEM, "out of memory");
     n->from_node = nf;
-    nf[n->nfrom] = fx_strdup(raw_name);
-    if (!nf[n->nfrom]) return fx_err_setf(err, FX_ENOMEM, "out of memory");
-    n->nfrom++;
+    nf[n->nfrom++] = s;
     return FX_OK;
 }
 
@@ -567,9 +654,50 @@ int fx_node_set_mutation(fx_node *n, const fx_mutation *m, fx_err *err) {
     return FX_OK;
 }
 
+/* dst's copy of an array interned in another graph: a memo of (source graph, source array) ->
+ * dst's array saves re-interning the same stack for every node a pass copies. */
+static const void *import_memo(fx_graph *dst, const fx_graph *src, const void *a) {
+    if (!a) return NULL;
+    size_t i = (size_t)(((uintptr_t)a >> 3) * 0x9e3779b97f4a7c15ull >> 58) % FX_IMPORT_MEMO;
+    if (dst->imports[i].graph_id == src->id && dst->imports[i].from == a) return dst->imports[i].to;
+    return NULL;
+}
+
+static void import_remember(fx_graph *dst, const fx_graph *src, const void *a, const void *copy) {
+    if (!a) return;
+    size_t i = (size_t)(((uintptr_t)a >> 3) * 0x9e3779b97f4a7c15ull >> 58) % FX_IMPORT_MEMO;
+    dst->imports[i].graph_id = src->id;
+    dst->imports[i].from = a;
+    dst->imports[i].to = copy;
+}
+
 int fx_node_copy_meta(fx_node *dst, const fx_node *src, fx_err *err) {
-    int rc = fx_node_set_stack(dst, src->stack, src->nstack, err);
-    if (!rc) rc = fx_node_set_modules(dst, src->modules, src->nmodules, err);
+    int rc = FX_OK;
+    fx_graph *dg = dst->graph;
+    const fx_graph *sg = src->graph;
+    if (dg == sg) { /* same pool: share the arrays */
+        dst->stack = src->stack;
+        dst->nstack = src->nstack;
+        dst->modules = src->modules;
+        dst->nmodules = src->nmodules;
+    } else {
+        const fx_frame *st = import_memo(dg, sg, src->stack);
+        if (st) {
+            dst->stack = st;
+            dst->nstack = src->nstack;
+        } else {
+            rc = fx_node_set_stack(dst, src->stack, src->nstack, err);
+            if (!rc) import_remember(dg, sg, src->stack, dst->stack);
+        }
+        const fx_module_entry *mo = rc ? NULL : import_memo(dg, sg, src->modules);
+        if (mo) {
+            dst->modules = mo;
+            dst->nmodules = src->nmodules;
+        } else if (!rc) {
+            rc = fx_node_set_modules(dst, src->modules, src->nmodules, err);
+            if (!rc) import_remember(dg, sg, src->modules, dst->modules);
+        }
+    }
     for (int i = 0; !rc && i < src->nfrom; i++) rc = fx_node_add_from(dst, src->from_node[i], err);
     return rc;
 }

@@ -27,18 +27,20 @@ typedef enum fx_node_op {
     FX_NODE_OUTPUT,
 } fx_node_op;
 
-/* One Lua frame of a node's stack_trace. Strings owned by the node. */
+/* One Lua frame of a node's stack_trace. In a node, the strings (and the frame array) belong to
+ * the graph, shared by every node with the same values. */
 typedef struct fx_frame {
-    char *file;  /* "model.lua" as the chunk name gives it, without '@' */
-    int line;    /* 1-based */
-    char *func;  /* "forward", "add_", "?" */
-    char *code;  /* the source line, trimmed; may be "" */
+    const char *file; /* "model.lua" as the chunk name gives it, without '@' */
+    int line;         /* 1-based */
+    const char *func; /* "forward", "add_", "?" */
+    const char *code; /* the source line, trimmed; may be "" */
 } fx_frame;
 
-/* One entry of nn_module_stack, outermost first. Strings owned by the node. */
+/* One entry of nn_module_stack, outermost first. In a node, the strings (and the array) belong to
+ * the graph, shared by every node with the same values. */
 typedef struct fx_module_entry {
-    char *path;  /* "layers.0.attn"; "" for the root module */
-    char *cls;   /* "Attention" */
+    const char *path; /* "layers.0.attn"; "" for the root module */
+    const char *cls;  /* "Attention" */
 } fx_module_entry;
 
 /* The mutation record of a functional node that makes a new version of a base (DESIGN.md §6). */
@@ -56,10 +58,10 @@ struct fx_node {
     uint64_t uid;             /* unique within the graph, never reused */
     fx_node_op op;
     const fx_opdef *aten;     /* call_function on an ATen op; else NULL */
-    char *target;             /* the target as FX prints it, without "torch.ops.":
+    const char *target;       /* the target as FX prints it, without "torch.ops.":
                                  "aten.add.Tensor", "getitem", "higher_order.scan", a placeholder's
-                                 name, a get_attr path, "output". Owned. */
-    char *name;               /* unique in the graph. Owned. */
+                                 name, a get_attr path, "output". Owned by the graph. */
+    const char *name;         /* unique in the graph. Owned by the graph (kept after erase). */
     fx_ivalue *args;          /* (nargs,) owned; for ATen ops all schema args, defaults filled */
     int nargs;
     fx_node **users;          /* (nusers,) nodes that use this one, in insertion order */
@@ -67,11 +69,14 @@ struct fx_node {
     /* ---- meta ---- */
     fx_ivalue val;            /* meta["val"]: a tensor (meta, or real when traced with values),
                                  a list of them, a number, or FX_IV_NONE */
-    fx_frame *stack;          /* (nstack,) innermost model frame first; owned */
+    const fx_frame *stack;    /* (nstack,) innermost model frame first; owned by the graph and
+                                 shared between nodes with the same stack */
     int nstack;
-    fx_module_entry *modules; /* (nmodules,) nn_module_stack, outermost first; owned */
+    const fx_module_entry *modules; /* (nmodules,) nn_module_stack, outermost first; owned by
+                                       the graph and shared like stack */
     int nmodules;
-    char **from_node;         /* (nfrom,) names of the raw-graph nodes it came from; owned */
+    const char **from_node;   /* (nfrom,) names of the raw-graph nodes it came from; the array is
+                                 the node's, the strings the graph's */
     int nfrom;
     fx_mutation *mutation;    /* NULL unless this node makes a new version of a base */
     fx_graph *subgraph;       /* get_attr of a higher-order op's body: the graph; owned */
@@ -127,7 +132,8 @@ int fx_graph_erase(fx_graph *g, fx_node *n, fx_err *err);
 void fx_graph_move_before(fx_graph *g, fx_node *n, fx_node *at);
 
 /* ---- node meta -------------------------------------------------------------------------------- */
-/* Each setter deep-copies its inputs and replaces what was there. FX_ENOMEM on failure. */
+/* Each setter copies its inputs and replaces what was there (strings and frame / module arrays
+ * are interned in the graph, so nodes with equal values share one copy). FX_ENOMEM on failure. */
 int fx_node_set_val(fx_node *n, const fx_ivalue *val, fx_err *err);
 int fx_node_set_stack(fx_node *n, const fx_frame *frames, int nframes, fx_err *err);
 int fx_node_set_modules(fx_node *n, const fx_module_entry *m, int nm, fx_err *err);

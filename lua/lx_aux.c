@@ -9,7 +9,8 @@
  *   "fxdb.ivbox"    metatable of ivalue boxes (C arrays of fx_ivalue freed by __gc)
  *   "fxdb.threads"  weak-keyed {thread = lx_state box}: the state each bound coroutine uses
  *   "fxdb.eager"    the shared eager state box (main thread and every unbound coroutine)
- *   "fxdb.srccache" {file name = file contents}: source lines for stack traces
+ *   "fxdb.srccache" {file name = lx_srcfile userdata}: source lines for stack traces, read once
+ *   [&g_memo_key]   the lx_srcmemo of the last files looked up in it
  * The lx_state of the running thread is also kept in the thread's LUA_EXTRASPACE (a pointer into
  * its box, which the registry keeps alive), so lx_current costs one load. */
 #include <ctype.h>
@@ -175,7 +176,87 @@ static char *pool_dup(size_t *used, const char *s, size_t n) {
     return d;
 }
 
-/* Finds line `line` (1-based) of text; sets *len. NULL when the text has fewer lines. */
+/* A source file read for stack traces: its text and where each line starts. The srccache maps
+ * the file name to this userdata (user value 1 anchors the text); text is NULL when the file
+ * could not be read. */
+typedef struct lx_srcfile {
+    const char *text;
+    const char *name; /* the file name, stored after off[] */
+    int nlines;
+    size_t off[]; /* (nlines + 1,) line k (1-based) is text[off[k-1] .. off[k] - 1), newline cut */
+} lx_srcfile;
+
+/* The last files looked up (kept alive by the srccache), so a frame costs a few strcmp instead of
+ * registry lookups. One per Lua state, in the registry at &g_memo_key. */
+#define SRC_MEMO 8
+typedef struct lx_srcmemo {
+    lx_srcfile *sf[SRC_MEMO];
+    int next;
+} lx_srcmemo;
+static const char g_memo_key = 0;
+
+/* Reads `file` into a new srccache entry. Stack: [cache] -> [cache]. Never NULL (may raise on
+ * out-of-memory, as any Lua allocation). */
+static lx_srcfile *load_source(lua_State *L, const char *file) {
+    lua_pushstring(L, file); /* [cache, name] */
+    FILE *f = fopen(file, "rb");
+    if (f) {
+        luaL_Buffer b;
+        luaL_buffinit(L, &b); /* [cache, name, buf...] */
+        size_t n;
+        char chunk[4096];
+        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) luaL_addlstring(&b, chunk, n);
+        fclose(f);
+        luaL_pushresult(&b); /* [cache, name, text] */
+    } else {
+        lua_pushnil(L); /* [cache, name, nil] */
+    }
+    size_t len = 0;
+    const char *text = f ? lua_tolstring(L, -1, &len) : NULL;
+    int nl = 0;
+    for (const char *p = text; p && (p = memchr(p, '\n', len - (size_t)(p - text))); p++) nl++;
+    int nlines = text ? nl + 1 : 0;
+    size_t namelen = strlen(file), offbytes = sizeof(size_t) * (size_t)(nlines + 1);
+    lx_srcfile *sf = lua_newuserdatauv(L, sizeof *sf + offbytes + namelen + 1, 1);
+    sf->text = text;
+    sf->name = memcpy((char *)sf->off + offbytes, file, namelen + 1);
+    sf->nlines = nlines;
+    sf->off[0] = 0;
+    for (int k = 1; k <= nlines; k++) {
+        const char *nlp = memchr(text + sf->off[k - 1], '\n', len - sf->off[k - 1]);
+        sf->off[k] = nlp ? (size_t)(nlp - text) + 1 : len + 1;
+    }
+    lua_insert(L, -2);           /* [cache, name, sf, text] */
+    lua_setiuservalue(L, -2, 1); /* [cache, name, sf] */
+    lua_rawset(L, -3);           /* [cache] */
+    return sf;
+}
+
+/* The srccache entry of file, read on first use. */
+static lx_srcfile *source_file(lua_State *L, lx_srcmemo *memo, const char *file) {
+    for (int i = 0; i < SRC_MEMO; i++)
+        if (memo->sf[i] && !strcmp(memo->sf[i]->name, file)) return memo->sf[i];
+    lx_srcfile *sf = NULL;
+    lua_getfield(L, LUA_REGISTRYINDEX, LX_SRCCACHE); /* [cache] */
+    if (!lua_istable(L, -1)) {
+        lua_pop(L, 1);
+        return NULL;
+    }
+    lua_pushstring(L, file);
+    if (lua_rawget(L, -2) == LUA_TUSERDATA) { /* [cache, sf] */
+        sf = lua_touserdata(L, -1);
+        lua_pop(L, 1);
+    } else {
+        lua_pop(L, 1);
+        sf = load_source(L, file);
+    }
+    lua_pop(L, 1); /* [] */
+    memo->sf[memo->next] = sf;
+    memo->next = (memo->next + 1) % SRC_MEMO;
+    return sf;
+}
+
+/* Line `line` (1-based) of text; sets *len. NULL when the text has fewer lines. */
 static const char *find_line(const char *text, size_t tlen, int line, size_t *len) {
     const char *p = text, *end = text + tlen;
     for (int l = 1; l < line; l++) {
@@ -188,53 +269,24 @@ static const char *find_line(const char *text, size_t tlen, int line, size_t *le
     return p;
 }
 
-/* The contents of a source file, cached in the registry; NULL when unreadable.
- * The returned text stays valid while the cache entry lives (the registry keeps it).  */
-static const char *source_text(lua_State *L, const char *file, size_t *len) {
-    const char *text = NULL;
-    lua_getfield(L, LUA_REGISTRYINDEX, LX_SRCCACHE); /* [cache] */
-    if (!lua_istable(L, -1)) {
-        lua_pop(L, 1);
-        return NULL;
-    }
-    if (lua_getfield(L, -1, file) == LUA_TSTRING) { /* [cache, text] */
-        text = lua_tolstring(L, -1, len);
-        lua_pop(L, 2);
-        return text;
-    }
-    lua_pop(L, 1); /* [cache] */
-    FILE *f = fopen(file, "rb");
-    if (f) {
-        luaL_Buffer b;
-        luaL_buffinit(L, &b); /* [cache, buf...] */
-        size_t n;
-        char chunk[4096];
-        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) luaL_addlstring(&b, chunk, n);
-        fclose(f);
-        luaL_pushresult(&b);              /* [cache, text] */
-        lua_pushvalue(L, -1);             /* [cache, text, text] */
-        lua_setfield(L, -3, file);        /* [cache, text] */
-        text = lua_tolstring(L, -1, len); /* anchored by the cache */
-        lua_pop(L, 1);
-    }
-    lua_pop(L, 1);
-    return text;
-}
-
 /* Fills fr from a Lua source position: file name, line, function name, trimmed source line. */
-static void make_frame(lua_State *L, size_t *used, fx_frame *fr, const char *source, size_t srclen,
-                       const char *file, int line, const char *fn) {
+static void make_frame(lua_State *L, lx_srcmemo *memo, size_t *used, fx_frame *fr,
+                       const char *source, size_t srclen, const char *file, int line,
+                       const char *fn) {
     fr->file = pool_dup(used, file, strlen(file));
     fr->line = line;
     fr->func = pool_dup(used, fn, strlen(fn));
-    const char *text = NULL;
-    size_t tlen = 0;
-    if (source[0] == '@')
-        text = source_text(L, source + 1, &tlen);
-    else if (source[0] != '=')
-        text = source, tlen = srclen;
     size_t llen = 0;
-    const char *lp = text ? find_line(text, tlen, line, &llen) : NULL;
+    const char *lp = NULL;
+    if (source[0] == '@') {
+        lx_srcfile *sf = memo ? source_file(L, memo, source + 1) : NULL;
+        if (sf && sf->text && line >= 1 && line <= sf->nlines) {
+            lp = sf->text + sf->off[line - 1];
+            llen = sf->off[line] - 1 - sf->off[line - 1];
+        }
+    } else if (source[0] != '=') {
+        lp = find_line(source, srclen, line, &llen);
+    }
     if (lp) {
         while (llen && isspace((unsigned char)*lp)) lp++, llen--;
         while (llen && isspace((unsigned char)lp[llen - 1])) llen--;
@@ -246,7 +298,7 @@ static void make_frame(lua_State *L, size_t *used, fx_frame *fr, const char *sou
 
 /* The call site nn.lua saved for the k-th module call from the top of nn._module_stack (the
  * caller's frame was removed by a tail call: `return self.lin(x)`). Adds it as a frame. */
-static bool add_site_frame(lua_State *L, size_t *used, fx_frame *fr, int k) {
+static bool add_site_frame(lua_State *L, lx_srcmemo *memo, size_t *used, fx_frame *fr, int k) {
     bool ok = false;
     int top = lua_gettop(L);
     lua_pushglobaltable(L); /* [G] */
@@ -270,7 +322,7 @@ static bool add_site_frame(lua_State *L, size_t *used, fx_frame *fr, int k) {
                     if (file && line > 0) {
                         char src[FX_ERR_SHORT + 1];
                         snprintf(src, sizeof src, "@%s", file);
-                        make_frame(L, used, fr, src, 0, file, line, fn);
+                        make_frame(L, memo, used, fr, src, 0, file, line, fn);
                         ok = true;
                     }
                 }
@@ -285,24 +337,30 @@ int lx_where(lua_State *L, fx_frame *frames, int max) {
     size_t used = 0;
     int n = 0, ncalls = 0;
     if (!lua_checkstack(L, 8)) return 0;
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &g_memo_key);
+    lx_srcmemo *memo = lua_touserdata(L, -1);
+    lua_pop(L, 1); /* anchored by the registry */
     lua_getfield(L, LUA_REGISTRYINDEX, "fxdb.module_call"); /* [callfn] */
     int callfn = lua_gettop(L);
     lua_Debug ar;
     for (int level = 0; n < max && lua_getstack(L, level, &ar); level++) {
-        if (!lua_getinfo(L, "Slntf", &ar)) continue; /* [callfn, f] */
+        /* "S", "f" and "t" are cheap; "l" and "n" (the caller's bytecode is searched for the
+         * name) only for the frames kept */
+        if (!lua_getinfo(L, "Sft", &ar)) continue; /* [callfn, f] */
         bool is_call = lua_rawequal(L, -1, callfn);
         lua_pop(L, 1);
         if (is_call) {
             ncalls++;
-            if (ar.istailcall && add_site_frame(L, &used, &frames[n], ncalls)) n++;
+            if (ar.istailcall && add_site_frame(L, memo, &used, &frames[n], ncalls)) n++;
             continue;
         }
-        if (!strcmp(ar.what, "C") || ar.currentline < 1 || !ar.source) continue;
+        if (!strcmp(ar.what, "C") || !ar.source) continue;
         if (is_embedded_source(ar.source)) continue;
+        if (!lua_getinfo(L, "ln", &ar) || ar.currentline < 1) continue;
         const char *file = ar.short_src;
         if (ar.source[0] == '@' || ar.source[0] == '=') file = ar.source + 1;
         const char *fn = ar.name ? ar.name : !strcmp(ar.what, "main") ? "<module>" : "?";
-        make_frame(L, &used, &frames[n++], ar.source, ar.srclen, file, ar.currentline, fn);
+        make_frame(L, memo, &used, &frames[n++], ar.source, ar.srclen, file, ar.currentline, fn);
     }
     lua_pop(L, 1); /* [] */
     return n;
@@ -618,4 +676,7 @@ void lx_open_aux(lua_State *L) {
     *extra_slot(L) = &eb->st;
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, LX_SRCCACHE);
+    lx_srcmemo *memo = lua_newuserdatauv(L, sizeof *memo, 0);
+    memset(memo, 0, sizeof *memo);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &g_memo_key);
 }
