@@ -545,7 +545,7 @@ static void test_big_graph_limits(void **state) {
     assert_non_null(fx_graph_output(g, &res, &err));
     fx_ivalue_clear(&res);
     fx_input_spec in[1] = {{FX_INPUT_BUFFER, (char *)"b_state", (char *)"state", true}};
-    fx_output_spec out[1] = {{FX_OUTPUT_BUFFER_MUTATION, prev->name, (char *)"state"}};
+    fx_output_spec out[1] = {{FX_OUTPUT_BUFFER_MUTATION, (char *)prev->name, (char *)"state"}};
     fx_program prog = {0};
     prog.graph = g;
     prog.sig = (fx_signature){in, 1, out, 1};
