@@ -9,6 +9,10 @@
 local E = torch._export
 torch.export = torch.export or {}
 
+-- Extra facts about a program that core does not keep: program -> {args = example inputs}.
+local program_extra = setmetatable({}, {__mode = "k"})
+E.program_extra = program_extra
+
 -- ---- error objects ------------------------------------------------------------------------------
 
 local ERROR_MT = debug.getregistry()["fxdb.Error"]
@@ -53,6 +57,76 @@ local function export_error(kind, message, hint, frame)
 end
 E.export_error = export_error
 
+-- ---- warnings -----------------------------------------------------------------------------------
+-- Python's warnings module, reduced to what fxdb needs: a warning is printed once per site (its
+-- Lua location and message, as Python's "default" filter does), kept in fxdb.warnings(), and
+-- raised as an fxdb error (kind "warning") when fxdb.simplefilter("error") is set. Actions:
+-- "default" (once per site), "always", "ignore", "error".
+
+fxdb = fxdb or {}
+local warned, collected, action = {}, {}, "default"
+
+-- E.warn(category, message[, frame]): category is PyTorch's class name ("UserWarning").
+local function warn(category, message, frame)
+  frame = frame or user_frame()
+  if action == "ignore" then return end
+  if action == "error" then
+    local e = setmetatable({kind = "warning", category = category, message = message,
+                            code = "FX_EEXPORT", location = frame.location, source = frame.source,
+                            func = frame.func}, ERROR_MT)
+    error(e, 0)
+  end
+  local w = {category = category, message = message, location = frame.location,
+             source = frame.source}
+  collected[#collected + 1] = w
+  local key = tostring(frame.location) .. "\0" .. message
+  if action == "always" or not warned[key] then
+    warned[key] = true
+    io.stderr:write((frame.location and (frame.location .. ": ") or ""), category, ": ",
+                    message, "\n")
+  end
+end
+E.warn = warn
+
+-- fxdb.warnings([{clear = true}]) -> list of {category, message, location, source}, oldest first
+-- (every warning since the last clear, also those not printed again).
+function fxdb.warnings(opts)
+  local out = table.move(collected, 1, #collected, 1, {})
+  if type(opts) == "table" and opts.clear then collected = {} end
+  return out
+end
+
+-- fxdb.simplefilter(action): "default" | "always" | "ignore" | "error" (Python's
+-- warnings.simplefilter); returns the previous action.
+function fxdb.simplefilter(a)
+  if a ~= "default" and a ~= "always" and a ~= "ignore" and a ~= "error" then
+    error("bad argument #1 to 'simplefilter' (invalid action: '" .. tostring(a) ..
+          "'; expected default, always, ignore or error)", 2)
+  end
+  local prev = action
+  action = a
+  if a ~= prev then warned = {} end
+  return prev
+end
+
+-- ---- tables reachable from module attributes ---------------------------------------------------
+-- Lua objects a module holds in plain attributes (containers, and other objects such as a KV
+-- cache with its own tables), each once. Modules, tensors and fxdb's own library tables are not
+-- entered (modules are visited through named_modules).
+local function attr_tables(m, fn)
+  local seen = {[_G] = true, [torch] = true, [nn] = true, [fxdb] = true, [string] = true,
+                [table] = true, [math] = true, [io] = true, [os] = true}
+  local function walk(v)
+    if type(v) ~= "table" or seen[v] or nn.is_module(v) then return end
+    seen[v] = true
+    fn(v)
+    for _, x in next, v do walk(x) end
+  end
+  for _, pair in ipairs(m:named_modules()) do
+    for _, a in ipairs(pair[2]:_named_attrs()) do walk(a[2]) end
+  end
+end
+
 -- ---- snapshot and restore of module state --------------------------------------------------------
 
 -- Plain tables reachable from a module's own table (its containers), copied two levels deep.
@@ -81,6 +155,7 @@ local function snapshot(m)
   for _, pair in ipairs(m:named_modules()) do
     snapshot_table(pair[2], 2, out)
   end
+  attr_tables(m, function(t) out[#out + 1] = {t = t, copy = shallow(t)} end)
   out.module_stack = nn._module_stack
   out.paths = nn._paths
   out.on_setattr = nn._on_setattr
@@ -209,6 +284,9 @@ end
 local function strict_hook(tr)
   return function(mod, name, value)
     local old_buffer = mod:_raw_get("buffer", name)
+    if old_buffer ~= nil and rawequal(old_buffer, value) then
+      return false -- `self.f = self.f:to(x.device)`: the buffer itself, no mutation
+    end
     if old_buffer ~= nil and torch.is_tensor(value) then
       tr:assign_buffer(full_path(mod, name), old_buffer, value)
       return false -- the normal __setattr__ rebinds the buffer to the new tracing tensor
@@ -226,6 +304,119 @@ local function strict_hook(tr)
         '", ...) to export this as a buffer mutation')
     end
     return false
+  end
+end
+
+-- ---- tensors assigned into container attributes ----------------------------------------------------
+-- aot_autograd's _detect_attribute_assignment compares every module attribute with a pytree copy
+-- taken before the call; a tensor leaf that is not the same object afterwards (or a new one) is an
+-- assigned tensor attribute, named by its pytree path (self.tensors[0], self.cache['k']).
+
+local function tree_copy(v)
+  if not is_container(v) then return v end
+  local c = {}
+  for key, x in next, v do c[key] = tree_copy(x) end
+  return c
+end
+
+-- {{mod, path, name, value, copy}} for every plain attribute of every module that is not a
+-- tensor (containers are copied as pytrees).
+local function container_snapshot(m)
+  local out = {}
+  for _, pair in ipairs(m:named_modules()) do
+    for _, a in ipairs(pair[2]:_named_attrs()) do
+      if not torch.is_tensor(a[2]) then
+        out[#out + 1] = {mod = pair[2], path = pair[1], name = a[1], value = a[2],
+                         copy = tree_copy(a[2])}
+      end
+    end
+  end
+  return out
+end
+
+local function key_str(key, n)
+  if math.type(key) == "integer" and key >= 1 and key <= n then return "[" .. (key - 1) .. "]" end
+  if type(key) == "string" then return "['" .. key .. "']" end
+  return "[" .. tostring(key) .. "]"
+end
+
+-- Dynamo's names of the objects a strict-mode forward changed: L['self'].x for a rebound
+-- attribute, L['self'].y['k'] for a changed container item (non-tensor values).
+local function side_effects(path, old, new, out)
+  if rawequal(old, new) or torch.is_tensor(old) or torch.is_tensor(new) then return end
+  if is_container(old) and is_container(new) then
+    local n, seen = math.max(#old, #new), {}
+    for _, t in ipairs{old, new} do
+      for _, key in ipairs((tree_keys(t))) do
+        if not seen[key] then
+          seen[key] = true
+          side_effects(path .. key_str(key, n), old[key], new[key], out)
+        end
+      end
+    end
+    return
+  end
+  if old ~= new or type(old) == "table" then out[#out + 1] = '"' .. path .. '"' end
+end
+
+-- Appends to `out` the paths under `path` whose tensor leaf differs between old and new.
+local function compare_tree(path, old, new, out)
+  if rawequal(old, new) then return end
+  if torch.is_tensor(new) then out[#out + 1] = path; return end
+  if is_container(old) and is_container(new) then
+    local n = math.max(#old, #new)
+    local keys, seen = {}, {}
+    for _, t in ipairs{old, new} do
+      for _, key in ipairs((tree_keys(t))) do
+        if not seen[key] then seen[key] = true; keys[#keys + 1] = key end
+      end
+    end
+    table.sort(keys, function(a, b)
+      local ta, tb = type(a), type(b)
+      if ta ~= tb then return ta == "number" end
+      return a < b
+    end)
+    for _, key in ipairs(keys) do compare_tree(path .. key_str(key, n), old[key], new[key], out) end
+  end
+end
+
+local function attribute_message(paths)
+  local noun, verb = "attribute", "was"
+  if #paths > 1 then noun, verb = "attributes", "were" end
+  return "The tensor " .. noun .. " " .. table.concat(paths, ", ") .. " " .. verb ..
+    " assigned during export. Such attributes must be registered as buffers using the " ..
+    "`register_buffer` API " ..
+    "(https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.register_buffer)."
+end
+
+-- After forward: tensors written into a container the module still holds are refused (both
+-- modes; the container is module state, not a traced value); a container attribute rebound to a
+-- new table of tensors is PyTorch ≥ 2.6's warning (the new table is a traced local, as
+-- model_attr_mutation exports in torch 2.10).
+local function check_containers(job)
+  local assigned, rebound, changed = {}, {}, {}
+  for _, c in ipairs(job.containers) do
+    local now = c.mod:_raw_get("attr", c.name)
+    local rel = (c.path == "" and "" or (c.path .. ".")) .. c.name
+    if rawequal(now, c.value) then
+      compare_tree("self." .. rel, c.copy, now, assigned)
+    else
+      compare_tree("self." .. rel, c.copy, now, rebound)
+    end
+    if job.strict then side_effects("L['self']." .. rel, c.copy, now, changed) end
+  end
+  if #assigned > 0 then
+    export_error("attribute_assignment", attribute_message(assigned),
+      "register each tensor with self:register_buffer(name, t) and update it in place, or keep " ..
+      "the container in a local variable", job.opts._call_frame)
+  end
+  if #rebound > 0 then warn("UserWarning", attribute_message(rebound), job.opts._call_frame) end
+  if #changed > 0 then
+    -- Dynamo would replay these on the module after a strict export; fxdb leaves the module as
+    -- it was (every export restores module state) and says so
+    warn("UserWarning", "While compiling, we found certain side effects happened in the " ..
+      "model.forward. Here are the list of potential sources you can double check: [" ..
+      table.concat(changed, ", ") .. "]", job.opts._call_frame)
   end
 end
 
@@ -269,27 +460,60 @@ local function export_begin(m, args, opts, strict, tr)
   local paths = {}
   for _, pair in ipairs(m:named_modules()) do paths[pair[2]] = pair[1] end
 
-  local state, statelist = m:_named_state(), {}
+  -- Placeholder names (torch/_export/utils.py placeholder_naming_pass): user inputs keep their
+  -- names and take them first; a clash appends _1, _2, ... to the later name, so lifted state
+  -- named like a user input gets the suffix (p_param_1 beside a user input p_param).
+  local nargs = args.n or #args
+  local names, taken = input_names(m, nargs), {}
+  local function unique(name)
+    if taken[name] then
+      local n = 1
+      while taken[name .. "_" .. n] do n = n + 1 end
+      name = name .. "_" .. n
+    end
+    taken[name] = true
+    return name
+  end
+  local user_names = {}
+  map_inputs(args, nargs, names, function(t, name)
+    user_names[#user_names + 1] = unique(name)
+    return t
+  end)
+
+  local state, statelist, ident = m:_named_state(), {}, {}
   for _, s in ipairs(state) do
     local kind, prefix
     if s.kind == "param" then kind, prefix = "PARAMETER", "p_"
     elseif s.kind == "buffer" then kind, prefix = "BUFFER", "b_"
     else kind, prefix = "CONSTANT_TENSOR", "c_" end
-    s.traced = tr:input(kind, state_name(prefix, s.path), s.path, s.persistent, s.tensor)
+    s.traced = tr:input(kind, unique(state_name(prefix, s.path)), s.path, s.persistent, s.tensor)
     s.owner:_raw_set(s.kind, s.name, s.traced)
     for _, a in ipairs(s.aliases or {}) do a.owner:_raw_set(a.kind, a.name, s.traced) end
     if kind ~= "CONSTANT_TENSOR" then statelist[#statelist + 1] = {s.path, s.tensor} end
+    ident[s.tensor] = s.traced
   end
+  -- Lifting by tensor identity (as torch.export does): the same tensor held by another object the
+  -- module reaches (a cache object whose tensors were registered as buffers) is the state input
+  -- too, so a mutation through that object is a mutation of the registered name. The snapshot
+  -- taken before export covers these tables, so they are put back afterwards.
+  attr_tables(m, function(t)
+    for k, v in next, t do
+      local traced = ident[v]
+      if traced ~= nil then rawset(t, k, traced) end
+    end
+  end)
+  local containers = container_snapshot(m)
 
-  local nargs = args.n or #args
-  local names, leaves = input_names(m, nargs), {}
+  local leaves, k = {}, 0
   local targs = map_inputs(args, nargs, names, function(t, name)
-    leaves[#leaves + 1] = {tensor = t, name = name}
-    return tr:input("USER_INPUT", name, nil, false, t)
+    k = k + 1
+    leaves[#leaves + 1] = {tensor = t, name = user_names[k]}
+    return tr:input("USER_INPUT", user_names[k], nil, false, t)
   end)
 
   return {m = m, args = args, opts = opts, strict = strict, tr = tr, paths = paths,
           module_stack = {}, state = state, statelist = statelist, names = names, targs = targs,
+          containers = containers,
           nargs = nargs, leaves = leaves,
           co = coroutine.create(function(...) return m(...) end)}
 end
@@ -361,6 +585,7 @@ local function export_complete(job, res)
     end
   end
 
+  check_containers(job)
   local outs = {}
   for i = 2, res.n do flatten(res[i], outs) end -- the returned values, pytrees flattened
   tr:finish(outs)
@@ -400,6 +625,7 @@ function torch.export.export(m, args, opts)
   local ok, result = pcall(do_export, m, args, opts, strict, tr)
   restore(snap)
   if not ok then error(result, 0) end
+  program_extra[result] = {args = args}
   -- the most recent export is the one the REPL's commands (:graph, :why, :run ...) work on
   if fxdb then fxdb.current, fxdb.current_module, fxdb.current_args = result, m, args end
   return result
@@ -413,6 +639,74 @@ function E.flatten_outputs(packed)
   for i = 1, packed.n or #packed do flatten(packed[i], out) end
   return out
 end
+
+-- ---- the ExportedProgram's PyTorch views ---------------------------------------------------------
+
+-- ep.graph_signature's derived views, as torch.export.ExportGraphSignature has them. Maps are
+-- ordered (pairs, :keys(), :values(), :items() follow the graph's order, as Python dicts do).
+function E.decorate_signature(sig)
+  local od = nn._ordered_dict
+  local function put(map, k, v)
+    local keys = getmetatable(map).keys
+    if rawget(map, k) == nil then keys[#keys + 1] = k end
+    rawset(map, k, v)
+  end
+  local d = {
+    parameters = {}, buffers = {}, non_persistent_buffers = {}, lifted_tensor_constants = {},
+    user_inputs = {}, user_outputs = {},
+    inputs_to_parameters = od(), inputs_to_buffers = od(),
+    inputs_to_lifted_tensor_constants = od(),
+    buffers_to_mutate = od(), parameters_to_mutate = od(), user_inputs_to_mutate = od(),
+  }
+  for _, spec in ipairs(sig.input_specs) do
+    local name, kind = spec.arg.name, spec.kind
+    if kind == "PARAMETER" then
+      d.parameters[#d.parameters + 1] = spec.target
+      put(d.inputs_to_parameters, name, spec.target)
+    elseif kind == "BUFFER" then
+      d.buffers[#d.buffers + 1] = spec.target
+      if spec.persistent == false then
+        d.non_persistent_buffers[#d.non_persistent_buffers + 1] = spec.target
+      end
+      put(d.inputs_to_buffers, name, spec.target)
+    elseif kind == "CONSTANT_TENSOR" then
+      d.lifted_tensor_constants[#d.lifted_tensor_constants + 1] = spec.target
+      put(d.inputs_to_lifted_tensor_constants, name, spec.target)
+    elseif kind == "USER_INPUT" then
+      d.user_inputs[#d.user_inputs + 1] = name
+    end
+  end
+  for _, spec in ipairs(sig.output_specs) do
+    local name, kind = spec.arg.name, spec.kind
+    if kind == "BUFFER_MUTATION" then put(d.buffers_to_mutate, name, spec.target)
+    elseif kind == "PARAMETER_MUTATION" then put(d.parameters_to_mutate, name, spec.target)
+    elseif kind == "USER_INPUT_MUTATION" then put(d.user_inputs_to_mutate, name, spec.target)
+    elseif kind == "USER_OUTPUT" then d.user_outputs[#d.user_outputs + 1] = name end
+  end
+  for k, v in next, d do rawset(sig, k, v) end
+end
+
+
+-- ep.<name> properties implemented in Lua (lx_export.c calls them with the program).
+E.program_properties = {
+  -- the example inputs export was called with, as (args, kwargs): {args..., n = N}, {}
+  example_inputs = function(ep)
+    local x = program_extra[ep]
+    if not x then return nil end
+    return x.args, {}
+  end,
+  -- {{fqn = "", signature = {inputs = {names}, outputs = {names}}}}: the root module's call
+  -- (torch.export records submodules only with preserve_module_call_signature)
+  module_call_graph = function(ep)
+    local sig = ep.graph_signature
+    return {{fqn = "", signature = {inputs = sig.user_inputs, outputs = sig.user_outputs}}}
+  end,
+  -- symbol -> {lower, upper}; every size is static until dynamic shapes land, so empty
+  range_constraints = function(ep)
+    local x = program_extra[ep]
+    return x and x.range_constraints or {}
+  end,
+}
 
 -- ---- grad mode -------------------------------------------------------------------------------------
 -- torch.no_grad(fn, ...): runs fn with grad mode off (PyTorch's `with torch.no_grad():` block),

@@ -379,6 +379,15 @@ static void push_signature(lua_State *L, int ep_idx, const fx_program *p) {
     lua_pushcfunction(L, signature_tostring);
     lua_setfield(L, -2, "__tostring");
     lua_setmetatable(L, -2);
+    /* PyTorch's derived views (buffers_to_mutate, inputs_to_parameters, user_inputs, ...) are
+     * added by export.lua's torch._export.decorate_signature(sig), when it is loaded. */
+    int top = lua_gettop(L);
+    if (lua_getglobal(L, "torch") == LUA_TTABLE && lua_getfield(L, -1, "_export") == LUA_TTABLE &&
+        lua_getfield(L, -1, "decorate_signature") == LUA_TFUNCTION) {
+        lua_pushvalue(L, top);
+        lua_call(L, 1, 0);
+    }
+    lua_settop(L, top);
 }
 
 static void push_named_table(lua_State *L, const fx_named_tensor *v, int n) {
@@ -440,11 +449,19 @@ static int program_index(lua_State *L) {
     } else if (!strcmp(k, "run_decompositions")) {
         lua_pushcfunction(L, l_run_decompositions);
     } else {
-        /* Lua-side methods (export.lua) live in torch._export.program_methods. */
+        /* Lua-side properties (export.lua's torch._export.program_properties: functions of the
+         * program) and methods (torch._export.program_methods). */
         lua_getglobal(L, "torch");
         if (lua_istable(L, -1)) {
             lua_getfield(L, -1, "_export");
             if (lua_istable(L, -1)) {
+                lua_getfield(L, -1, "program_properties");
+                if (lua_istable(L, -1) && lua_getfield(L, -1, k) == LUA_TFUNCTION) {
+                    lua_pushvalue(L, 1);
+                    lua_call(L, 1, 1);
+                    return 1;
+                }
+                lua_settop(L, 4);
                 lua_getfield(L, -1, "program_methods");
                 if (lua_istable(L, -1)) {
                     lua_getfield(L, -1, k);

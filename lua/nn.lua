@@ -115,6 +115,12 @@ local function inst_index(self, k)
     if i < 0 then i = i + n end
     local name = mods[i + 1]
     if i >= 0 and name ~= nil then return mods[name] end
+    if n > 0 then
+      -- PyTorch's ModuleList / Sequential __getitem__: an index past the end is an IndexError,
+      -- so `for i = 1, #layers do layers[i] ... end` (a 1-based loop) fails instead of
+      -- skipping layer 0 silently
+      error("IndexError: index " .. tostring(math.tointeger(k)) .. " is out of range", 2)
+    end
     return nil
   end
   return getmetatable(self).__class[k]
@@ -892,8 +898,9 @@ function nn.Sequential:append(m)
   return self
 end
 
--- ModuleList{m1, m2, ...}: indexable from 0 (layers[0]); iterate with pairs(layers) or
--- ipairs(layers:children()).
+-- ModuleList{m1, m2, ...}: indexable from 0 (layers[0], layers[-1]; past the end is PyTorch's
+-- IndexError); `for i, layer in ipairs(layers)` visits every layer (i from 1), `pairs(layers)`
+-- gives the 0-based indices.
 nn.ModuleList = Module:extend("ModuleList")
 function nn.ModuleList:init(list)
   for _, m in ipairs(list or {}) do self:append(m) end
@@ -928,6 +935,25 @@ function nn.ModuleDict:keys()
 end
 function nn.ModuleDict:values() return self:children() end
 function nn.ModuleDict:items() return self:named_children() end
+
+-- ipairs over a module (ModuleList, Sequential, ModuleDict, any module with submodules) visits
+-- every submodule in order, as Python's `for layer in self.layers` does, counting positions from
+-- 1 as ipairs always does. Without this, ipairs would index layers[1], layers[2], ... through
+-- the 0-based __index and silently skip layer 0. Other values keep Lua's own ipairs.
+local lua_ipairs = ipairs
+function ipairs(v)
+  if is_module(v) then
+    local mods = dict(v)._modules
+    local i = 0
+    return function()
+      i = i + 1
+      local name = mods[i]
+      if name == nil then return nil end
+      return i, mods[name]
+    end, v, 0
+  end
+  return lua_ipairs(v)
+end
 
 -- nn.functional: the torch functions under PyTorch's F names.
 nn.functional = setmetatable({}, {__index = function(_, k) return torch[k] end})
