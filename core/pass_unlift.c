@@ -130,7 +130,13 @@ int fx_program_unlift(const fx_program *p, fx_graph **out, fx_err *err) {
     if (!rc && outn && outn->args[0].tag == FX_IV_LIST) {
         const fx_ivalue *res = &outn->args[0];
         int nmut = 0;
-        for (int k = 0; k < p->sig.noutputs && k < res->u.list.n; k++) {
+        /* (value, copy_) of each write-back: a user output that is the very value written back
+         * returns the copy_ (whose result is the destination itself), as torch/export/_unlift.py
+         * does, so `x:mul_(2); return x` hands back the caller's own x */
+        fx_node **wb_src = fx_calloc((size_t)res->u.list.n + 1, sizeof *wb_src);
+        fx_node **wb_copy = fx_calloc((size_t)res->u.list.n + 1, sizeof *wb_copy);
+        if (!wb_src || !wb_copy) rc = fx_err_setf(err, FX_ENOMEM, "out of memory unlifting");
+        for (int k = 0; !rc && k < p->sig.noutputs && k < res->u.list.n; k++) {
             const fx_output_spec *os = &p->sig.outputs[k];
             if (os->kind == FX_OUTPUT_USER_OUTPUT || os->kind == FX_OUTPUT_TOKEN) continue;
             nmut++;
@@ -151,15 +157,25 @@ int fx_program_unlift(const fx_program *p, fx_graph **out, fx_err *err) {
             }
             if ((rc = fx_node_set_val(c, &dst->val, err))) break;
             if ((rc = fx_node_copy_meta(c, res->u.list.items[k].u.node, err))) break;
+            wb_src[nmut - 1] = res->u.list.items[k].u.node;
+            wb_copy[nmut - 1] = c;
         }
         if (!rc && nmut) {
             fx_ivalue user;
             rc = fx_iv_list(res->u.list.n - nmut, &user, err);
-            for (int k = nmut; !rc && k < res->u.list.n; k++)
-                rc = fx_ivalue_copy(&user.u.list.items[k - nmut], &res->u.list.items[k], err);
+            for (int k = nmut; !rc && k < res->u.list.n; k++) {
+                const fx_ivalue *item = &res->u.list.items[k];
+                fx_node *copy = NULL;
+                for (int j = 0; item->tag == FX_IV_NODE && j < nmut && !copy; j++)
+                    if (wb_src[j] == item->u.node) copy = wb_copy[j];
+                if (copy) user.u.list.items[k - nmut] = fx_iv_node(copy);
+                else rc = fx_ivalue_copy(&user.u.list.items[k - nmut], item, err);
+            }
             if (!rc) rc = fx_node_set_arg(outn, 0, &user, err);
             fx_ivalue_clear(&user);
         }
+        fx_free(wb_src);
+        fx_free(wb_copy);
     }
     if (rc) {
         fx_graph_free(g);

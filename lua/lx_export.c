@@ -667,6 +667,8 @@ static int l_module(lua_State *L) {
                        : fx_call_t(&eager, FX_OP_CLONE, &c, &err, 1, &a);
         fx_ivalue_clear(&a);
         if (rc) return lx_error(L, &err);
+        /* parameters stay leaves that require grad, as ep.module()'s nn.Parameters do */
+        if (!share) fx_tensor_set_requires_grad(c, fx_tensor_requires_grad(src->t));
         m->attrs[m->nattrs].t = c;
         m->attrs[m->nattrs].name = fx_strdup(src->name);
         m->nattrs++;
@@ -704,6 +706,21 @@ static int gm_call(lua_State *L) {
         lua_rawgeti(L, leaves, k + 1);
         lx_to_ivalue(L, -1, &in[k]);
         lua_pop(L, 1);
+    }
+    /* Autograd's check on the write-backs, as the unlifted module's copy_ into a parameter
+     * raises in PyTorch when called with grad enabled (the program mutated it under no_grad). */
+    if (!lx_current(L)->ctx->no_grad) {
+        for (const fx_node *nd = fx_graph_first(m->g); nd; nd = nd->next) {
+            if (nd->aten != fx_op_get(FX_OP_COPY_) || nd->nargs < 1 || nd->args[0].tag != FX_IV_NODE ||
+                nd->args[0].u.node->op != FX_NODE_GET_ATTR)
+                continue;
+            fx_tensor *dst = NULL;
+            fx_err e2;
+            fx_err_clear(&e2);
+            if (!gm_attr(m, nd->args[0].u.node->target, &dst, &e2) && fx_tensor_requires_grad(dst))
+                return luaL_error(L, "a leaf Variable that requires grad is being used in an "
+                                     "in-place operation.");
+        }
     }
     fx_interp_opts o = {0};
     o.attr = gm_attr;

@@ -357,6 +357,15 @@ static fx_dtype dtype_arg(lua_State *L, int idx) {
 }
 
 /* x:to(dtype | other | "cpu" | {dtype = ...}).  [-0, +1, e] */
+/* The device a user sees: a tracing tensor of a trace over CPU examples is a meta tensor that
+ * stands for a CPU tensor (PyTorch's fake tensors report their example's device). */
+static const char *user_device(lua_State *L, const fx_tensor *t) {
+    if (!fx_tensor_is_meta(t)) return "cpu";
+    const lx_state *st = lx_current(L);
+    if (st->tracer && fx_tracer_node_of(st->tracer, t)) return "cpu";
+    return "meta";
+}
+
 static int t_to(lua_State *L) {
     fx_tensor *t = lx_check_tensor(L, 1);
     int arg = 2;
@@ -369,12 +378,9 @@ static int t_to(lua_State *L) {
         }
     }
     if (lua_type(L, arg) == LUA_TSTRING) {
-        const char *s = lua_tostring(L, arg);
-        if (!strcmp(s, "cpu") && !fx_tensor_is_meta(t)) {
-            lua_pushvalue(L, 1);
-            return 1;
-        }
-        if (!strcmp(s, "meta") && fx_tensor_is_meta(t)) {
+        /* to() on the device the tensor is on is the tensor itself (an alias, as PyTorch's
+         * `to` returns self when nothing changes) */
+        if (!strcmp(lua_tostring(L, arg), user_device(L, t))) {
             lua_pushvalue(L, 1);
             return 1;
         }
@@ -548,7 +554,7 @@ static int t_index(lua_State *L) {
                 return 1;
             }
             if (!strcmp(k, "device")) {
-                lua_pushstring(L, fx_tensor_is_meta(t) ? "meta" : "cpu");
+                lua_pushstring(L, user_device(L, t));
                 return 1;
             }
             break;
@@ -584,7 +590,13 @@ static int t_index(lua_State *L) {
         }
     }
     lua_pushvalue(L, 2);
-    lua_rawget(L, lua_upvalueindex(1)); /* [x, k, method|nil] */
+    if (lua_rawget(L, lua_upvalueindex(1)) == LUA_TNIL) { /* [x, k, method|nil] */
+        /* a PyTorch method fxdb lacks: the methods table's __index (lua/not_yet.lua) gives a stub
+         * that raises "... is not yet supported by fxdb" */
+        lua_pop(L, 1);
+        lua_pushvalue(L, 2);
+        lua_gettable(L, lua_upvalueindex(1));
+    }
     return 1;
 }
 

@@ -202,4 +202,50 @@ T.test("warning channel: once per site, collected, turned into errors", function
   fxdb.warnings{clear = true}
 end)
 
+P.modes(function(strict, mode)
+  -- torch/export/_unlift.py: a returned mutated input is the copy_ back into it, i.e. the caller's
+  -- own tensor; a no-op `to` is the input itself
+  local Mut = nn.Module:extend("Mut")
+  function Mut:forward(x) x:mul_(2); return x end
+  T.test("unlifted module returns the mutated input object itself, " .. mode, function()
+    local gm = torch.export.export(Mut(), {torch.ones(2)}, {strict = strict}):module()
+    local a = torch.ones(2)
+    local r = gm(a)
+    T.truthy(rawequal(r, a), "the input object")
+    P.values(a, {2}, {2, 2})
+    T.truthy(tostring(gm.graph):find("return (copy_,)", 1, true), tostring(gm.graph))
+  end)
+
+  local To = nn.Module:extend("To")
+  function To:forward(x) return x:to(x.dtype), x:to("cpu"), x:to(x.device) end
+  T.test("no-op to() aliases its input, eager and unlifted, " .. mode, function()
+    local ep = torch.export.export(To(), {torch.ones(2)}, {strict = strict})
+    T.eq(P.ops(ep), "placeholder:x output:output")
+    local a = torch.ones(2)
+    local r1, r2, r3 = ep:module()(a)
+    T.truthy(rawequal(r1, a) and rawequal(r2, a) and rawequal(r3, a), "unlifted")
+    r1, r2, r3 = To()(a)
+    T.truthy(rawequal(r1, a) and rawequal(r2, a) and rawequal(r3, a), "eager")
+  end)
+
+  -- a parameter that requires grad, updated under no_grad by the program: the unlifted module's
+  -- write-back is autograd's in-place error with grad enabled, fine under no_grad
+  local Upd = nn.Module:extend("Upd")
+  function Upd:init() self.w = nn.Parameter(torch.ones(2)) end
+  function Upd:forward(x)
+    torch.no_grad(function() self.w:add_(x) end)
+    return x * self.w
+  end
+  T.test("unlifted parameter write-back under grad mode, " .. mode, function()
+    local ep = torch.export.export(Upd(), {torch.ones(2)}, {strict = strict})
+    local _, outs = P.sig(ep)
+    T.eq(outs, "add: PARAMETER_MUTATION target='w'\nmul: USER_OUTPUT")
+    local gm = ep:module()
+    T.checkerr("a leaf Variable that requires grad is being used in an in-place operation.",
+               gm, torch.ones(2))
+    P.values(torch.no_grad(gm, torch.ones(2)), {2}, {2, 2})
+    T.truthy(gm.w.requires_grad, "the unlifted parameter still requires grad")
+  end)
+end)
+
 T.done()
