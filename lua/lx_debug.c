@@ -54,10 +54,34 @@ static void set_opt_string(lua_State *L, const char *k, const char *v) {
     lua_setfield(L, -2, k);
 }
 
+/* One step as a table {version, node, target, from_op, view_path, location, source}; the
+ * graph userdata owning the nodes is at gidx.  [-0, +1, e] */
+static void push_step(lua_State *L, const fx_prov_step *s, int gidx) {
+    lua_createtable(L, 0, 7);
+    lua_pushinteger(L, s->version);
+    lua_setfield(L, -2, "version");
+    lx_push_node(L, s->node, gidx);
+    lua_setfield(L, -2, "node");
+    set_opt_string(L, "target", s->target);
+    set_opt_string(L, "from_op", s->from_op);
+    set_opt_string(L, "view_path", s->view_path);
+    set_opt_string(L, "location", s->location);
+    set_opt_string(L, "source", s->source);
+}
+
+/* pv[i] (1-based, API.md's "list of steps"), pv.steps (the same list), pv.state, pv.kind,
+ * pv.output, pv.n. */
 static int prov_index(lua_State *L) {
     lx_prov *b = luaL_checkudata(L, 1, LX_PROVENANCE);
     if (!b->pv) return luaL_error(L, "attempt to use a freed Provenance");
     const fx_provenance *pv = b->pv;
+    if (lua_type(L, 2) == LUA_TNUMBER) {
+        lua_Integer i = lua_isinteger(L, 2) ? lua_tointeger(L, 2) : 0;
+        if (i < 1 || i > pv->nsteps) return 0;
+        lua_getiuservalue(L, 1, 1);
+        push_step(L, &pv->steps[i - 1], lua_gettop(L));
+        return 1;
+    }
     const char *k = luaL_checkstring(L, 2);
     if (!strcmp(k, "state")) lua_pushstring(L, pv->state);
     else if (!strcmp(k, "kind")) lua_pushstring(L, pv->kind);
@@ -67,17 +91,7 @@ static int prov_index(lua_State *L) {
         int gidx = lua_gettop(L);
         lua_createtable(L, pv->nsteps, 0);          /* [.., graph, steps] */
         for (int i = 0; i < pv->nsteps; i++) {
-            const fx_prov_step *s = &pv->steps[i];
-            lua_createtable(L, 0, 7);
-            lua_pushinteger(L, s->version);
-            lua_setfield(L, -2, "version");
-            lx_push_node(L, s->node, gidx);
-            lua_setfield(L, -2, "node");
-            set_opt_string(L, "target", s->target);
-            set_opt_string(L, "from_op", s->from_op);
-            set_opt_string(L, "view_path", s->view_path);
-            set_opt_string(L, "location", s->location);
-            set_opt_string(L, "source", s->source);
+            push_step(L, &pv->steps[i], gidx);
             lua_rawseti(L, -2, i + 1);
         }
     } else if (!strcmp(k, "n")) {

@@ -303,14 +303,56 @@ static void format_stack(fx_strbuf *sb, const fx_node *n) {
     }
 }
 
-/* Pushes the meta table of node n.  [-0, +1, e] */
-static void push_meta(lua_State *L, const fx_node *n) {
+/* The raw graph whose node names a node's from_node lists: the program's raw graph when the
+ * graph at gidx belongs to an ExportedProgram, else NULL. */
+static const fx_graph *raw_graph_of(lua_State *L, int gidx) {
+    const fx_graph *raw = NULL;
+    if (lua_getiuservalue(L, gidx, 1) == LUA_TUSERDATA) { /* [owner] */
+        const fx_program *p = fxlua_to_program(L, -1);
+        if (p) raw = p->raw;
+    }
+    lua_pop(L, 1);
+    return raw;
+}
+
+/* Pushes the meta table of node n (of the graph at gidx).  [-0, +1, e]
+ * As FX's node.meta: `val` is the tensor itself (a meta tensor, PyTorch's FakeTensor; a list
+ * of them for multi-output ops; a number for scalars), `type` its printed type "f32[2, 4]";
+ * `nn_module_stack` is ordered: entries 1..n are {path, cls} (also [1] / [2], PyTorch's
+ * (path, class) pair) and pairs() walks them by Dynamo's keys ("L__self__", "L__self___lin");
+ * `from_node` entries are {name, target} (tostring gives the name). */
+static int nms_pairs_next(lua_State *L) {
+    lua_Integer i = luaL_checkinteger(L, lua_upvalueindex(1)) + 1;
+    lua_pushinteger(L, i);
+    lua_replace(L, lua_upvalueindex(1));
+    if (lua_rawgeti(L, 1, i) != LUA_TTABLE) return 0; /* [entry] */
+    lua_getfield(L, -1, "key");
+    lua_insert(L, -2);
+    return 2;
+}
+
+static int nms_pairs(lua_State *L) {
+    lua_pushinteger(L, 0);
+    lua_pushcclosure(L, nms_pairs_next, 1);
+    lua_pushvalue(L, 1);
+    lua_pushnil(L);
+    return 3;
+}
+
+static int name_tostring(lua_State *L) {
+    lua_getfield(L, 1, "name");
+    return 1;
+}
+
+static void push_meta(lua_State *L, const fx_node *n, int gidx) {
     lua_createtable(L, 0, 8); /* [meta] */
     if (n->val.tag == FX_IV_TENSOR) {
         fx_strbuf sb = FX_STRBUF_INIT;
         format_tensor_type(&sb, n->val.u.t);
         lua_pushstring(L, fx_strbuf_cstr(&sb));
         fx_strbuf_free(&sb);
+        lua_setfield(L, -2, "type");
+        lx_push_tensor(L, n->val.u.t);
         lua_setfield(L, -2, "val");
         lx_push_tensor(L, n->val.u.t);
         lua_setfield(L, -2, "tensor");
@@ -319,20 +361,22 @@ static void push_meta(lua_State *L, const fx_node *n) {
             lua_setfield(L, -2, "value");
         }
     } else if (n->val.tag == FX_IV_LIST) {
-        lua_createtable(L, n->val.u.list.n, 0); /* [meta, vals] */
-        for (int i = 0; i < n->val.u.list.n; i++) {
-            const fx_ivalue *e = &n->val.u.list.items[i];
-            if (e->tag == FX_IV_TENSOR) {
-                fx_strbuf sb = FX_STRBUF_INIT;
-                format_tensor_type(&sb, e->u.t);
-                lua_pushstring(L, fx_strbuf_cstr(&sb));
-                fx_strbuf_free(&sb);
-            } else {
-                lx_push_ivalue(L, e);
+        for (int which = 0; which < 2; which++) {
+            lua_createtable(L, n->val.u.list.n, 0); /* [meta, vals] */
+            for (int i = 0; i < n->val.u.list.n; i++) {
+                const fx_ivalue *e = &n->val.u.list.items[i];
+                if (e->tag == FX_IV_TENSOR && which == 1) {
+                    fx_strbuf sb = FX_STRBUF_INIT;
+                    format_tensor_type(&sb, e->u.t);
+                    lua_pushstring(L, fx_strbuf_cstr(&sb));
+                    fx_strbuf_free(&sb);
+                } else {
+                    lx_push_ivalue(L, e);
+                }
+                lua_rawseti(L, -2, i + 1);
             }
-            lua_rawseti(L, -2, i + 1);
+            lua_setfield(L, -2, which ? "type" : "val");
         }
-        lua_setfield(L, -2, "val");
     } else if (n->val.tag != FX_IV_UNSET && n->val.tag != FX_IV_NONE) {
         lx_push_ivalue(L, &n->val);
         lua_setfield(L, -2, "val");
@@ -346,17 +390,46 @@ static void push_meta(lua_State *L, const fx_node *n) {
     }
     lua_createtable(L, n->nmodules, 0); /* [meta, mods] */
     for (int i = 0; i < n->nmodules; i++) {
-        lua_createtable(L, 0, 2);
-        lua_pushstring(L, n->modules[i].path ? n->modules[i].path : "");
-        lua_setfield(L, -2, "path");
+        const char *path = n->modules[i].path ? n->modules[i].path : "";
+        lua_createtable(L, 2, 3);
+        lua_pushstring(L, path);
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "path");
+        lua_rawseti(L, -2, 1);
         lua_pushstring(L, n->modules[i].cls ? n->modules[i].cls : "");
-        lua_setfield(L, -2, "cls");
+        lua_pushvalue(L, -1);
+        lua_setfield(L, -3, "cls");
+        lua_rawseti(L, -2, 2);
+        /* Dynamo's key: L__self__ for the root, L__self___<path with . as _> below it */
+        fx_strbuf key = FX_STRBUF_INIT;
+        fx_strbuf_append(&key, "L__self__");
+        if (*path) fx_strbuf_append(&key, "_");
+        for (const char *c = path; *c; c++) fx_strbuf_appendf(&key, "%c", *c == '.' ? '_' : *c);
+        lua_pushstring(L, fx_strbuf_cstr(&key));
+        fx_strbuf_free(&key);
+        lua_setfield(L, -2, "key");
         lua_rawseti(L, -2, i + 1);
     }
+    lua_createtable(L, 0, 1);
+    lua_pushcfunction(L, nms_pairs);
+    lua_setfield(L, -2, "__pairs");
+    lua_setmetatable(L, -2);
     lua_setfield(L, -2, "nn_module_stack");
+    const fx_graph *raw = n->nfrom ? raw_graph_of(L, gidx) : NULL;
     lua_createtable(L, n->nfrom, 0); /* [meta, from] */
     for (int i = 0; i < n->nfrom; i++) {
+        lua_createtable(L, 0, 2);
         lua_pushstring(L, n->from_node[i]);
+        lua_setfield(L, -2, "name");
+        const fx_node *src = raw ? fx_graph_find(raw, n->from_node[i]) : NULL;
+        if (src && src->target) {
+            lua_pushstring(L, src->target);
+            lua_setfield(L, -2, "target");
+        }
+        lua_createtable(L, 0, 1);
+        lua_pushcfunction(L, name_tostring);
+        lua_setfield(L, -2, "__tostring");
+        lua_setmetatable(L, -2);
         lua_rawseti(L, -2, i + 1);
     }
     lua_setfield(L, -2, "from_node");
@@ -397,7 +470,7 @@ static int node_index(lua_State *L) {
             lua_rawseti(L, -2, i + 1);
         }
     } else if (!strcmp(k, "meta"))
-        push_meta(L, n);
+        push_meta(L, n, gidx);
     else if (!strcmp(k, "graph"))
         lua_pushvalue(L, gidx);
     else if (!strcmp(k, "next"))

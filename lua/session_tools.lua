@@ -53,13 +53,15 @@ function fxdb.diff(g1, g2)
   end
   if fb and not fa then
     for _, n in ipairs(bn) do
-      for _, f in ipairs(n.meta.from_node or {}) do
+      for _, src in ipairs(n.meta.from_node or {}) do
+        local f = src.name
         if by_a[f] and not match_of[by_a[f]] then pair(by_a[f], n) break end
       end
     end
   elseif fa and not fb then
     for _, n in ipairs(an) do
-      for _, f in ipairs(n.meta.from_node or {}) do
+      for _, src in ipairs(n.meta.from_node or {}) do
+        local f = src.name
         if by_b[f] and not matched[by_b[f]] then pair(n, by_b[f]) break end
       end
     end
@@ -96,7 +98,8 @@ function fxdb.diff(g1, g2)
   for _, n in ipairs(bn) do
     if not mset[n] then
       d.added[#d.added + 1] = n
-      local from = n.meta.from_node or {}
+      local from = {}
+      for i, src in ipairs(n.meta.from_node or {}) do from[i] = src.name end
       lines[#lines + 1] = string.format("  + %%%-22s %s%s", n.name, desc(n),
         #from > 0 and ("   (from %" .. table.concat(from, ", %") .. ")") or "")
     end

@@ -178,7 +178,7 @@ T.test("breakpoints by op, line, module and node; conditions; hit counts", funct
   s = fxdb.trace(model)
   st = s:continue()
   T.eq(st.node.target, "aten.add.Tensor")
-  T.eq(st.node.meta.val, "f32[2, 4]")
+  T.eq(st.node.meta.type, "f32[2, 4]")
   fxdb.delete()
   fxdb.break_on("mutation if mutation.target == 'steps'")
   s = fxdb.trace(model)

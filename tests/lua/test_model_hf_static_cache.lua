@@ -129,6 +129,22 @@ P.modes(function(strict, mode)
     T.eq(pv.steps[2].from_op, "aten.index_copy_.default")
     T.truthy(pv.steps[2].location:find("test_model_hf_static_cache.lua:27", 1, true),
              pv.steps[2].location)
+    -- API.md §6: the provenance is itself the list of steps
+    T.eq(#pv, 2)
+    T.eq(pv[2].node.name, "index_copy")
+    local names = {}
+    for i, step in ipairs(pv) do names[i] = step.node.name end
+    T.eq(table.concat(names, " "), "b_key_cache_0 index_copy")
+    -- the node's meta is FX's: val is the tensor, from_node names the raw node and its target
+    local meta = pv[2].node.meta
+    T.eq(table.concat(meta.val.shape, ","), B .. "," .. H .. "," .. S .. "," .. D)
+    T.eq(meta.val.dtype, torch.float32)
+    T.eq(meta.val.device, "meta")
+    T.eq(meta.from_node[1].target, "aten.index_copy_.default")
+    local keys = {}
+    for k, v in pairs(meta.nn_module_stack) do keys[#keys + 1] = k .. "=" .. v[2] end
+    T.eq(table.concat(keys, " "),
+         "L__self__=TorchExportableModuleWithStaticCache L__self___model=LlamaAttention")
   end)
 end)
 
