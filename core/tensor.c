@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/fx_alloc.h"
+#include "core/shape.h"
 #include "core/tensor_impl.h"
 
 static uint64_t g_storage_ids;
@@ -68,6 +69,16 @@ static int check_sizes(int ndim, const int64_t *sizes, fx_err *err) {
             return fx_err_setf(err, FX_ESHAPE,
                                "Trying to create tensor with negative dimension %lld: [%lld]",
                                (long long)sizes[d], (long long)sizes[d]);
+    /* every contiguous stride (the product of the sizes after a dim, zeros counted as one) and
+     * every element count must fit in int64, even when a zero size makes the tensor empty:
+     * kernels and views multiply them */
+    int64_t prod = 1;
+    for (int d = 0; d < ndim; d++)
+        if (__builtin_mul_overflow(prod, sizes[d] > 1 ? sizes[d] : 1, &prod)) {
+            char buf[FX_MAX_DIMS * 22 + 4];
+            return fx_err_setf(err, FX_ESHAPE, "Storage size calculation overflowed with sizes=%s",
+                               fx_shape_str(ndim, sizes, buf, (int)sizeof buf));
+        }
     return FX_OK;
 }
 
@@ -138,7 +149,8 @@ int fx_tensor_as_strided(fx_tensor *base, int ndim, const int64_t *sizes, const 
     if (rc) return rc;
     int64_t n = span_elems(ndim, sizes, strides);
     int64_t cap = base->storage->size_bytes / (int64_t)fx_dtype_size(base->dtype);
-    if (n < 0 || offset < 0 || (n > 0 && offset + n > cap))
+    int64_t end;
+    if (n < 0 || offset < 0 || __builtin_add_overflow(offset, n, &end) || (n > 0 && end > cap))
         return fx_err_setf(err, FX_EINDEX,
                            "setStorage: sizes and strides with storage offset %lld are out of "
                            "bounds for storage of %lld elements",

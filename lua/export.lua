@@ -420,31 +420,45 @@ local function check_containers(job)
   end
 end
 
--- A mutated user input that shares storage with another input: aot_autograd would need a
--- synthetic base, which the export workflow refuses.
-local function check_aliased_inputs(ep, leaves)
-  -- user-input placeholders come in leaf order; mutations name them by placeholder name
-  local names, k = {}, 0
+-- A mutated input (user input, buffer or parameter) that shares storage with another input
+-- (two buffers viewing one base, a user input that is a view of a buffer): aot_autograd would
+-- need a synthetic base, which the export workflow refuses. Without this the program would not
+-- see a write through the other alias that eager sees.
+local function check_aliased_inputs(ep, job)
+  -- the value of every input placeholder: user inputs in leaf order, state by target
+  local by_target = {}
+  for _, s in ipairs(job.state) do by_target[s.path] = s.tensor end
+  local inputs, k = {}, 0
   for _, spec in ipairs(ep.graph_signature.input_specs) do
+    local t
     if spec.kind == "USER_INPUT" then
       k = k + 1
-      names[k] = spec.arg.name
+      t = job.leaves[k] and job.leaves[k].tensor
+    else
+      t = by_target[spec.target]
+    end
+    if t then
+      inputs[#inputs + 1] = {name = spec.arg.name, target = spec.target or spec.arg.name,
+                             user = spec.kind == "USER_INPUT", tensor = t}
     end
   end
   local mutated = {}
   for _, spec in ipairs(ep.graph_signature.output_specs) do
-    if spec.kind == "USER_INPUT_MUTATION" then mutated[spec.target] = true end
+    if spec.kind ~= "USER_OUTPUT" and spec.kind ~= "TOKEN" then mutated[spec.target] = true end
   end
-  for i = 1, #leaves do
-    for j = 1, #leaves do
-      local a, b = leaves[i].tensor, leaves[j].tensor
-      if i ~= j and mutated[names[i]] and fxdb._same_storage(a, b) then
-        export_error("aliased_input_mutation",
-          "Encountered aliased inputs that are mutated in the graph, but this is not supported " ..
-          "in the aot_export workflow (input '" .. names[i] .. "' is mutated and shares storage " ..
-          "with input '" .. names[j] .. "').",
-          "pass a clone of one of them (" .. names[j] .. ":clone()), or mutate a local copy " ..
-          "inside forward", E.call_frame)
+  local function label(i) return i.user and ("input '" .. i.name .. "'") or ("'" .. i.target .. "'") end
+  for _, a in ipairs(inputs) do
+    if mutated[a.target] then
+      for _, b in ipairs(inputs) do
+        if a ~= b and fxdb._same_storage(a.tensor, b.tensor) then
+          export_error("aliased_input_mutation",
+            "Encountered aliased inputs that are mutated in the graph, but this is not supported " ..
+            "in the aot_export workflow (" .. label(a) .. " is mutated and shares storage with " ..
+            label(b) .. ").",
+            b.user and ("pass a clone of one of them (" .. b.name .. ":clone()), or mutate a local copy inside forward")
+              or "register buffers that do not share storage (clone one of them), or mutate a local copy inside forward",
+            E.call_frame)
+        end
       end
     end
   end
@@ -591,7 +605,7 @@ local function export_complete(job, res)
   tr:finish(outs)
   local ep = tr:build(statelist, {training_ir = opts.ir == "training",
                                   lift_mutated_constants = opts.lift_mutated_constants})
-  check_aliased_inputs(ep, job.leaves)
+  check_aliased_inputs(ep, job)
   return ep
 end
 

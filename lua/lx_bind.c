@@ -418,17 +418,6 @@ static void describe_call(lua_State *L, const callsite *cs, fx_strbuf *sb) {
     fx_strbuf_putc(sb, ')');
 }
 
-/* Raises a Lua error (a string, as lauxlib's) located at the innermost user frame, so a call made
- * through fxdb's embedded library still points at the user's line.  [-0, +0, e] */
-static int located_error(lua_State *L, const char *msg) {
-    fx_frame fr[1];
-    if (lx_where(L, fr, 1) == 1)
-        lua_pushfstring(L, "%s:%d: %s", fr[0].file, fr[0].line, msg);
-    else
-        lua_pushstring(L, msg);
-    return lua_error(L);
-}
-
 /* Raises the error of a failed binding: lauxlib's "bad argument #2 to 'add' (Tensor expected,
  * got nil)" for a wrongly typed positional value, else PyTorch's sentence.  [-0, +0, e] */
 static int bind_error(lua_State *L, const binding *b, const char *fname, const callsite *cs) {
@@ -438,11 +427,17 @@ static int bind_error(lua_State *L, const binding *b, const char *fname, const c
          * v is #2 */
         int arg = b->bad_idx - cs->first + (cs->method ? 0 : 1);
         const char *got = lx_to_tensor(L, b->bad_idx) ? "Tensor" : luaL_typename(L, b->bad_idx);
-        lua_pushfstring(L, "bad argument #%d to '%s' (%s expected, got %s)", arg, fname,
-                        b->bad_expected, got);
-        return located_error(L, lua_tostring(L, -1));
+        char num[64] = "";
+        if (lua_type(L, b->bad_idx) == LUA_TNUMBER && !lua_isinteger(L, b->bad_idx)) {
+            double v = lua_tonumber(L, b->bad_idx);
+            bool integral = v == floor(v) && isfinite(v);
+            snprintf(num, sizeof num, " %.17g%s", v,
+                     integral ? ", which does not fit in int64" : ", not an integer");
+        }
+        return lx_errorf(L, FX_EARG, NULL, "bad argument #%d to '%s' (%s expected, got %s%s)", arg,
+                         fname, b->bad_expected, got, num);
     }
-    return located_error(L, b->why);
+    return lx_errorf(L, FX_EARG, NULL, "%s", b->why);
 }
 
 /* ==== entry points =========================================================================== */
@@ -512,5 +507,5 @@ int lx_call_opname(lua_State *L, const char *name, int first, bool method) {
     }
     lua_pushstring(L, fx_strbuf_cstr(&sb)); /* [.., msg] */
     fx_strbuf_free(&sb);
-    return located_error(L, lua_tostring(L, -1));
+    return lx_errorf(L, FX_EARG, NULL, "%s", lua_tostring(L, -1));
 }

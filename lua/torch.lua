@@ -102,53 +102,10 @@ end
 
 local methods = debug.getregistry()["fxdb.Tensor"].__methods
 
-local function wrap(d, n)
-  if d < 0 then d = d + n end
-  return d
-end
-
--- x:narrow(dim, start, length): slice.Tensor(x, dim, start, start + length), as aten::narrow.
-function methods.narrow(x, dim, start, length)
-  local size = x:size(dim)
-  if start < 0 then start = start + size end
-  if start < 0 or start > size then
-    error(string.format("start out of range (expected to be in range of [%d, %d], but got %d)",
-                        -size, size, start), 2)
-  end
-  if start + length > size then
-    error(string.format("start (%d) + length (%d) exceeds dimension size (%d).", start, length,
-                        size), 2)
-  end
-  return x:slice(dim, start, start + length)
-end
-
--- x:flatten(start_dim = 0, end_dim = -1): reshape (a view when possible), or x itself.
-function methods.flatten(x, start_dim, end_dim)
-  local n = x:dim()
-  if n == 0 then return x:reshape(1) end
-  start_dim, end_dim = wrap(start_dim or 0, n), wrap(end_dim or -1, n)
-  if start_dim > end_dim then
-    error("flatten() has invalid args: start_dim cannot come after end_dim", 2)
-  end
-  if start_dim == end_dim then return x end
-  local shape, flat = {}, 1
-  for d = 0, n - 1 do
-    if d < start_dim or d > end_dim then shape[#shape + 1] = x:size(d)
-    else
-      flat = flat * x:size(d)
-      if d == end_dim then shape[#shape + 1] = flat end
-    end
-  end
-  return x:reshape(shape)
-end
-
-function methods.expand_as(x, other) return x:expand(other.shape) end
+-- x:narrow, x:flatten and x:expand_as are the C composites of core/composite.c (with aten's
+-- checks and error kinds), bound like every other op.
 function methods.view_as(x, other) return x:view(other.shape) end
 function methods.reshape_as(x, other) return x:reshape(other.shape) end
-
-for _, name in ipairs{"narrow", "flatten"} do
-  torch[name] = torch[name] or function(x, ...) return methods[name](x, ...) end
-end
 
 function torch.is_floating_point(x) return x:is_floating_point() end
 function torch.numel(x) return x:numel() end

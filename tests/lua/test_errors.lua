@@ -68,9 +68,12 @@ T.test("argument mistakes read like every Lua library", function()
     return torch.ops.aten.add.Tensor(x, {}, {alpha = 1})
   end)
   T.checkerr("Tensor expected, got no value", function() return torch.ones(2).size() end)
+  local line = debug.getinfo(1, "l").currentline + 1
   local e = catch(function() return x:add("a") end)
-  T.eq(type(e), "string")
-  T.truthy(e:find(FILE .. ":", 1, true) == 1, e)   -- located at the caller
+  T.eq(type(e), "table")                           -- an fxdb error object (issue 13)
+  T.eq(e.kind, "argument")
+  T.eq(e.location, FILE .. ":" .. line)            -- located at the caller
+  T.eq(tostring(e), "bad argument #1 to 'add' (Tensor expected, got string)")
 end)
 
 T.test("binding errors use PyTorch's sentences", function()

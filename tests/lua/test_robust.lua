@@ -102,4 +102,97 @@ T.test("a buffer reassigned with its own shape and dtype still exports, runs and
   T.eq(gm.b:sum():item(), 18)
 end)
 
+-- ---- silent wrong results: inputs sharing storage when one is mutated ---------------------------
+
+local aliasing = {
+  {"two buffers viewing one base", "'a' is mutated and shares storage with 'b'",
+   function(self) local base = torch.zeros(4); self:register_buffer("a", base)
+     self:register_buffer("b", base[{"1:"}]) end,
+   function(self, x) self.a:add_(10); return self.b * 1 + x end,
+   function(m) return {torch.ones(3)} end},
+  {"a user input that is a view of a mutated buffer", "'b' is mutated and shares storage with input 'x'",
+   function(self) self:register_buffer("b", torch.zeros(4)) end,
+   function(self, x) self.b:add_(10); return x * 1 end,
+   function(m) return {m.b[{"1:"}]} end},
+  {"a mutated user input that is a view of a buffer", "input 'x' is mutated and shares storage with 'b'",
+   function(self) self:register_buffer("b", torch.zeros(4)) end,
+   function(self, x) x:add_(1); return self.b * 1 end,
+   function(m) return {m.b[{"1:"}]} end},
+  {"a user input that is the mutated buffer itself", "'b' is mutated and shares storage with input 'x'",
+   function(self) self:register_buffer("b", torch.zeros(4)) end,
+   function(self, x) self.b:add_(1); return x * 1 end,
+   function(m) return {m.b} end},
+}
+
+for _, case in ipairs(aliasing) do
+  local name, msg, init, fwd, args = table.unpack(case)
+  for _, strict in ipairs({true, false}) do
+    T.test("export refuses " .. name .. (strict and " (strict)" or " (non-strict)"), function()
+      local m = module(init, fwd)()
+      local e = err_of("aliased_input_mutation", torch.export.export, m, args(m), {strict = strict})
+      T.truthy(tostring(e):find(msg, 1, true), tostring(e))
+      T.truthy(e.location and e.location:find("test_robust.lua", 1, true), e.location)
+    end)
+  end
+end
+
+T.test("aliasing that nothing mutates exports, and run and module agree with eager", function()
+  local M = module(function(self) local base = torch.arange(4.0); self:register_buffer("a", base)
+                     self:register_buffer("b", base[{"1:"}]) end,
+                   function(self, x) return self.a:sum() + self.b * x end)
+  local m = M()
+  local x = m.b:clone()
+  local ep3 = torch.export.export(m, {x})
+  local want = m(x)
+  T.eq(fxdb._max_abs_diff(fxdb.run(ep3, {x}).outputs[1], want), 0)
+  T.eq(fxdb._max_abs_diff(ep3:module()(x), want), 0)
+end)
+
+-- ---- silent wrong results: narrow, overflowing sizes ----------------------------------------------
+
+T.test("narrow checks like aten::narrow, with error kinds and the user's line", function()
+  local line = debug.getinfo(1, "l").currentline + 1
+  local e = err_of("argument", function() return torch.ones(3):narrow(0, 0, -1) end)
+  T.eq(tostring(e), "narrow(): length must be non-negative.")
+  T.eq(e.location, "tests/lua/test_robust.lua:" .. line)
+  e = err_of("index", function() return torch.narrow(torch.ones(3), 0, 2, 2) end)
+  T.eq(tostring(e), "start (2) + length (2) exceeds dimension size (3).")
+  err_of("index", function() return torch.ones(3):narrow(0, 4, 0) end)
+  err_of("index", function() return torch.ones(3):narrow(1, 0, 1) end)
+  err_of("index", function() return torch.tensor(1.0):narrow(0, 0, 1) end)
+  T.eq(torch.ones(3):narrow(0, -2, 2):numel(), 2)
+  T.eq(torch.ones(3):narrow(0, 3, 0):numel(), 0)
+  T.eq(tostring(torch.ones(2, 3):flatten().shape), "torch.Size([6])")
+end)
+
+T.test("sizes whose strides or element count overflow int64 are refused", function()
+  local e = err_of("shape", function() return torch.zeros(0, 2^53 // 1, 2^53 // 1):sum() end)
+  T.truthy(tostring(e):find("Storage size calculation overflowed with sizes=[0, 9007199254740992, 9007199254740992]", 1, true), tostring(e))
+  err_of("shape", function() return torch.ones(4):expand(2^62 // 1, 4) end)
+  err_of("shape", function() return torch.empty(2^32 // 1, 2^32 // 1, 0) end)
+  err_of("out_of_memory", function() return torch.zeros(2^62 // 1) end)
+  err_of("index", function() return torch.ones(4):as_strided({2}, {1}, math.maxinteger) end)
+  T.eq(torch.zeros(0, 2^30 // 1, 2^30 // 1):sum():item(), 0)
+end)
+
+T.test("torch.zeros(2^63) says the size does not fit in int64", function()
+  local e = err_of("argument", function() return torch.zeros(2^63) end)
+  T.truthy(tostring(e):find("got number 9.2233720368547758e+18, which does not fit in int64", 1, true), tostring(e))
+  e = err_of("argument", function() return torch.zeros(2.5) end)
+  T.truthy(tostring(e):find("got number 2.5, not an integer", 1, true), tostring(e))
+end)
+
+T.test("a safetensors header with overflowing sizes is refused", function()
+  local path = os.tmpname()
+  local header = '{"t":{"dtype":"F32","shape":[0,9007199254740992,9007199254740992],"data_offsets":[0,0]}}'
+  local f = assert(io.open(path, "wb"))
+  f:write(string.pack("<I8", #header), header)
+  f:close()
+  local ok, e = pcall(torch.load_safetensors, path)
+  os.remove(path)
+  T.falsy(ok)
+  T.eq(type(e), "table", tostring(e))
+  T.truthy(tostring(e):find("overflow", 1, true), tostring(e))
+end)
+
 T.done()
