@@ -135,6 +135,7 @@ void lx_bind_thread(lua_State *L, lua_State *co, const lx_state *st) {
     detach_old_box(L);
     lx_thread_box *box = lua_newuserdatauv(L, sizeof *box, 0); /* [threads, co, box] */
     box->st = *st;
+    box->st.tensor_mt = eager_state(L)->tensor_mt;
     box->co = co;
     luaL_setmetatable(L, LX_THREADBOX);
     lua_rawset(L, -3); /* [threads] */
@@ -590,6 +591,10 @@ void lx_push_ivalue(lua_State *L, const fx_ivalue *v) {
 }
 
 int lx_dispatch(lua_State *L, const fx_opdef *op, fx_ivalue *args) {
+    return lx_dispatch_at(L, op, args, NULL);
+}
+
+int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int *stack_of) {
     lx_state *st = lx_current(L);
     int nrets = op->schema.nrets;
     if ((op->flags & FX_OPF_CREATION) && lx_default_device(L) == FX_DEVICE_META)
@@ -597,18 +602,28 @@ int lx_dispatch(lua_State *L, const fx_opdef *op, fx_ivalue *args) {
             if (op->schema.args[i].type == FX_TY_DEVICE &&
                 (args[i].tag == FX_IV_UNSET || args[i].tag == FX_IV_NONE))
                 args[i] = fx_iv_device(FX_DEVICE_META);
-    fx_ivalue *outs = lx_ivbox_new(L, nrets); /* [box] */
-    int box = lua_gettop(L);
+    /* The results live on the C stack, not in an ivalue box: only a Lua out-of-memory error
+     * while pushing them could skip their release (and leak them). */
+    fx_ivalue outs[FX_SCHEMA_MAX_RETS];
+    memset(outs, 0, sizeof outs);
+    luaL_checkstack(L, nrets + 2, "too many results");
     fx_err err;
     fx_err_clear(&err);
     if (fx_dispatch(st->ctx, op, args, outs, &err) != FX_OK) {
-        lua_pop(L, 1);
+        for (int i = 0; i < nrets; i++) fx_ivalue_clear(&outs[i]);
         return lx_error(L, &err);
     }
-    luaL_checkstack(L, nrets + 2, "too many results");
-    for (int i = 0; i < nrets; i++) lx_push_ivalue(L, &outs[i]); /* [box, r1..rn] */
+    for (int i = 0; i < nrets; i++) { /* [r1..rn] */
+        int from = 0;
+        for (int k = 0; stack_of && !from && outs[i].tag == FX_IV_TENSOR && k < op->schema.nargs; k++)
+            if (stack_of[k] > 0 && args[k].tag == FX_IV_TENSOR && args[k].u.t == outs[i].u.t)
+                from = stack_of[k];
+        if (from)
+            lua_pushvalue(L, from);
+        else
+            lx_push_ivalue(L, &outs[i]);
+    }
     for (int i = 0; i < nrets; i++) fx_ivalue_clear(&outs[i]);
-    lua_remove(L, box); /* [r1..rn] */
     return nrets;
 }
 

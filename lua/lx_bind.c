@@ -14,7 +14,9 @@
  * "floor"}) div.Tensor_mode. Overloads PyTorch's Python binding does not expose (add.Scalar,
  * mul.Scalar, ...) never take part, so x + 2 records add.Tensor as PyTorch does. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
@@ -41,6 +43,78 @@ static bool is_hidden(const fx_opdef *op) {
     return false;
 }
 
+/* ==== overload sets ============================================================================ */
+
+struct lx_overloads {
+    const char *name;
+    int n;                              /* visible overloads (0: all hidden) */
+    const fx_opdef *ops[MAX_OVERLOADS];
+};
+
+/* What bind() needs of a schema, computed once per op. */
+typedef struct op_info {
+    int npos;                    /* positional (not keyword-only) parameters */
+    int pos[FX_SCHEMA_MAX_ARGS]; /* their argument indices */
+    int dtype_arg;               /* index of the argument `dtype`, or -1 */
+} op_info;
+
+static lx_overloads g_sets[FX_OP_COUNT]; /* sorted by name; at most one per op */
+static int g_nsets;
+static op_info g_info[FX_OP_COUNT];
+static pthread_once_t g_sets_once = PTHREAD_ONCE_INIT;
+
+static int cmp_name_id(const void *a, const void *b) {
+    const fx_opdef *x = *(const fx_opdef *const *)a, *y = *(const fx_opdef *const *)b;
+    int c = strcmp(x->schema.name, y->schema.name);
+    return c ? c : (int)x->id - (int)y->id;
+}
+
+static void build_sets(void) {
+    static const fx_opdef *all[FX_OP_COUNT];
+    int n = 0;
+    for (int i = 0; i < FX_OP_COUNT; i++) {
+        const fx_opdef *op = fx_op_get((fx_op_id)i);
+        if (!op) continue;
+        all[n++] = op;
+        op_info *in = &g_info[i];
+        in->npos = 0;
+        for (int a = 0; a < op->schema.nargs; a++)
+            if (!op->schema.args[a].kwarg_only) in->pos[in->npos++] = a;
+        in->dtype_arg = fx_schema_arg_index(&op->schema, "dtype");
+    }
+    qsort(all, (size_t)n, sizeof all[0], cmp_name_id);
+    for (int i = 0; i < n; i++) {
+        if (!g_nsets || strcmp(g_sets[g_nsets - 1].name, all[i]->schema.name))
+            g_sets[g_nsets++].name = all[i]->schema.name;
+        lx_overloads *s = &g_sets[g_nsets - 1];
+        if (!is_hidden(all[i]) && s->n < MAX_OVERLOADS) s->ops[s->n++] = all[i];
+    }
+}
+
+static int cmp_set(const void *key, const void *elem) {
+    return strcmp(key, ((const lx_overloads *)elem)->name);
+}
+
+/* The set of name: a memo keyed by the name's address (op closures and the metamethods pass the
+ * same string every time), checked with one strcmp, in front of a binary search. Threads may
+ * race on the memo: a torn entry fails the strcmp and falls through to the search. */
+const lx_overloads *lx_overloads_of(const char *name) {
+    static struct {
+        const char *key;
+        const lx_overloads *set;
+    } memo[64];
+    size_t h = (size_t)(((uintptr_t)name >> 3) * 0x9e3779b97f4a7c15ull >> 58);
+    const lx_overloads *set = memo[h].set;
+    if (memo[h].key == name && set && !strcmp(set->name, name)) return set;
+    pthread_once(&g_sets_once, build_sets);
+    set = bsearch(name, g_sets, (size_t)g_nsets, sizeof g_sets[0], cmp_set);
+    if (set) {
+        memo[h].key = name;
+        memo[h].set = set;
+    }
+    return set;
+}
+
 /* The Lua call being bound: positional values at stack [first, first + npos). */
 typedef struct callsite {
     int first;
@@ -55,6 +129,7 @@ typedef struct binding {
     bool from_opts[FX_SCHEMA_MAX_ARGS]; /* value is opts[name] rather than a stack slot */
     int pack_arg;                       /* int-list argument receiving packed varargs, or -1 */
     int pack_first, pack_n;             /* their stack range */
+    fx_tensor *tensor[FX_SCHEMA_MAX_ARGS]; /* the tensor given for each argument, if any */
     int requires_grad;                  /* -1 not given, else 0/1 (applied to the result) */
     int score;
     /* why it did not fit, for the error message */
@@ -101,16 +176,16 @@ static lua_Integer list_len(lua_State *L, int idx) {
     return n;
 }
 
-/* How well the value at idx fits argument a: 0 no, 1 as a wrapped number, 2 exactly. */
-static int fits(lua_State *L, int idx, const fx_arg_schema *a) {
+/* How well the value at idx fits argument a: 0 no, 1 as a wrapped number, 2 exactly. Sets *t
+ * to the value when it is a tensor (raising when it is a closed one). */
+static int fits(lua_State *L, int idx, const fx_arg_schema *a, fx_tensor **t) {
     idx = lua_absindex(L, idx);
     int lt = lua_type(L, idx);
-    if (lt == LUA_TUSERDATA && luaL_testudata(L, idx, LX_TENSOR))
-        lx_check_tensor(L, idx); /* closed? */
+    bool tensor = lt == LUA_TUSERDATA && (*t = lx_to_open_tensor(L, idx)) != NULL;
     if (lt == LUA_TNIL || lt == LUA_TNONE) return (a->optional || a->has_default) ? 2 : 0;
     switch (a->type) {
     case FX_TY_TENSOR:
-        if (lx_to_tensor(L, idx)) return 2;
+        if (tensor) return 2;
         return (lt == LUA_TNUMBER || lt == LUA_TBOOLEAN) ? 1 : 0;
     case FX_TY_TENSOR_LIST: {
         if (lt != LUA_TTABLE || is_options(L, idx)) return 0;
@@ -126,7 +201,7 @@ static int fits(lua_State *L, int idx, const fx_arg_schema *a) {
     case FX_TY_INT: return is_integral(L, idx) ? 2 : 0;
     case FX_TY_INT_LIST: {
         if (is_integral(L, idx)) return 2;
-        if (lt != LUA_TTABLE || lx_to_tensor(L, idx)) return 0;
+        if (lt != LUA_TTABLE) return 0;
         lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
         if (n == 0 && is_options(L, idx)) return 0;
         int ok = 2;
@@ -173,16 +248,17 @@ static const char *expected_name(const fx_arg_schema *a) {
  * Lua stack as it found it. */
 static int bind(lua_State *L, const fx_opdef *op, const callsite *cs, binding *b) {
     const fx_schema *s = &op->schema;
-    memset(b, 0, sizeof *b);
+    pthread_once(&g_sets_once, build_sets);
+    const op_info *in = &g_info[op->id];
+    memset(b, 0, offsetof(binding, why));
+    b->why[0] = 0;
     b->pack_arg = -1;
     b->requires_grad = -1;
-    int pos[FX_SCHEMA_MAX_ARGS], npos_params = 0;
-    for (int i = 0; i < s->nargs; i++)
-        if (!s->args[i].kwarg_only) pos[npos_params++] = i;
+    const int *pos = in->pos, npos_params = in->npos;
 
     int n = cs->npos;
     /* a trailing dtype fills keyword `dtype` when no positional dtype argument is there */
-    int dtype_src = 0, dtype_arg = fx_schema_arg_index(s, "dtype");
+    int dtype_src = 0, dtype_arg = in->dtype_arg;
     if (n > 0 && dtype_arg >= 0 && lx_to_dtype(L, cs->first + n - 1) != FX_DTYPE_UNDEFINED &&
         (n > npos_params || s->args[pos[n - 1]].type != FX_TY_DTYPE)) {
         dtype_src = cs->first + n - 1;
@@ -263,7 +339,7 @@ static int bind(lua_State *L, const fx_opdef *op, const callsite *cs, binding *b
             lua_getfield(L, cs->opts, a->name); /* [.., value] */
             idx = lua_gettop(L);
         }
-        int f = fits(L, idx, a);
+        int f = fits(L, idx, a, &b->tensor[i]);
         if (b->from_opts[i]) lua_pop(L, 1);
         if (!f) {
             b->bad_idx = b->from_opts[i] ? 0 : idx;
@@ -340,8 +416,99 @@ static void convert(lua_State *L, int idx, const fx_arg_schema *a, fx_ivalue *ou
 
 /* Fills a box with the bound arguments, dispatches, applies requires_grad, and leaves only the
  * results on the stack.  [-0, +r, e] */
+/* Converts the bound arguments into args without allocating anything: tensors borrowed (the Lua
+ * stack keeps them alive for the call), int lists in `items` (room for FAST_ITEMS). False when
+ * some argument needs an owned copy (keyword table values, strings, tensor lists, long lists),
+ * with nothing to undo. */
+#define FAST_ITEMS 64
+static bool convert_borrowed(lua_State *L, const fx_schema *s, const binding *b, fx_ivalue *args,
+                             fx_ivalue *items) {
+    int used = 0;
+    for (int i = 0; i < s->nargs; i++) {
+        const fx_arg_schema *a = &s->args[i];
+        args[i] = (fx_ivalue){0}; /* UNSET: schema default */
+        if (i == b->pack_arg) {
+            if (used + b->pack_n > FAST_ITEMS) return false;
+            for (int k = 0; k < b->pack_n; k++)
+                items[used + k] = fx_iv_int(to_int(L, b->pack_first + k));
+            args[i].tag = FX_IV_LIST;
+            args[i].u.list.items = &items[used];
+            args[i].u.list.n = b->pack_n;
+            used += b->pack_n;
+            continue;
+        }
+        if (!b->src[i]) continue;
+        if (b->from_opts[i]) return false;
+        int idx = b->src[i], lt = lua_type(L, idx);
+        if (lt == LUA_TNIL) {
+            args[i] = a->optional && !(a->has_default && a->def.tag != FX_IV_NONE) ? fx_iv_none()
+                                                                                  : (fx_ivalue){0};
+            continue;
+        }
+        switch (a->type) {
+        case FX_TY_TENSOR:
+        case FX_TY_SCALAR:
+        case FX_TY_FLOAT:
+        case FX_TY_BOOL:
+        case FX_TY_DTYPE:
+            if (lt == LUA_TNUMBER)
+                args[i] = lua_isinteger(L, idx) ? fx_iv_int(lua_tointeger(L, idx))
+                                                : fx_iv_float(lua_tonumber(L, idx));
+            else if (lt == LUA_TBOOLEAN)
+                args[i] = fx_iv_bool(lua_toboolean(L, idx));
+            else if (b->tensor[i])
+                args[i] = fx_iv_tensor_steal(b->tensor[i]); /* borrowed */
+            else if (lt == LUA_TUSERDATA && lx_to_dtype(L, idx) != FX_DTYPE_UNDEFINED)
+                args[i] = fx_iv_dtype(lx_to_dtype(L, idx));
+            else
+                return false;
+            break;
+        case FX_TY_INT: args[i] = fx_iv_int(to_int(L, idx)); break;
+        case FX_TY_INT_LIST: {
+            if (lt == LUA_TNUMBER) {
+                if (used + 1 > FAST_ITEMS) return false;
+                items[used] = fx_iv_int(to_int(L, idx));
+                args[i].tag = FX_IV_LIST;
+                args[i].u.list.items = &items[used++];
+                args[i].u.list.n = 1;
+                break;
+            }
+            lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
+            if (used + n > FAST_ITEMS) return false;
+            for (lua_Integer k = 0; k < n; k++) {
+                lua_rawgeti(L, idx, k + 1);
+                items[used + k] = fx_iv_int(to_int(L, -1));
+                lua_pop(L, 1);
+            }
+            args[i].tag = FX_IV_LIST;
+            args[i].u.list.items = &items[used];
+            args[i].u.list.n = (int)n;
+            used += (int)n;
+            break;
+        }
+        default: return false;
+        }
+    }
+    return true;
+}
+
 static int call_bound(lua_State *L, const fx_opdef *op, const callsite *cs, const binding *b) {
     const fx_schema *s = &op->schema;
+    {
+        fx_ivalue args[FX_SCHEMA_MAX_ARGS], items[FAST_ITEMS];
+        if (convert_borrowed(L, s, b, args, items)) {
+            /* nothing to release: the args own nothing */
+            int stack_of[FX_SCHEMA_MAX_ARGS];
+            for (int i = 0; i < s->nargs; i++)
+                stack_of[i] = b->tensor[i] && !b->from_opts[i] ? b->src[i] : 0;
+            int nr = lx_dispatch_at(L, op, args, stack_of);
+            if (b->requires_grad >= 0 && nr > 0) {
+                fx_tensor *t = lx_to_tensor(L, -nr);
+                if (t) fx_tensor_set_requires_grad(t, b->requires_grad);
+            }
+            return nr;
+        }
+    }
     fx_ivalue *args = lx_ivbox_new(L, s->nargs); /* [.., box] */
     int box = lua_gettop(L);
     for (int i = 0; i < s->nargs; i++) {
@@ -459,11 +626,13 @@ int lx_call_overload(lua_State *L, const fx_opdef *op, int first) {
 }
 
 int lx_call_opname(lua_State *L, const char *name, int first, bool method) {
-    const fx_opdef *ops[MAX_OVERLOADS];
-    int nops = fx_op_overloads(name, ops, MAX_OVERLOADS);
-    int ncand = 0;
-    for (int i = 0; i < nops; i++)
-        if (!is_hidden(ops[i])) ops[ncand++] = ops[i];
+    return lx_call_overloads(L, lx_overloads_of(name), name, first, method);
+}
+
+int lx_call_overloads(lua_State *L, const lx_overloads *set, const char *name, int first,
+                      bool method) {
+    const fx_opdef *const *ops = set ? set->ops : NULL;
+    int ncand = set ? set->n : 0;
     if (ncand == 0)
         return lx_errorf(L, FX_ENOTIMPL, "not_implemented",
                          "%s is not yet supported by fxdb (no aten.%s overload is registered)",
@@ -472,6 +641,10 @@ int lx_call_opname(lua_State *L, const char *name, int first, bool method) {
     make_callsite(L, first, method, &cs);
     binding b, best, first_fail;
     int best_i = -1, best_score = -1;
+    if (ncand == 1) { /* one candidate: no copies */
+        if (bind(L, ops[0], &cs, &b) < 0) return bind_error(L, &b, name, &cs);
+        return call_bound(L, ops[0], &cs, &b);
+    }
     for (int i = 0; i < ncand; i++) {
         int sc = bind(L, ops[i], &cs, &b);
         if (sc < 0) {

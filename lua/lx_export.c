@@ -367,9 +367,10 @@ static void push_signature(lua_State *L, int ep_idx, const fx_program *p) {
                      has_persistent ? (persistent ? " persistent=True" : " persistent=False") : "");
             lua_pushstring(L, text);
             lua_setfield(L, -2, "_text");
-            lua_newtable(L);
-            lua_pushcfunction(L, spec_tostring);
-            lua_setfield(L, -2, "__tostring");
+            if (luaL_newmetatable(L, "fxdb.ArgSpec")) { /* one metatable for every spec */
+                lua_pushcfunction(L, spec_tostring);
+                lua_setfield(L, -2, "__tostring");
+            }
             lua_setmetatable(L, -2);
             lua_rawseti(L, -2, i + 1);                      /* [sig, list] */
         }
@@ -430,8 +431,15 @@ static int program_index(lua_State *L) {
         push_cached_graph(L, 1, "graph", p->graph);
     } else if (!strcmp(k, "raw_graph")) {
         push_cached_graph(L, 1, "raw", p->raw);
-    } else if (!strcmp(k, "graph_signature")) {
-        push_signature(L, 1, p);
+    } else if (!strcmp(k, "graph_signature")) { /* built once, then the same table, as in torch */
+        lua_getiuservalue(L, 1, 1); /* [cache] */
+        if (lua_getfield(L, -1, "graph_signature") == LUA_TNIL) {
+            lua_pop(L, 1);
+            push_signature(L, 1, p); /* [cache, sig] */
+            lua_pushvalue(L, -1);
+            lua_setfield(L, -3, "graph_signature");
+        }
+        lua_remove(L, -2); /* [sig] */
     } else if (!strcmp(k, "state_dict")) {
         push_named_table(L, p->state, p->nstate);
     } else if (!strcmp(k, "constants")) {

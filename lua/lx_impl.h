@@ -28,6 +28,8 @@ typedef struct lx_state {
     fx_tracer *tracer;    /* non-NULL while this thread runs a trace */
     bool strict;          /* the trace is strict (module attribute assignment is watched) */
     lx_sess *sess;        /* the debugger session pausing this thread, or NULL */
+    const void *tensor_mt; /* the Tensor metatable (lua_topointer), so lx_to_tensor needs no
+                              registry lookup; NULL until the tensor library is opened */
 } lx_state;
 
 /* The state of the running thread L (the eager default when unbound).  [-0, +0, -] */
@@ -39,6 +41,9 @@ void lx_unbind_thread(lua_State *L, lua_State *co);
 /* ---- tensors ------------------------------------------------------------------------------------ */
 void lx_push_tensor(lua_State *L, fx_tensor *t);           /* retains t  [-0, +1, e] */
 fx_tensor *lx_check_tensor(lua_State *L, int idx);         /* borrowed   [-0, +0, e] */
+/* The tensor at idx, NULL when the value is not a Tensor; raises when it is a closed one.
+ * [-0, +0, e] */
+fx_tensor *lx_to_open_tensor(lua_State *L, int idx);
 fx_tensor *lx_to_tensor(lua_State *L, int idx);            /* NULL if not a tensor [-0, +0, -] */
 /* Reads a Lua value at idx as an op argument: Tensor userdata, integer, float, boolean, dtype,
  * string, nil (None), or a table -> list (recursively). The result owns its references.
@@ -52,6 +57,9 @@ void lx_push_ivalue(lua_State *L, const fx_ivalue *v);
  * per schema return). Returns the number pushed. The args stay owned by the caller.
  * [-0, +nrets, e] */
 int lx_dispatch(lua_State *L, const fx_opdef *op, fx_ivalue *args);
+/* lx_dispatch where stack_of[i] > 0 is the stack index holding tensor argument i: a result that
+ * is that tensor (an in-place op's self) is pushed from there without a cache lookup. */
+int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int *stack_of);
 
 /* ---- errors and locations ----------------------------------------------------------------------- */
 /* Raises err as an fxdb error object; fills err->loc / err->source from the innermost Lua frame
@@ -105,6 +113,14 @@ int lx_errorf(lua_State *L, int code, const char *kind, const char *fmt, ...)
  * arguments. `method` means the first value is self (x:view(2, 3) packs 2, 3 into `size`).
  * Pushes the results (one per schema return) and returns their number.  [-0, +r, e] */
 int lx_call_opname(lua_State *L, const char *name, int first, bool method);
+/* The overloads of one name that Lua calls choose among (ops.def order, the hidden ones left
+ * out), resolved once for the process: a closure keeps the pointer, so a call needs no lookup.
+ * lx_overloads_of returns NULL for a name ops.def lacks. */
+typedef struct lx_overloads lx_overloads;
+const lx_overloads *lx_overloads_of(const char *name);
+/* lx_call_opname with the set already resolved (NULL: raise "not yet supported" for name). */
+int lx_call_overloads(lua_State *L, const lx_overloads *set, const char *name, int first,
+                      bool method);
 /* The same for one given overload (torch.ops.aten.add.Tensor).  [-0, +r, e] */
 int lx_call_overload(lua_State *L, const fx_opdef *op, int first);
 /* Looks up an op by qualified name or raises "... is not yet supported".  [-0, +0, e] */

@@ -20,7 +20,9 @@
 #include "lua/lx_impl.h"
 #include "lua/lx_open.h"
 
-#define LX_TENSOR_CACHE "fxdb.tensorcache"
+/* Registry keys (light userdata): the weak cache {fx_tensor* = userdata} that keeps one Lua value
+ * per tensor, and the Tensor metatable (also under its name, for luaL_checkudata). */
+static const char g_cache_key = 0, g_mt_key = 0;
 
 typedef struct lx_tensor_ud {
     fx_tensor *t; /* one reference; NULL once collected or closed */
@@ -60,8 +62,8 @@ void lx_push_tensor(lua_State *L, fx_tensor *t) {
         lua_pushnil(L);
         return;
     }
-    lua_getfield(L, LUA_REGISTRYINDEX, LX_TENSOR_CACHE); /* [cache] */
-    lua_rawgetp(L, -1, t);                               /* [cache, ud|nil] */
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &g_cache_key); /* [cache] */
+    lua_rawgetp(L, -1, t);                           /* [cache, ud|nil] */
     lx_tensor_ud *u = lua_touserdata(L, -1);
     if (u && u->t == t) {
         lua_remove(L, -2); /* [ud] */
@@ -70,7 +72,8 @@ void lx_push_tensor(lua_State *L, fx_tensor *t) {
     lua_pop(L, 1);                          /* [cache] */
     u = lua_newuserdatauv(L, sizeof *u, 0); /* [cache, ud] */
     u->t = NULL;                            /* closed until filled */
-    luaL_setmetatable(L, LX_TENSOR);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &g_mt_key);
+    lua_setmetatable(L, -2);
     u->t = fx_tensor_retain(t);
     gc_pressure(L, t);
     lua_pushvalue(L, -1);  /* [cache, ud, ud] */
@@ -78,13 +81,31 @@ void lx_push_tensor(lua_State *L, fx_tensor *t) {
     lua_remove(L, -2);     /* [ud] */
 }
 
+/* The tensor userdata at idx, or NULL: luaL_testudata with the metatable compared by address
+ * (cached in the thread's lx_state) instead of looked up by name in the registry. */
+static lx_tensor_ud *test_tensor(lua_State *L, int idx) {
+    const void *mt = lx_current(L)->tensor_mt;
+    if (!mt) return luaL_testudata(L, idx, LX_TENSOR);
+    void *p = lua_touserdata(L, idx);
+    if (!p || !lua_getmetatable(L, idx)) return NULL;
+    bool ok = lua_topointer(L, -1) == mt;
+    lua_pop(L, 1);
+    return ok ? p : NULL;
+}
+
+fx_tensor *lx_to_open_tensor(lua_State *L, int idx) {
+    lx_tensor_ud *u = test_tensor(L, idx);
+    if (u && !u->t) luaL_argerror(L, idx, "attempt to use a closed tensor");
+    return u ? u->t : NULL;
+}
+
 fx_tensor *lx_to_tensor(lua_State *L, int idx) {
-    lx_tensor_ud *u = luaL_testudata(L, idx, LX_TENSOR);
+    lx_tensor_ud *u = test_tensor(L, idx);
     return u ? u->t : NULL;
 }
 
 fx_tensor *lx_check_tensor(lua_State *L, int idx) {
-    lx_tensor_ud *u = luaL_testudata(L, idx, LX_TENSOR);
+    lx_tensor_ud *u = test_tensor(L, idx);
     if (!u) luaL_typeerror(L, idx, "Tensor");
     if (!u->t) luaL_argerror(L, idx, "attempt to use a closed tensor");
     return u->t;
@@ -98,7 +119,8 @@ fx_tensor *fxlua_check_tensor(lua_State *L, int idx) { return lx_check_tensor(L,
 /* __gc and __close: release once. __close also drops the cache entry, so a later push of the
  * same fx_tensor makes a fresh, open userdata.  [-0, +0, -] */
 static int tensor_gc(lua_State *L) {
-    lx_tensor_ud *u = luaL_checkudata(L, 1, LX_TENSOR);
+    lx_tensor_ud *u = test_tensor(L, 1);
+    if (!u) return luaL_typeerror(L, 1, "Tensor");
     if (u->t) {
         fx_tensor_release(u->t);
         u->t = NULL;
@@ -109,7 +131,7 @@ static int tensor_gc(lua_State *L) {
 static int tensor_close(lua_State *L) {
     lx_tensor_ud *u = luaL_checkudata(L, 1, LX_TENSOR);
     if (u->t) {
-        lua_getfield(L, LUA_REGISTRYINDEX, LX_TENSOR_CACHE); /* [ud, (err), cache] */
+        lua_rawgetp(L, LUA_REGISTRYINDEX, &g_cache_key); /* [ud, (err), cache] */
         lua_rawgetp(L, -1, u->t);                            /* [.., cache, ud?] */
         if (lua_touserdata(L, -1) == u) {
             lua_pushnil(L);
@@ -538,7 +560,8 @@ static int t_tostring(lua_State *L) {
 static int t_index(lua_State *L) {
     if (lua_type(L, 2) != LUA_TSTRING) return lx_index_get(L);
     const char *k = lua_tostring(L, 2);
-    lx_tensor_ud *u = luaL_checkudata(L, 1, LX_TENSOR);
+    lx_tensor_ud *u = test_tensor(L, 1);
+    if (!u) return luaL_typeerror(L, 1, "Tensor");
     fx_tensor *t = u->t;
     if (t) {
         switch (k[0]) {
@@ -671,7 +694,7 @@ void lx_open_tensor(lua_State *L) {
     lua_pushstring(L, "v");
     lua_setfield(L, -2, "__mode");
     lua_setmetatable(L, -2);
-    lua_setfield(L, LUA_REGISTRYINDEX, LX_TENSOR_CACHE); /* [] */
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &g_cache_key); /* [] */
 
     luaL_newmetatable(L, LX_SIZE); /* [smt] */
     lua_pushcfunction(L, size_tostring);
@@ -683,6 +706,9 @@ void lx_open_tensor(lua_State *L) {
     lua_pop(L, 1); /* [] */
 
     luaL_newmetatable(L, LX_TENSOR); /* [mt] */
+    lx_current(L)->tensor_mt = lua_topointer(L, -1);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &g_mt_key);
     lua_pushstring(L, "Tensor");     /* luaL_typeerror: "Tensor expected" */
     lua_setfield(L, -2, "__name");
     luaL_setfuncs(L, tensor_meta, 0);
