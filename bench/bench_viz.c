@@ -1,8 +1,9 @@
 /* bench/bench_viz.c — how long fxviz takes on a transformer-sized graph, by collapse depth.
  * Layer: bench (viz + core). Not a test: prints a table. The synthetic graph has ~5,000 nodes in
  * 32 layer modules (`layers.i`), each holding attention and MLP submodules, two of whose ops sit
- * one level deeper (`layers.i.attn.q_proj` ...), so depth 1 collapses attn/mlp into boxes inside
- * 32 layer clusters, depth 2 keeps them as clusters, and depth 0 draws everything.
+ * one level deeper (`layers.i.attn.q_proj` ...), so depth 0 draws 32 layer boxes, depth 1 collapses
+ * attn/mlp into boxes inside 32 layer clusters, depth 2 keeps them as clusters, and full draws
+ * everything.
  *
  *   bench_viz [LAYERS [OPS_PER_SUBMODULE]]     defaults: 32 layers, 76 ops per submodule */
 #include <stdio.h>
@@ -145,7 +146,7 @@ int main(int argc, char **argv) {
            layers, t_graph);
     printf("%-6s %7s %7s %11s %9s %10s %11s\n", "depth", "nodes", "edges", "dot bytes", "build s",
            "render s", "svg bytes");
-    const int depths[] = {1, 2, 0};
+    const int depths[] = {0, 1, 2, FXVIZ_DEPTH_FULL};
     for (size_t i = 0; i < sizeof depths / sizeof depths[0]; i++) {
         fxviz_opts o = {.program = &prog, .depth = depths[i], .title = "bench"};
         fx_strbuf sb = FX_STRBUF_INIT;
@@ -157,7 +158,7 @@ int main(int argc, char **argv) {
         int nodes = ag ? agnnodes(ag) : -1, edges = ag ? agnedges(ag) : -1;
         if (ag) agclose(ag);
         char path[96];
-        snprintf(path, sizeof path, "%s/d%d.svg", dir, depths[i]);
+        snprintf(path, sizeof path, "%s/d%d.svg", dir, depths[i] + 1);
         t0 = now_s();
         if (fxviz_render(s.g, path, &o, &err)) die("render", &err);
         double t_render = now_s() - t0;
@@ -169,7 +170,9 @@ int main(int argc, char **argv) {
             fclose(fp);
             remove(path);
         }
-        printf("%-6d %7d %7d %11zu %9.3f %10.3f %11ld\n", depths[i], nodes, edges, sb.len, t_build,
+        char dname[8];
+        snprintf(dname, sizeof dname, depths[i] == FXVIZ_DEPTH_FULL ? "full" : "%d", depths[i]);
+        printf("%-6s %7d %7d %11zu %9.3f %10.3f %11ld\n", dname, nodes, edges, sb.len, t_build,
                t_render, svg);
         fflush(stdout);
         fx_strbuf_free(&sb);

@@ -31,7 +31,14 @@ bench() {
     echo
 }
 
+# ---- issue 12: pictures of real-sized models (bench/bench_viz.c, bench/bench_viz_llama.lua) -----
+# bench_viz: a synthetic 5,000-node graph by depth. bench_viz_llama: render time of the Llama
+# example at 2/8/16/32 layers and depths 0/1/2/full, and the 32-layer HTML page's time and size.
 bench bench_viz libfxviz.a libfxdb.a
+make --no-print-directory -s BUILD="$BUILD" "$BUILD/fxdb"
+echo "== bench_viz_llama"
+"$BUILD/fxdb" bench/bench_viz_llama.lua
+echo
 
 # ---- issue 3: kernels (bench/bench_kernels.c, bench/bench_dispatch.lua) -------------------------
 # GEMM GFLOP/s (mm vs cblas_sgemm), elementwise and row-op GB/s against memcpy, dispatch µs per op

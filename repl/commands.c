@@ -532,35 +532,91 @@ static int c_why(lua_State *L, cmd_ctx *c) {
     return invoke(L, 2);
 }
 
-/* :render [FILE] [--why T] [--depth N] -> fxdb.render(fxdb.current, FILE, {why=T, depth=N}) */
+/* Pushes a Lua list of the comma-separated words of s. */
+static void push_path_list(lua_State *L, const char *s) {
+    lua_newtable(L);
+    int n = 0;
+    while (*s) {
+        const char *e = strchr(s, ',');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (len > 0) {
+            lua_pushlstring(L, s, len);
+            lua_rawseti(L, -2, ++n);
+        }
+        s += len;
+        if (*s == ',') s++;
+    }
+}
+
+/* Pushes what :render draws: a paused trace session's raw graph so far, else the current
+ * program. Returns false (error printed) when there is neither. */
+static bool push_render_target(lua_State *L, const cmd_ctx *c) {
+    bool trace = false;
+    if (lua_getglobal(L, "fxdb") == LUA_TTABLE &&
+        lua_getfield(L, -1, "session") == LUA_TTABLE) {               /* [fxdb, s] */
+        lua_getfield(L, -1, "kind");
+        lua_getfield(L, -2, "status");                                /* [fxdb, s, k, st] */
+        const char *k = lua_tostring(L, -2), *st = lua_tostring(L, -1);
+        trace = k && st && strcmp(k, "trace") == 0 &&
+                (strcmp(st, "paused") == 0 || strcmp(st, "error") == 0);
+        lua_pop(L, 2);
+    }
+    lua_pop(L, 2);
+    if (trace && call_fxdb_str(L, "graph", NULL))
+        return true;
+    return push_current(L, c);
+}
+
+/* :render [MODULE] [FILE] [--why T] [--depth N|full] [--expand P,..] [--collapse P,..] [--params]
+ * [--edge-shapes] [--no-legend] -> fxdb.render(current, FILE, {module=MODULE, why=T, ...}) */
 static int c_render(lua_State *L, cmd_ctx *c) {
-    if (!check_max_pos(c, 1))
+    if (!check_max_pos(c, 2))
         return CMD_ERROR;
-    lua_Integer depth = 0;
-    if (OPT(c, 1) != NULL) {
+    lua_Integer depth = -1;
+    if (OPT(c, 1) != NULL && strcmp(OPT(c, 1), "full") != 0) {
         char *end;
         depth = (lua_Integer)strtoll(OPT(c, 1), &end, 10);
         if (end == OPT(c, 1) || *end != '\0' || depth < 0)
-            return cmd_error(c, 0, NULL, "option --depth needs a non-negative integer", NULL);
+            return cmd_error(c, 0, NULL, "option --depth needs a non-negative integer or 'full'",
+                             NULL);
     }
     if (!push_fxdb(L, "render"))                      /* [fn] */
         return CMD_ERROR;
-    if (!push_current(L, c)) {                        /* [fn, ep] */
+    if (!push_render_target(L, c)) {                  /* [fn, ep] */
         lua_pop(L, 1);
         return CMD_ERROR;
     }
     if (c->npos > 0)
-        lua_pushstring(L, c->pos[0]);                 /* [fn, ep, file] */
+        lua_pushstring(L, c->pos[c->npos - 1]);       /* [fn, ep, file] */
     else
         lua_pushnil(L);
-    lua_createtable(L, 0, 2);                         /* [fn, ep, file, opts] */
+    lua_createtable(L, 0, 8);                         /* [fn, ep, file, opts] */
+    if (c->npos == 2) {
+        lua_pushstring(L, c->pos[0]);
+        lua_setfield(L, -2, "module");
+    }
     if (OPT(c, 0) != NULL) {
         lua_pushstring(L, OPT(c, 0));
         lua_setfield(L, -2, "why");
     }
-    if (OPT(c, 1) != NULL) {
+    if (depth >= 0) {
         lua_pushinteger(L, depth);
         lua_setfield(L, -2, "depth");
+    }
+    if (OPT(c, 2) != NULL) {
+        push_path_list(L, OPT(c, 2));
+        lua_setfield(L, -2, "expand");
+    }
+    if (OPT(c, 3) != NULL) {
+        push_path_list(L, OPT(c, 3));
+        lua_setfield(L, -2, "collapse");
+    }
+    static const char *const flags[] = {"params", "edge_shapes", "legend"};
+    for (int i = 0; i < 3; i++) {
+        if (OPT(c, 4 + i) != NULL) {
+            lua_pushboolean(L, i < 2); /* --no-legend sets legend = false */
+            lua_setfield(L, -2, flags[i]);
+        }
     }
     return invoke(L, 3);
 }
@@ -747,11 +803,22 @@ static const cmd_row cmd_table[] = {
      "Lua line; alias :provenance"},
     {"provenance", 3, ":provenance TARGET", "alias of :why", ":provenance state", c_why, NULL,
      CMD_F_HIDDEN, NULL},
-    {"render", 3, ":render [FILE] [--why T] [--depth N]",
-     "draw the current graph with Graphviz", ":render model.svg --why state --depth 2",
-     c_render, "--why= --depth=", 0,
-     "the extension picks the format: .svg .png .pdf .dot (default graph.svg); --why T\n"
-     "highlights the provenance of T; --depth N collapses module clusters deeper than N"},
+    {"render", 3, ":render [MODULE] [FILE] [OPTIONS]",
+     "draw the graph: .svg .png .pdf .dot, or an interactive .html",
+     ":render model.html --depth 0", c_render,
+     "--why= --depth= --expand= --collapse= --params --edge-shapes --no-legend", 0,
+     "the extension picks the format: .svg .png .pdf .dot, or .html for the interactive viewer\n"
+     "(pan/zoom, click a module to open it, search, node details); default graph.svg.\n"
+     "MODULE (a module path such as layers.3.attention) draws that module alone.\n"
+     "--depth N: module levels drawn open as clusters, deeper modules one box each with\n"
+     "  their op and mutation counts: 0 = the whole program as module boxes (layers.0,\n"
+     "  layers.1, ...), 1 = their children as boxes, full (default) = every op.\n"
+     "--expand P,Q / --collapse P,Q: open / close these module paths whatever the depth.\n"
+     "--why T highlights the provenance of buffer/input T, marking the boxes it goes through.\n"
+     "--params draws parameters as nodes (default: a line in their user's label);\n"
+     "--edge-shapes writes dtype[shape] on every edge; --no-legend drops the legend.\n"
+     "In a paused :trace session it draws the raw graph recorded so far. Layouts over a\n"
+     "second print progress on stderr; Ctrl-C cancels a layout."},
     {"diff", 2, ":diff G1 G2", "node-keyed diff of two stages or graph values",
      ":diff raw functional", c_diff, NULL, 0, NULL},
     {"run", 1, ":run [--step] [ARGS]", "execute the current program on CPU kernels",

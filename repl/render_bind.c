@@ -12,19 +12,72 @@
 
 #define RENDER_DEFAULT_FILE "graph.svg"
 
+/* opts[field]: nil, a string or a list of strings -> a Lua-owned array of C strings kept in
+ * a userdata on the stack (so nothing leaks when a later check raises). Returns the count. */
+static int render_paths(lua_State *L, const char *field, const char *const **out) {
+    *out = NULL;
+    lua_getfield(L, 3, field); /* [.., v] */
+    if (lua_isnil(L, -1)) {
+        lua_pop(L, 1);
+        return 0;
+    }
+    int n;
+    if (lua_type(L, -1) == LUA_TSTRING) {
+        n = 1;
+        lua_createtable(L, 1, 0); /* [.., s, t] */
+        lua_pushvalue(L, -2);
+        lua_rawseti(L, -2, 1);
+        lua_remove(L, -2); /* [.., t] */
+    } else if (lua_type(L, -1) == LUA_TTABLE) {
+        n = (int)luaL_len(L, -1);
+    } else {
+        return luaL_argerror(L, 3, lua_pushfstring(L, "opts.%s must be a module path or a list "
+                                                      "of them", field));
+    }
+    const char **arr = lua_newuserdatauv(L, sizeof *arr * (size_t)(n ? n : 1), 1); /* [.., t, u] */
+    lua_pushvalue(L, -2);
+    lua_setiuservalue(L, -2, 1); /* the strings stay alive with the userdata */
+    for (int i = 0; i < n; i++) {
+        lua_rawgeti(L, -2, i + 1);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            return luaL_argerror(L, 3, lua_pushfstring(L, "opts.%s[%d] must be a module path",
+                                                       field, i + 1));
+        arr[i] = lua_tostring(L, -1);
+        lua_pop(L, 1);
+    }
+    lua_remove(L, -2); /* [.., u] stays on the stack */
+    *out = arr;
+    return n;
+}
+
+static bool render_flag(lua_State *L, const char *field, bool dflt) {
+    lua_getfield(L, 3, field);
+    bool v = lua_isnil(L, -1) ? dflt : lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return v;
+}
+
 /* fxdb.render(g_or_ep, [file], [opts]) -> file
  *   g_or_ep  a Graph, GraphModule or ExportedProgram (a program also colours placeholders and
  *            outputs by their signature kind)
- *   file     output path; the extension picks the format (.svg .png .pdf .dot .gv);
- *            default "graph.svg"
+ *   file     output path; the extension picks the format (.svg .png .pdf .dot .gv, and .html
+ *            for the interactive viewer); default "graph.svg"
  *   opts     table, all optional:
  *              why   = "state"  highlight the provenance walk of buffer / input `state`
  *                                (calls fxdb.provenance(ep, why); needs an ExportedProgram)
- *              depth = N        collapse module clusters deeper than N (0 = none)
+ *              depth = N        module levels drawn open: 0 = every top-level module one box,
+ *                                N = modules N+1 levels deep are boxes; nil = all open
+ *              expand = P | {P, ..}    module paths drawn open whatever the depth
+ *              collapse = P | {P, ..}  module paths drawn as one box
+ *              module = P       draw only module P (levels of depth count from it)
+ *              params = true    draw parameters as nodes (default: folded into their users)
+ *              edge_shapes = true      dtype[shape] on every edge
+ *              legend = false   no legend (default: a legend of the kinds drawn)
+ *              progress = false no progress lines on stderr (default: on for long layouts)
  *              title = "..."    graph label
  * Raises "bad argument" errors for wrong argument types, and an fxdb error object (kind "io",
- * "argument") when Graphviz cannot render. Everything Lua may raise is checked before the C call;
- * the only C state is an fx_err on the stack.  [-0, +1, e] */
+ * "argument", "internal" for a cancelled layout) when Graphviz cannot render. Everything Lua may
+ * raise is checked before the C call; the only C state is an fx_err on the stack.  [-0, +1, e] */
 static int l_render(lua_State *L) {
     const fx_graph *g = fxlua_check_graph(L, 1);
     const fx_program *prog = fxlua_to_program(L, 1);
@@ -32,6 +85,9 @@ static int l_render(lua_State *L) {
     fxviz_opts o;
     memset(&o, 0, sizeof o);
     o.program = prog;
+    o.depth = FXVIZ_DEPTH_FULL;
+    o.legend = true;
+    o.progress = true;
     if (!lua_isnoneornil(L, 3)) {
         luaL_checktype(L, 3, LUA_TTABLE);
         lua_getfield(L, 3, "depth");                          /* [.., depth] */
@@ -43,6 +99,20 @@ static int l_render(lua_State *L) {
             o.depth = d > 1000 ? 1000 : (int)d;
         }
         lua_pop(L, 1);
+        o.nexpand = render_paths(L, "expand", &o.expand);     /* [.., u?] */
+        o.ncollapse = render_paths(L, "collapse", &o.collapse);
+        lua_getfield(L, 3, "module");                         /* [.., module] */
+        if (!lua_isnil(L, -1)) {
+            if (lua_type(L, -1) != LUA_TSTRING)
+                return luaL_argerror(L, 3, "opts.module must be a module path");
+            o.root = lua_tostring(L, -1);                     /* kept alive on the stack */
+        } else {
+            lua_pop(L, 1);
+        }
+        o.params = render_flag(L, "params", false);
+        o.edge_shapes = render_flag(L, "edge_shapes", false);
+        o.legend = render_flag(L, "legend", true);
+        o.progress = render_flag(L, "progress", true);
         lua_getfield(L, 3, "title");                          /* [.., title] */
         if (!lua_isnil(L, -1))
             o.title = luaL_checkstring(L, -1);                /* kept alive on the stack */

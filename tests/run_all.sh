@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tests/run_all.sh — every test suite, each suite's summary, and one total.
 # Layer: tests. Usage: tests/run_all.sh BUILD   (from the repo root; `make test` calls it)
-# Suites: unit (C, cmocka), viz (Graphviz C tests), lua (tests/lua + tests/seeds), golden (REPL
+# Suites: unit (C, cmocka), viz (Graphviz C tests), browser (the HTML viewer in headless
+# Chromium), lua (tests/lua + tests/seeds), golden (REPL
 # transcripts), cli (command-line options and exit codes), peer (ExportDB ports), fuzz (1,000 random programs), pty (line editing in a real terminal; only when tmux is installed). A suite that
 # ends without its "N passed, N failed" line counts as one failure. The last line is the total,
 # "N passed, N failed"; the exit status is 1 when anything failed.
@@ -39,6 +40,7 @@ run_suite() {   # $1 = name, rest = command
 
 run_suite unit "$here/run_unit.sh" "$build"
 run_suite viz "$here/run_unit.sh" "$build" viz
+run_suite browser "$here/viz/test_browser.sh" "$build"
 run_suite lua "$here/run_lua.sh" "$build"
 run_suite golden "$here/run_golden.sh" "$build"
 run_suite cli "$here/cli/test_cli.sh" "$build"

@@ -30,7 +30,9 @@ typedef enum vz_kind {
     VZ_OUT_PARAM_MUT,   /* ... PARAMETER_MUTATION */
     VZ_OUT_INPUT_MUT,   /* ... USER_INPUT_MUTATION */
     VZ_OUT_TOKEN,       /* ... TOKEN */
-    VZ_MODULE,          /* a collapsed nn_module_stack cluster (opts->depth) */
+    VZ_MODULE,          /* a module drawn as one box (opts->depth, expand, collapse) */
+    VZ_EXTERNAL,        /* a value from outside opts->root */
+    VZ_SHARED,          /* the copy of a value read in many modules, next to a reader */
     VZ_KIND_COUNT
 } vz_kind;
 
@@ -55,9 +57,14 @@ const vz_style *vz_style_get(vz_kind k);
 vz_kind vz_kind_of_output(fx_output_kind k);
 /* The kind of a placeholder with signature kind k. */
 vz_kind vz_kind_of_input(fx_input_kind k);
-/* Declares the graph, node and edge attribute defaults once on the root graph g (agattr), and
- * the graph label when title != NULL. */
-void vz_style_defaults(Agraph_t *g, const char *title);
+/* Declares the graph, node and edge attribute defaults once on the root graph g (agattr). */
+void vz_style_defaults(Agraph_t *g);
+/* The graph label: the title (may be NULL) and, when `legend` has bits set, a legend table of
+ * the kinds whose bit (1 << vz_kind) is set, the mutation pen (VZ_LEGEND_MUTATION) and the
+ * highlight pen (VZ_LEGEND_HIGHLIGHT). Nothing when both are empty. */
+#define VZ_LEGEND_HIGHLIGHT (1u << VZ_KIND_COUNT)
+#define VZ_LEGEND_MUTATION (1u << (VZ_KIND_COUNT + 1))
+void vz_style_label(Agraph_t *g, const char *title, unsigned legend);
 /* Layout limits by graph size: above VZ_BIG_GRAPH drawn nodes, dot's x-coordinate network
  * simplex is capped (nslimit) and edge labels become xlabels (a label makes dot double every
  * rank), which turns a minute into seconds on a 5,000-node graph at the price of slightly less
@@ -119,5 +126,22 @@ void vz_err_begin(void);
  * level seen (AGWARN when nothing was reported at AGERR or above) and copies the captured text
  * (trimmed, "" when none) into msg[0..cap). */
 int vz_err_end(char *msg, size_t cap);
+
+/* ---- rendering (viz_render.c, viz_html.c) ---------------------------------------------------- */
+/* The process's GVC_t, created on first use. NULL (err set) when Graphviz cannot start. */
+struct GVC_s;
+struct GVC_s *vz_context(fx_err *err);
+/* A piece of work that may run long (a layout): fills err, returns its code. */
+typedef int (*vz_job)(void *ctx, fx_err *err);
+/* Runs fn(ctx, err) in a forked child and returns its fx_err; `what` names the work in the
+ * progress lines printed on stderr once it has run for a second (when `progress`). A SIGINT
+ * while it runs kills the child: FX_EINTERNAL "layout cancelled". Without fork (or a pipe) fn
+ * runs in this process. Whatever fn changes in memory is lost: it must leave its result in
+ * files. */
+int vz_run_child(vz_job fn, void *ctx, const char *what, bool progress, fx_err *err);
+/* Whether path ends in .html / .htm (case-insensitive). */
+bool vz_is_html(const char *path);
+/* The interactive viewer: see fxviz.h. */
+int vz_render_html(const fx_graph *g, const char *path, const fxviz_opts *opts, fx_err *err);
 
 #endif

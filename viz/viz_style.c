@@ -25,15 +25,18 @@ static const vz_style vz_styles[] = {
     [VZ_CALL] = {"call", "hexagon", "filled", "#f3f0ff", "#3b1f7a", "%n\n%t\n%y"},
     [VZ_OUTPUT] = {"output", "invhouse", "filled", "#ced4da", "#212529", "%n"},
     [VZ_OUT_USER] = {"user_output", "invhouse", "filled", "#8ce99a", "#1b4d24", "%n\n%k"},
-    [VZ_OUT_BUFFER_MUT] = {"buffer_mutation", "invhouse", "filled", "#b197fc", "#2b1466", "%n\n%k"},
-    [VZ_OUT_PARAM_MUT] = {"parameter_mutation", "invhouse", "filled", "#fcc2d7", "#5c0f2f", "%n\n%k"},
-    [VZ_OUT_INPUT_MUT] = {"user_input_mutation", "invhouse", "filled", "#99e9f2", "#0b4a52", "%n\n%k"},
+    [VZ_OUT_BUFFER_MUT] = {"buffer_mutation", "invhouse", "filled", "#b197fc", "#2b1466", "%k\n%g"},
+    [VZ_OUT_PARAM_MUT] = {"parameter_mutation", "invhouse", "filled", "#fcc2d7", "#5c0f2f", "%k\n%g"},
+    [VZ_OUT_INPUT_MUT] = {"user_input_mutation", "invhouse", "filled", "#99e9f2", "#0b4a52", "%k\n%g"},
     [VZ_OUT_TOKEN] = {"output_token", "invhouse", "filled,dashed", "#f1f3f5", "#495057", "%n\n%k"},
     [VZ_MODULE] = {"module", "box3d", "filled", "#fff3bf", "#5c4400", "%n"},
+    [VZ_EXTERNAL] = {"external", "ellipse", "filled,dashed", "#f8f9fa", "#495057", "%n\n%t\n%y"},
+    [VZ_SHARED] = {"shared", "note", "filled", "#f1f3f5", "#495057", "%n %t\n%y"},
 };
 /* clang-format on */
 _Static_assert(sizeof vz_styles / sizeof vz_styles[0] == VZ_KIND_COUNT,
                "one style row per vz_kind");
+_Static_assert(VZ_KIND_COUNT + 2 <= 32, "the legend's bit set holds every kind and two pens");
 
 /* Edge pens into output nodes, by output kind; mutation edges are dashed and coloured so a
  * BUFFER_MUTATION edge never looks like a USER_OUTPUT edge. */
@@ -86,7 +89,7 @@ static void vz_attr(Agraph_t *g, int kind, const char *name, const char *value) 
     agattr(g, kind, (char *)name, (char *)value);
 }
 
-void vz_style_defaults(Agraph_t *g, const char *title) {
+void vz_style_defaults(Agraph_t *g) {
     /* graph */
     vz_attr(g, AGRAPH, "rankdir", "TB");
     vz_attr(g, AGRAPH, "compound", "true");
@@ -102,15 +105,6 @@ void vz_style_defaults(Agraph_t *g, const char *title) {
     vz_attr(g, AGRAPH, "color", "");
     vz_attr(g, AGRAPH, "labeljust", "");
     vz_attr(g, AGRAPH, "label", "");
-    if (title && *title) {
-        fx_strbuf sb = FX_STRBUF_INIT;
-        vz_label_escape(&sb, title);
-        if (!sb.oom) {
-            vz_set(g, "label", fx_strbuf_cstr(&sb));
-            vz_set(g, "labelloc", "t");
-        }
-        fx_strbuf_free(&sb);
-    }
     /* nodes */
     vz_attr(g, AGNODE, "shape", "box");
     vz_attr(g, AGNODE, "style", "filled");
@@ -133,6 +127,63 @@ void vz_style_defaults(Agraph_t *g, const char *title) {
     vz_attr(g, AGEDGE, "fontcolor", "#495057");
     vz_attr(g, AGEDGE, "label", "");
     vz_attr(g, AGEDGE, "constraint", "true");
+}
+
+/* s with the five XML specials escaped, for an HTML-like label. */
+static void vz_html_escape(fx_strbuf *sb, const char *s) {
+    for (; s && *s; s++) {
+        switch (*s) {
+        case '&': fx_strbuf_append(sb, "&amp;"); break;
+        case '<': fx_strbuf_append(sb, "&lt;"); break;
+        case '>': fx_strbuf_append(sb, "&gt;"); break;
+        case '"': fx_strbuf_append(sb, "&quot;"); break;
+        case '\'': fx_strbuf_append(sb, "&#39;"); break;
+        default: fx_strbuf_putc(sb, *s);
+        }
+    }
+}
+
+void vz_style_label(Agraph_t *g, const char *title, unsigned legend) {
+    int has_title = title && *title;
+    if (!has_title && !legend) return;
+    fx_strbuf sb = FX_STRBUF_INIT;
+    fx_strbuf_append(&sb, "<table border=\"0\" cellborder=\"1\" cellspacing=\"3\" "
+                          "cellpadding=\"3\">");
+    if (has_title) {
+        fx_strbuf_append(&sb, "<tr><td border=\"0\" colspan=\"40\"><b>");
+        vz_html_escape(&sb, title);
+        fx_strbuf_append(&sb, "</b></td></tr>");
+    }
+    if (legend) {
+        fx_strbuf_append(&sb, "<tr>");
+        for (int k = 0; k < VZ_KIND_COUNT; k++) {
+            if (!(legend & (1u << k))) continue;
+            const vz_style *s = &vz_styles[k];
+            fx_strbuf_appendf(&sb, "<td bgcolor=\"%s\"><font color=\"%s\" point-size=\"9\">",
+                              s->fill, s->font);
+            vz_html_escape(&sb, s->kind);
+            fx_strbuf_append(&sb, "</font></td>");
+        }
+        if (legend & VZ_LEGEND_MUTATION) {
+            fx_strbuf_appendf(&sb, "<td color=\"%s\" border=\"2\"><font point-size=\"9\">"
+                                   "new version</font></td>", VZ_MUTATION_COLOR);
+        }
+        if (legend & VZ_LEGEND_HIGHLIGHT) {
+            fx_strbuf_appendf(&sb, "<td color=\"%s\" border=\"3\"><font point-size=\"9\">"
+                                   "--why path</font></td>", VZ_HIGHLIGHT_COLOR);
+        }
+        fx_strbuf_append(&sb, "</tr>");
+    }
+    fx_strbuf_append(&sb, "</table>");
+    if (!sb.oom) {
+        char *html = agstrdup_html(g, (char *)fx_strbuf_cstr(&sb));
+        if (html) {
+            agset(g, (char *)"label", html);
+            agstrfree(g, html);
+        }
+        vz_set(g, "labelloc", has_title && !legend ? "t" : "b");
+    }
+    fx_strbuf_free(&sb);
 }
 
 void vz_style_size(Agraph_t *g, int nnodes) {

@@ -248,7 +248,7 @@ static int in_cluster(Agraph_t *sub, Agraph_t *ag, const char *name) {
 static void test_kinds_and_labels(void **state) {
     fixture f;
     build_fixture(&f);
-    fxviz_opts o = {.program = &f.prog};
+    fxviz_opts o = {.program = &f.prog, .depth = FXVIZ_DEPTH_FULL};
     Agraph_t *ag = dot_graph(f.g, &o);
 
     /* placeholders coloured by input kind, labels from the template */
@@ -278,15 +278,18 @@ static void test_kinds_and_labels(void **state) {
     assert_string_equal(nattr(ag, "select_scatter", "fillcolor"), FILL_SCATTER);
     assert_contains(nattr(ag, "select_scatter", "style"), "diagonals");
 
-    /* one output node per output kind; mutation edges dashed and labelled by the state */
+    /* one output node per mutated state, named by it; one for the user outputs; mutation edges
+       dashed */
     assert_false(has_node(ag, "output"));
-    assert_string_equal(nattr(ag, "output.buffer_mutation", "fillcolor"), FILL_OUT_BUFMUT);
-    assert_contains(nattr(ag, "output.buffer_mutation", "label"), "BUFFER_MUTATION");
+    assert_false(has_node(ag, "output.buffer_mutation"));
+    assert_string_equal(nattr(ag, "output.buffer_mutation.state", "fillcolor"), FILL_OUT_BUFMUT);
+    assert_string_equal(nattr(ag, "output.buffer_mutation.state", "label"),
+                        "BUFFER_MUTATION\\nstate");
     assert_string_equal(nattr(ag, "output.user_output", "fillcolor"), FILL_OUT_USER);
     assert_contains(nattr(ag, "output.user_output", "label"), "USER_OUTPUT");
-    assert_string_equal(eattr(ag, "add", "output.buffer_mutation", "style"), "dashed");
-    assert_string_equal(eattr(ag, "add", "output.buffer_mutation", "color"), EDGE_BUFMUT);
-    assert_string_equal(eattr(ag, "add", "output.buffer_mutation", "label"), "state");
+    assert_string_equal(eattr(ag, "add", "output.buffer_mutation.state", "style"), "dashed");
+    assert_string_equal(eattr(ag, "add", "output.buffer_mutation.state", "color"), EDGE_BUFMUT);
+    assert_string_equal(eattr(ag, "add", "output.buffer_mutation.state", "label"), "");
     assert_string_equal(eattr(ag, "select_scatter", "output.user_output", "style"), "solid");
     assert_string_equal(eattr(ag, "select_scatter", "output.user_output", "color"), EDGE_USER);
     assert_null(edge(ag, "add", "output.user_output"));
@@ -314,7 +317,7 @@ static void test_kinds_and_labels(void **state) {
 static void test_clusters_full_nesting(void **state) {
     fixture f;
     build_fixture(&f);
-    fxviz_opts o = {.program = &f.prog, .depth = 0};
+    fxviz_opts o = {.program = &f.prog, .depth = FXVIZ_DEPTH_FULL};
     char *text = dot_text(f.g, &o);
     assert_contains(text, "subgraph \"cluster_layers.0\"");
     assert_contains(text, "subgraph \"cluster_layers.0.attn\"");
@@ -337,8 +340,13 @@ static void test_clusters_full_nesting(void **state) {
     assert_true(in_cluster(c0a, ag, "add"));
     assert_true(in_cluster(c0a, ag, "select"));
     assert_true(in_cluster(c1, ag, "select_scatter"));
-    assert_false(in_cluster(c0, ag, "b_state"));
-    assert_false(in_cluster(c0, ag, "output.buffer_mutation"));
+    /* a buffer sits in the innermost cluster holding all its users (mul), a user input at the
+       top; a mutated state's output node next to its last version (add) */
+    assert_true(in_cluster(c0, ag, "b_state"));
+    assert_false(in_cluster(c0a, ag, "b_state"));
+    assert_false(in_cluster(c0, ag, "x"));
+    assert_true(in_cluster(c0a, ag, "output.buffer_mutation.state"));
+    assert_false(in_cluster(c0, ag, "output.user_output"));
     assert_string_equal(agget(c0, (char *)"label"), "layers.0: Block");
     assert_string_equal(agget(c0a, (char *)"label"), "layers.0.attn: Attention");
     /* user text is escaped: the quote survives DOT quoting, the backslash is doubled so "\N"
@@ -352,7 +360,7 @@ static void test_clusters_full_nesting(void **state) {
 static void test_highlight(void **state) {
     fixture f;
     build_fixture(&f);
-    fxviz_opts o = {.program = &f.prog, .highlight = &f.pv};
+    fxviz_opts o = {.program = &f.prog, .highlight = &f.pv, .depth = FXVIZ_DEPTH_FULL};
     Agraph_t *ag = dot_graph(f.g, &o);
     const char *path[] = {"b_state", "mul", "add"};
     for (int i = 0; i < 3; i++) {
@@ -363,7 +371,7 @@ static void test_highlight(void **state) {
     assert_string_not_equal(nattr(ag, "select_scatter", "color"), PEN_HIGHLIGHT);
     assert_string_equal(eattr(ag, "b_state", "mul", "color"), PEN_HIGHLIGHT);
     assert_string_equal(eattr(ag, "mul", "add", "color"), PEN_HIGHLIGHT);
-    assert_string_equal(eattr(ag, "add", "output.buffer_mutation", "color"), PEN_HIGHLIGHT);
+    assert_string_equal(eattr(ag, "add", "output.buffer_mutation.state", "color"), PEN_HIGHLIGHT);
     assert_string_not_equal(eattr(ag, "x", "mul", "color"), PEN_HIGHLIGHT);
     assert_string_not_equal(eattr(ag, "add", "select", "color"), PEN_HIGHLIGHT);
     assert_int_equal(agnedges(ag), 8); /* adjacent versions reuse the graph's edges */
@@ -395,7 +403,9 @@ static void test_collapse_depth(void **state) {
     const char *box = "module.layers.0.attn";
     assert_string_equal(nattr(ag, box, "shape"), "box3d");
     assert_string_equal(nattr(ag, box, "fillcolor"), FILL_MODULE);
-    assert_string_equal(nattr(ag, box, "label"), "layers.0.attn: Attention\\n2 ops, 1 mutation");
+    /* the box names the highlighted version made inside it */
+    assert_string_equal(nattr(ag, box, "label"),
+                        "layers.0.attn: Attention\\n2 ops, 1 mutation\\nwhy: v2 of state");
     Agraph_t *c0 = agsubg(ag, (char *)"cluster_layers.0", 0);
     assert_non_null(c0);
     assert_null(agsubg(c0, (char *)"cluster_layers.0.attn", 0));
@@ -407,12 +417,13 @@ static void test_collapse_depth(void **state) {
     /* edges attach to the box; add->select_scatter and select->select_scatter become one */
     assert_int_equal(count_edges(ag, "mul", box), 1);
     assert_int_equal(count_edges(ag, box, "select_scatter"), 1);
-    assert_int_equal(count_edges(ag, box, "output.buffer_mutation"), 1);
+    assert_int_equal(count_edges(ag, box, "output.buffer_mutation.state"), 1);
+    assert_true(in_cluster(c0, ag, "output.buffer_mutation.state"));
     assert_int_equal(count_edges(ag, box, box), 0);
     /* the highlighted path goes through the box */
     assert_string_equal(nattr(ag, box, "color"), PEN_HIGHLIGHT);
     assert_string_equal(eattr(ag, "mul", box, "color"), PEN_HIGHLIGHT);
-    assert_string_equal(eattr(ag, box, "output.buffer_mutation", "color"), PEN_HIGHLIGHT);
+    assert_string_equal(eattr(ag, box, "output.buffer_mutation.state", "color"), PEN_HIGHLIGHT);
     agclose(ag);
 
     /* depth 2 is as deep as the stacks go: nothing collapses */
@@ -538,6 +549,7 @@ static void test_big_graph_limits(void **state) {
     for (int i = 0; i < 1100; i++) {
         fx_ivalue a[1] = {fx_iv_node(prev)};
         prev = call(g, FX_OP_NEG, 1, a);
+        if (i == 0) set_val(prev, 1); /* "neg" -> "neg_1" carries f32[3] under edge_shapes */
     }
     fx_ivalue res;
     assert_int_equal(fx_iv_list(1, &res, &err), FX_OK);
@@ -549,13 +561,13 @@ static void test_big_graph_limits(void **state) {
     fx_program prog = {0};
     prog.graph = g;
     prog.sig = (fx_signature){in, 1, out, 1};
-    fxviz_opts o = {.program = &prog};
+    fxviz_opts o = {.program = &prog, .depth = FXVIZ_DEPTH_FULL, .edge_shapes = true};
     Agraph_t *ag = dot_graph(g, &o);
     assert_int_equal(agnnodes(ag), 1102);
     assert_string_equal(agget(ag, (char *)"nslimit"), "1");
-    assert_string_equal(eattr(ag, prev->name, "output.buffer_mutation", "xlabel"), "state");
-    assert_string_equal(eattr(ag, prev->name, "output.buffer_mutation", "label"), "");
-    assert_string_equal(eattr(ag, prev->name, "output.buffer_mutation", "style"), "dashed");
+    assert_string_equal(eattr(ag, "neg", "neg_1", "xlabel"), "f32[3]");
+    assert_string_equal(eattr(ag, "neg", "neg_1", "label"), "");
+    assert_string_equal(eattr(ag, prev->name, "output.buffer_mutation.state", "style"), "dashed");
     agclose(ag);
     fx_graph_free(g);
 
@@ -566,9 +578,223 @@ static void test_big_graph_limits(void **state) {
     ag = dot_graph(f.g, &o);
     char *ns = agget(ag, (char *)"nslimit");
     assert_true(ns == NULL || ns[0] == '\0');
-    assert_string_equal(eattr(ag, "add", "output.buffer_mutation", "label"), "state");
+    assert_string_equal(eattr(ag, "mul", "add", "label"), "f32[3]");
+    assert_string_equal(eattr(ag, "add", "select", "label"), "f32[3]");
     agclose(ag);
     free_fixture(&f);
+}
+
+/* ---- tests: what real models need (folded parameters, per-state outputs, collapse) ----------- */
+/* The fixture plus a parameter `p_w` (target "layers.0.w") read by mul, a second buffer
+ * `b_other` (target "other") mutated by select_scatter, and the Lua line of mul. */
+typedef struct fixture2 {
+    fixture f;
+    fx_input_spec in[4];
+    fx_output_spec out[3];
+} fixture2;
+
+static void build_fixture2(fixture2 *f2) {
+    fx_err err;
+    fixture *f = &f2->f;
+    build_fixture(f);
+    fx_node *w = fx_graph_placeholder(f->g, "p_w", &err);
+    fx_node *o = fx_graph_placeholder(f->g, "b_other", &err);
+    assert_non_null(w);
+    assert_non_null(o);
+    set_val(w, 1);
+    set_val(o, 1);
+    fx_ivalue v = fx_iv_node(w);
+    assert_int_equal(fx_node_set_arg(f->mul, 1, &v, &err), FX_OK); /* mul(b_state, p_w) */
+    fx_frame fr = {(char *)"model.lua", 9, (char *)"forward", (char *)"self.state:mul_(x)"};
+    assert_int_equal(fx_node_set_stack(f->mul, &fr, 1, &err), FX_OK);
+    fx_mutation m = {(char *)"other", 1, (char *)"aten.copy_.default", NULL, (char *)"raw"};
+    assert_int_equal(fx_node_set_mutation(f->ss, &m, &err), FX_OK);
+    fx_node *out = fx_graph_output_node(f->g);
+    fx_ivalue res;
+    assert_int_equal(fx_iv_list(3, &res, &err), FX_OK);
+    res.u.list.items[0] = fx_iv_node(f->add);
+    res.u.list.items[1] = fx_iv_node(f->ss);
+    res.u.list.items[2] = fx_iv_node(f->ss);
+    assert_int_equal(fx_node_set_arg(out, 0, &res, &err), FX_OK);
+    fx_ivalue_clear(&res);
+    f2->in[0] = (fx_input_spec){FX_INPUT_PARAMETER, (char *)"p_w", (char *)"layers.0.w", true};
+    f2->in[1] = (fx_input_spec){FX_INPUT_BUFFER, (char *)"b_state", (char *)"state", true};
+    f2->in[2] = (fx_input_spec){FX_INPUT_BUFFER, (char *)"b_other", (char *)"other", true};
+    f2->in[3] = (fx_input_spec){FX_INPUT_USER_INPUT, (char *)"x", NULL, false};
+    f2->out[0] = (fx_output_spec){FX_OUTPUT_BUFFER_MUTATION, (char *)"add", (char *)"state"};
+    f2->out[1] = (fx_output_spec){FX_OUTPUT_BUFFER_MUTATION, (char *)"select_scatter",
+                                  (char *)"other"};
+    f2->out[2] = (fx_output_spec){FX_OUTPUT_USER_OUTPUT, (char *)"select_scatter", NULL};
+    f->prog.sig = (fx_signature){f2->in, 4, f2->out, 3};
+}
+
+static void test_folded_params(void **state) {
+    fixture2 f2;
+    build_fixture2(&f2);
+    fixture *f = &f2.f;
+    fxviz_opts o = {.program = &f->prog, .depth = FXVIZ_DEPTH_FULL};
+    Agraph_t *ag = dot_graph(f->g, &o);
+    /* the parameter is no node: its user names it (relative to the user's module) with its
+       type, after the op's own lines and the version lines with the Lua line */
+    assert_false(has_node(ag, "p_w"));
+    assert_string_equal(nattr(ag, "mul", "label"), "mul\\nmul.Tensor\\nf32[3]\\nv1 of state "
+                                                   "(mul_.Tensor)\\nmodel.lua:9\\nw f32[3]");
+    assert_int_equal(count_edges(ag, "b_state", "mul"), 1);
+    assert_int_equal(agnedges(ag), 8);
+    agclose(ag);
+    /* --params draws it, in the cluster of its only user */
+    o.params = true;
+    ag = dot_graph(f->g, &o);
+    assert_string_equal(nattr(ag, "p_w", "fillcolor"), "#ffe8a3");
+    assert_int_equal(count_edges(ag, "p_w", "mul"), 1);
+    assert_true(in_cluster(agsubg(ag, (char *)"cluster_layers.0", 0), ag, "p_w"));
+    assert_null(strstr(nattr(ag, "mul", "label"), "w f32[3]"));
+    agclose(ag);
+    free_fixture(f);
+}
+
+static void test_one_output_per_state(void **state) {
+    fixture2 f2;
+    build_fixture2(&f2);
+    fixture *f = &f2.f;
+    fxviz_opts o = {.program = &f->prog, .depth = FXVIZ_DEPTH_FULL};
+    Agraph_t *ag = dot_graph(f->g, &o);
+    /* two mutated buffers: two output nodes, each in the cluster of its last version */
+    assert_contains(nattr(ag, "output.buffer_mutation.state", "label"), "state");
+    assert_contains(nattr(ag, "output.buffer_mutation.other", "label"), "other");
+    assert_int_equal(count_edges(ag, "add", "output.buffer_mutation.state"), 1);
+    assert_int_equal(count_edges(ag, "select_scatter", "output.buffer_mutation.other"), 1);
+    assert_int_equal(count_edges(ag, "select_scatter", "output.user_output"), 1);
+    Agraph_t *c0a = agsubg(agsubg(ag, (char *)"cluster_layers.0", 0),
+                           (char *)"cluster_layers.0.attn", 0);
+    Agraph_t *c1 = agsubg(ag, (char *)"cluster_layers.1", 0);
+    assert_true(in_cluster(c0a, ag, "output.buffer_mutation.state"));
+    assert_true(in_cluster(c1, ag, "output.buffer_mutation.other"));
+    assert_false(in_cluster(c1, ag, "output.user_output"));
+    /* b_other is read by nobody: drawn at the top */
+    assert_true(has_node(ag, "b_other"));
+    agclose(ag);
+    free_fixture(f);
+}
+
+/* depth 0: the whole program as module boxes; expand opens a path, collapse closes one; a
+ * buffer read only inside one box is folded into it. */
+static void test_depth0_expand_collapse(void **state) {
+    fixture2 f2;
+    build_fixture2(&f2);
+    fixture *f = &f2.f;
+    fxviz_opts o = {.program = &f->prog, .depth = 0, .legend = true};
+    Agraph_t *ag = dot_graph(f->g, &o);
+    assert_string_equal(nattr(ag, "module.layers.0", "label"),
+                        "layers.0: Block\\n3 ops, 2 mutations");
+    assert_string_equal(nattr(ag, "module.layers.1", "label"), "layers.1: We\"ird\\\\N\\n1 op, "
+                                                               "1 mutation");
+    assert_null(agsubg(ag, (char *)"cluster_layers.0", 0));
+    assert_false(has_node(ag, "mul"));
+    assert_false(has_node(ag, "b_state")); /* folded into layers.0's box */
+    assert_true(has_node(ag, "x"));        /* user inputs never fold */
+    assert_int_equal(count_edges(ag, "module.layers.0", "module.layers.1"), 1);
+    assert_int_equal(count_edges(ag, "module.layers.0", "output.buffer_mutation.state"), 1);
+    /* the legend names the kinds drawn, and only those */
+    const char *lab = agget(ag, (char *)"label");
+    assert_contains(lab, ">module<");
+    assert_contains(lab, ">user_input<");
+    assert_contains(lab, ">buffer_mutation<");
+    assert_null(strstr(lab, ">view<"));
+    agclose(ag);
+
+    const char *expand[] = {"layers.0.attn"};
+    o.expand = expand;
+    o.nexpand = 1;
+    ag = dot_graph(f->g, &o);
+    Agraph_t *c0 = agsubg(ag, (char *)"cluster_layers.0", 0);
+    assert_non_null(c0);
+    assert_non_null(agsubg(c0, (char *)"cluster_layers.0.attn", 0));
+    assert_true(has_node(ag, "add"));
+    assert_true(has_node(ag, "module.layers.1"));
+    agclose(ag);
+
+    const char *collapse[] = {"layers.0.attn"};
+    o.depth = FXVIZ_DEPTH_FULL;
+    o.collapse = collapse;
+    o.ncollapse = 1;
+    ag = dot_graph(f->g, &o);
+    assert_true(has_node(ag, "module.layers.0.attn"));
+    assert_true(has_node(ag, "mul"));
+    assert_false(has_node(ag, "add"));
+    assert_true(has_node(ag, "select_scatter"));
+    agclose(ag);
+    free_fixture(f);
+}
+
+/* A module alone: its nodes, the values it reads from outside, its outputs. */
+static void test_module_alone(void **state) {
+    fixture2 f2;
+    build_fixture2(&f2);
+    fixture *f = &f2.f;
+    fxviz_opts o = {.program = &f->prog, .depth = FXVIZ_DEPTH_FULL, .root = "layers.0.attn"};
+    Agraph_t *ag = dot_graph(f->g, &o);
+    assert_true(has_node(ag, "add"));
+    assert_true(has_node(ag, "select"));
+    assert_false(has_node(ag, "select_scatter"));
+    assert_false(has_node(ag, "b_state"));
+    /* mul is outside: drawn as an external value */
+    assert_contains(nattr(ag, "mul", "style"), "dashed");
+    assert_int_equal(count_edges(ag, "mul", "add"), 1);
+    assert_int_equal(count_edges(ag, "add", "output.buffer_mutation.state"), 1);
+    assert_false(has_node(ag, "output.buffer_mutation.other"));
+    assert_null(agsubg(ag, (char *)"cluster_layers.0.attn", 0)); /* the root is the picture */
+    agclose(ag);
+
+    /* depth counts from the root: layers.0 at depth 0 shows layers.0.attn as a box */
+    o.root = "layers.0";
+    o.depth = 0;
+    ag = dot_graph(f->g, &o);
+    assert_true(has_node(ag, "mul"));
+    assert_string_equal(nattr(ag, "module.layers.0.attn", "label"),
+                        "layers.0.attn: Attention\\n2 ops, 1 mutation");
+    agclose(ag);
+
+    fx_err err;
+    fx_strbuf sb = FX_STRBUF_INIT;
+    o.root = "layers.9";
+    assert_int_equal(fxviz_dot_source(f->g, &o, &sb, &err), FX_EARG);
+    assert_contains(err.msg, "layers.9");
+    fx_strbuf_free(&sb);
+    free_fixture(f);
+}
+
+/* A value read in three or more top-level modules gets a copy inside each reader's cluster. */
+static void test_shared_copies(void **state) {
+    fx_err err;
+    fx_graph *g = fx_graph_new();
+    fx_node *x = fx_graph_placeholder(g, "x", &err);
+    fx_ivalue a[2] = {fx_iv_node(x)};
+    fx_node *t = call(g, FX_OP_NEG, 1, a);
+    fx_node *prev = x;
+    for (int i = 0; i < 3; i++) {
+        char path[16];
+        snprintf(path, sizeof path, "layers.%d", i);
+        fx_module_entry m[] = {{path, (char *)"Block"}};
+        a[0] = fx_iv_node(prev);
+        a[1] = fx_iv_node(t);
+        prev = call(g, FX_OP_MUL_TENSOR, 2, a);
+        set_modules(prev, 1, m);
+    }
+    fx_ivalue res;
+    assert_int_equal(fx_iv_list(1, &res, &err), FX_OK);
+    res.u.list.items[0] = fx_iv_node(prev);
+    assert_non_null(fx_graph_output(g, &res, &err));
+    fx_ivalue_clear(&res);
+    fxviz_opts o = {.depth = FXVIZ_DEPTH_FULL};
+    Agraph_t *ag = dot_graph(g, &o);
+    assert_int_equal(count_edges(ag, "neg", "mul"), 0);
+    assert_int_equal(count_edges(ag, "neg@cluster_layers.0", "mul"), 1);
+    assert_int_equal(count_edges(ag, "neg@cluster_layers.2", "mul_2"), 1);
+    assert_contains(nattr(ag, "neg@cluster_layers.1", "label"), "(shared)");
+    assert_true(in_cluster(agsubg(ag, (char *)"cluster_layers.1", 0), ag, "neg@cluster_layers.1"));
+    agclose(ag);
+    fx_graph_free(g);
 }
 
 /* ---- an exported program, end to end --------------------------------------------------------- */
@@ -612,7 +838,7 @@ static void test_exported_program(void **state) {
     check(fx_provenance_walk(ep, "state", &pv, &err), &err, "provenance");
     assert_true(pv->nsteps >= 3); /* v0 placeholder, v1 mul, v2 the select_scatter */
 
-    fxviz_opts o = {.program = ep, .highlight = pv};
+    fxviz_opts o = {.program = ep, .highlight = pv, .depth = FXVIZ_DEPTH_FULL};
     Agraph_t *ag = dot_graph(ep->graph, &o);
     for (int i = 0; i < ep->sig.ninputs; i++) {
         const fx_input_spec *in = &ep->sig.inputs[i];
@@ -624,10 +850,12 @@ static void test_exported_program(void **state) {
     for (int i = 0; i < ep->sig.noutputs; i++) {
         const fx_output_spec *out = &ep->sig.outputs[i];
         int mut = out->kind == FX_OUTPUT_BUFFER_MUTATION;
-        const char *onode = mut ? "output.buffer_mutation" : "output.user_output";
+        char onode[128];
+        snprintf(onode, sizeof onode, "output.%s%s%s", mut ? "buffer_mutation" : "user_output",
+                 mut ? "." : "", mut ? out->target : "");
         assert_string_equal(eattr(ag, out->arg, onode, "style"), mut ? "dashed" : "solid");
         if (mut) {
-            assert_string_equal(eattr(ag, out->arg, onode, "label"), out->target);
+            assert_contains(nattr(ag, onode, "label"), out->target);
             assert_string_equal(eattr(ag, out->arg, onode, "color"), PEN_HIGHLIGHT);
             nmut++;
         }
@@ -690,7 +918,10 @@ static void render_ok(const fx_graph *g, const char *file, const fxviz_opts *o, 
 static void test_render_files(void **state) {
     fixture f;
     build_fixture(&f);
-    fxviz_opts o = {.program = &f.prog, .highlight = &f.pv, .title = "fxdb \\N \"test\""};
+    fxviz_opts o = {.program = &f.prog,
+                    .highlight = &f.pv,
+                    .depth = FXVIZ_DEPTH_FULL,
+                    .title = "fxdb \\N \"test\""};
     char path[256];
 
     /* .dot: laid out (positions present), same kinds and clusters as the source */
@@ -788,7 +1019,7 @@ static void test_render_errors(void **state) {
     assert_int_equal(fxviz_render(NULL, "x.svg", NULL, &err), FX_EARG);
 
     /* a negative depth */
-    fxviz_opts bad = {.depth = -1};
+    fxviz_opts bad = {.depth = FXVIZ_DEPTH_FULL - 1};
     snprintf(path, sizeof path, "%s/bad.svg", tmpdir);
     assert_int_equal(fxviz_render(f.g, path, &bad, &err), FX_EARG);
     assert_contains(err.msg, "depth");
@@ -890,6 +1121,11 @@ int main(void) {
         cmocka_unit_test(test_bare_graph),
         cmocka_unit_test(test_subgraph_cluster),
         cmocka_unit_test(test_big_graph_limits),
+        cmocka_unit_test(test_folded_params),
+        cmocka_unit_test(test_one_output_per_state),
+        cmocka_unit_test(test_depth0_expand_collapse),
+        cmocka_unit_test(test_module_alone),
+        cmocka_unit_test(test_shared_copies),
         cmocka_unit_test(test_exported_program),
         cmocka_unit_test(test_render_files),
         cmocka_unit_test(test_render_errors),
