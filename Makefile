@@ -120,7 +120,10 @@ $(BUILD)/viz/assets.o: $(BUILD)/viz/assets.c
 
 # --- dependencies -------------------------------------------------------------------------------
 DEBS := liblua5.4-dev libgraphviz-dev graphviz libopenblas-dev libedit-dev libcjson-dev \
-        libfp16-dev libcmocka-dev xxd pkg-config gcc make tmux npm chromium
+        libfp16-dev libcmocka-dev xxd pkg-config gcc make tmux chromium
+# npm only where no npm is installed: machines whose Node.js comes from NodeSource ship npm inside
+# their nodejs package, which conflicts with Debian's npm (apt-get would refuse the whole list).
+DEBS += $(if $(shell command -v npm 2>/dev/null),,npm)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 deps:
 	@if pkg-config --exists $(PKGS) && [ -f /usr/include/fp16.h ] && command -v xxd >/dev/null \
