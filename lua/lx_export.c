@@ -40,6 +40,9 @@ typedef struct lx_tracer {
     lua_State *co;       /* the coroutine running forward (for locations); borrowed */
     lua_State *L;        /* the state owning the tracer */
     lx_sess *sess;       /* the attached debugger session hook (kept alive by user value 2), or NULL */
+    const fx_node *loc_from; /* when set (tr:set_location), nodes take this node's stack trace and
+                                nn_module_stack instead of the coroutine's (a replayed program
+                                keeps its original locations); kept alive by user value 4 */
     char pool[8192];     /* module-stack strings for the where callback */
 } lx_tracer;
 
@@ -75,6 +78,14 @@ static int tracer_gc(lua_State *L) {
 static void tracer_where(void *ud, fx_frame *frames, int max_frames, int *nframes,
                          fx_module_entry *mods, int max_mods, int *nmods) {
     lx_tracer *t = ud;
+    if (t->loc_from) {
+        const fx_node *src = t->loc_from;
+        *nframes = src->nstack < max_frames ? src->nstack : max_frames;
+        for (int i = 0; i < *nframes; i++) frames[i] = src->stack[i];
+        *nmods = src->nmodules < max_mods ? src->nmodules : max_mods;
+        for (int i = 0; i < *nmods; i++) mods[i] = src->modules[i];
+        return;
+    }
     lua_State *co = t->co ? t->co : t->L;
     *nframes = lx_where(co, frames, max_frames);
     *nmods = 0;
@@ -124,8 +135,8 @@ static int l_tracer_new(lua_State *L) {
         lua_pop(L, 1);
     }
     /* user values: 1 the bound coroutine (kept alive so __gc can unbind it), 2 the debugger's
-     * step hook, 3 the parent tracer of a higher-order op's body */
-    lx_tracer *t = lua_newuserdatauv(L, sizeof *t, 3); /* [tracer] */
+     * step hook, 3 the parent tracer of a higher-order op's body, 4 the tr:set_location node */
+    lx_tracer *t = lua_newuserdatauv(L, sizeof *t, 4); /* [tracer] */
     memset(t, 0, sizeof *t);
     luaL_setmetatable(L, LX_TRACER);
     t->L = L;
@@ -168,6 +179,16 @@ static int l_tracer_constant(lua_State *L) {
     lx_push_tensor(L, out);
     fx_tensor_release(out);
     return 1;
+}
+
+/* tr:set_location(node|nil): later nodes copy node's stack trace and nn_module_stack (used by
+ * run_decompositions' replay); nil goes back to the running coroutine's. */
+static int l_tracer_set_location(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    t->loc_from = lua_isnoneornil(L, 2) ? NULL : lx_check_node(L, 2);
+    lua_settop(L, 2);
+    lua_setiuservalue(L, 1, 4);
+    return 0;
 }
 
 static int l_tracer_bind(lua_State *L) {
@@ -422,7 +443,6 @@ static int code_of_graph(lua_State *L, const fx_graph *g) {
 }
 
 static int l_module(lua_State *L);
-static int l_run_decompositions(lua_State *L);
 
 static int program_index(lua_State *L) {
     const fx_program *p = fxlua_check_program(L, 1);
@@ -454,8 +474,6 @@ static int program_index(lua_State *L) {
         lua_pushboolean(L, p->training_ir);
     } else if (!strcmp(k, "module")) {
         lua_pushcfunction(L, l_module);
-    } else if (!strcmp(k, "run_decompositions")) {
-        lua_pushcfunction(L, l_run_decompositions);
     } else {
         /* Lua-side properties (export.lua's torch._export.program_properties: functions of the
          * program) and methods (torch._export.program_methods). */
@@ -517,47 +535,6 @@ static int l_tracer_build(lua_State *L) {
     return 1;
 }
 
-/* ep:run_decompositions(): the functional program from a training-IR program (a new program;
- * an already functional one is returned as a copy too). */
-static int l_run_decompositions(lua_State *L) {
-    const fx_program *p = fxlua_check_program(L, 1);
-    fx_err err;
-    fx_err_clear(&err);
-    fx_graph *raw = fx_graph_clone(p->raw, &err);
-    if (!raw) return lx_error(L, &err);
-    fx_input_info *infos = fx_calloc((size_t)p->sig.ninputs + 1, sizeof *infos);
-    if (!infos) {
-        fx_graph_free(raw);
-        return luaL_error(L, "not enough memory");
-    }
-    int ninfos = 0;
-    for (int i = 0; i < p->sig.ninputs; i++) {
-        const fx_input_spec *s = &p->sig.inputs[i];
-        fx_input_info *in = &infos[ninfos++];
-        in->node = fx_graph_find(raw, s->arg);
-        in->kind = s->kind;
-        in->persistent = s->persistent;
-        in->target = s->target ? fx_strdup(s->target) : NULL;
-        if (s->kind == FX_INPUT_CONSTANT_TENSOR)
-            in->value = fx_tensor_retain(fx_program_input_value(p, i));
-        if (in->node && fx_node_tensor(in->node))
-            in->requires_grad = fx_tensor_requires_grad(fx_node_tensor(in->node));
-    }
-    fx_named_tensor *st = fx_calloc((size_t)(p->nstate + p->nconstants) + 1, sizeof *st);
-    int nst = 0;
-    if (st) {
-        for (int i = 0; i < p->nstate; i++) st[nst++] = p->state[i];
-        for (int i = 0; i < p->nconstants; i++) st[nst++] = p->constants[i];
-    }
-    fx_export_opts o = {0};
-    fx_program *np = NULL;
-    int rc = st ? fx_export_build(raw, infos, ninfos, st, nst, &o, &np, &err)
-                : fx_err_setf(&err, FX_ENOMEM, "out of memory");
-    fx_free(st);
-    if (rc) return lx_error(L, &err);
-    push_program(L, np);
-    return 1;
-}
 
 /* ==== a program's inputs ========================================================================= */
 
@@ -994,7 +971,7 @@ static const luaL_Reg tracer_methods[] = {
     {"node_of", l_tracer_node_of}, {"build", l_tracer_build},
     {"set_parent", l_tracer_set_parent}, {"captures", l_tracer_captures},
     {"align_captures", l_tracer_align_captures},
-    {"attach", l_tracer_attach},
+    {"attach", l_tracer_attach}, {"set_location", l_tracer_set_location},
     {NULL, NULL},
 };
 

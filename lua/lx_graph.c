@@ -287,6 +287,14 @@ static void push_arg(lua_State *L, const fx_ivalue *v, int gidx) {
             push_arg(L, &v->u.list.items[i], gidx);
             lua_rawseti(L, -2, i + 1);
         }
+        /* None items (index_put's Tensor?[] indices) are holes; `n` then keeps the length, as
+         * table.pack does and the op binding reads it */
+        for (int i = 0; i < v->u.list.n; i++)
+            if (v->u.list.items[i].tag == FX_IV_NONE) {
+                lua_pushinteger(L, v->u.list.n);
+                lua_setfield(L, -2, "n");
+                break;
+            }
         return;
     }
     lx_push_ivalue(L, v);

@@ -965,9 +965,12 @@ local function check(p)
         okx, ex = pcall(function()
           local tr = torch.export.export(Fuzz(), clone_list(inputs), {strict = strict, ir = "training"})
           check_module(mode .. ": training IR unlifted", tr:module(), p, inputs, calls)
+          -- lowered to core ATen by the default table: the same numbers
           local dec = tr:run_decompositions()
           check_run(mode .. ": run_decompositions fxdb.run", dec, p, inputs, initial, calls[1])
-          -- the training IR decomposed is the functional program, node for node
+          -- with an empty table the training IR becomes the functional program, node for node
+          dec = tr:run_decompositions({})
+          check_run(mode .. ": run_decompositions({}) fxdb.run", dec, p, inputs, initial, calls[1])
           if ops_of(dec) ~= ops_of(ep) then
             fail(mode .. ": run_decompositions graph", "functional export:\n" .. ops_of(ep) ..
               "\nrun_decompositions of the training IR:\n" .. ops_of(dec))

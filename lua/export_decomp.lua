@@ -1,0 +1,326 @@
+-- lua/export_decomp.lua — ep:run_decompositions(decomp_table) and
+-- torch.export.default_decompositions(): lowering an exported program to PyTorch's core ATen
+-- opset, as torch 2.5's ExportedProgram.run_decompositions does.
+-- Layer: lua (embedded; runs after export.lua). PyTorch retraces the program with make_fx under
+-- the decomposition table; fxdb does the same: it replays the program's raw graph node by node
+-- in a new trace (the state and user inputs become placeholders with the same names, in-place
+-- ops and buffer assignments replay as such), calling each op's decomposition when the table has
+-- one, and builds the functional program from that trace exactly as export builds one.
+
+local E = torch._export
+local aten = torch.ops.aten
+E.program_methods = E.program_methods or {}
+
+-- ---- calling an overload with a node's arguments ---------------------------------------------
+-- A node's args are every schema argument in schema order (defaults filled). An overload call
+-- takes the positional ones positionally and the keyword-only ones in a trailing table.
+
+local layouts = {}
+
+-- {names = {...}, kwonly = index of the first keyword-only argument or nil} of an overload.
+local function layout(overload)
+  local key = tostring(overload)
+  local l = layouts[key]
+  if l then return l end
+  local inner = overload._schema:match("^[^(]*%((.*)%)%s*%->")
+  local parts, depth, cur = {}, 0, {}
+  for ch in (inner or ""):gmatch(".") do
+    if ch == "[" or ch == "(" then depth = depth + 1 elseif ch == "]" or ch == ")" then depth = depth - 1 end
+    if ch == "," and depth == 0 then
+      parts[#parts + 1] = table.concat(cur)
+      cur = {}
+    else
+      cur[#cur + 1] = ch
+    end
+  end
+  if #cur > 0 then parts[#parts + 1] = table.concat(cur) end
+  l = {names = {}}
+  for _, p in ipairs(parts) do
+    p = p:match("^%s*(.-)%s*$")
+    if p == "*" then
+      l.kwonly = #l.names + 1
+    elseif p ~= "" then
+      l.names[#l.names + 1] = p:gsub("=.*$", ""):match("([%w_]+)%s*$")
+    end
+  end
+  layouts[key] = l
+  return l
+end
+
+local function overload_of(qualname)
+  local ns, name, ov = qualname:match("^(%w+)%.(.+)%.([%w_]+)$")
+  local packet = ns == "aten" and aten[name]
+  local o = packet and packet[ov]
+  if not o then error("run_decompositions: no overload " .. qualname, 0) end
+  return o
+end
+
+-- Calls overload `qualname` with the schema-ordered argument list a (a.n entries).
+local function invoke(qualname, a)
+  local o = overload_of(qualname)
+  local l = layout(o)
+  local npos = l.kwonly and (l.kwonly - 1) or a.n
+  local kw
+  for i = npos + 1, a.n do
+    if a[i] ~= nil then
+      kw = kw or {}
+      kw[l.names[i]] = a[i]
+    end
+  end
+  if kw then
+    local pos = table.move(a, 1, npos, 1, {})
+    pos[npos + 1] = kw
+    return o(table.unpack(pos, 1, npos + 1))
+  end
+  return o(table.unpack(a, 1, npos))
+end
+
+-- The table in use while a program is replayed (decompositions call ops through D.call, so an op
+-- a decomposition produces is decomposed in turn, as make_fx under a decomposition table does).
+local active = {}
+
+-- D.call(qualname, ...): the op, or its decomposition from the active table.
+local D = {}
+function D.call(qualname, ...)
+  local f = active[qualname]
+  if f then return f(...) end
+  return invoke(qualname, table.pack(...))
+end
+local call = D.call
+
+-- ---- the default table: torch 2.5's core ATen decompositions fxdb's ops need -------------------
+-- Each entry takes the op's schema arguments in schema order (keyword-only ones positionally,
+-- nil for None) and returns what the op returns, built from ops through D.call.
+
+local defaults = {}
+
+-- torch._refs.t / transpose: a 2-D t is permute([1, 0]); a dim swap is a permute of all dims;
+-- nothing to swap is an alias.
+defaults["aten.t.default"] = function(self)
+  return call("aten.transpose.int", self, 0, self.ndim < 2 and 0 or 1)
+end
+defaults["aten.transpose.int"] = function(self, dim0, dim1)
+  local nd = self.ndim
+  if nd <= 1 then return call("aten.alias.default", self) end
+  if dim0 < 0 then dim0 = dim0 + nd end
+  if dim1 < 0 then dim1 = dim1 + nd end
+  if dim0 == dim1 then return call("aten.alias.default", self) end
+  local perm = {}
+  for i = 0, nd - 1 do perm[i + 1] = i end
+  perm[dim0 + 1], perm[dim1 + 1] = dim1, dim0
+  return call("aten.permute.default", self, perm)
+end
+
+-- at::linear (CompositeImplicitAutograd): addmm for a 2-D input with bias, a flattened addmm for
+-- a contiguous 3-D input with bias, else matmul plus the bias added.
+defaults["aten.linear.default"] = function(input, weight, bias)
+  local wt = call("aten.t.default", weight)
+  local nd = input.ndim
+  if nd == 2 and bias ~= nil then return call("aten.addmm.default", bias, input, wt, 1, 1) end
+  if bias ~= nil and nd == 3 and input:is_contiguous() then
+    local shape = input.shape
+    local flat = call("aten.view.default", input, {shape[1] * shape[2], shape[3]})
+    local r = call("aten.addmm.default", bias, flat, wt, 1, 1)
+    return call("aten.view.default", r, {shape[1], shape[2], r.shape[2]})
+  end
+  local out = call("aten.matmul.default", input, wt)
+  if bias ~= nil then out = call("aten.add.Tensor", out, bias, 1) end
+  return out
+end
+
+-- at::matmul's folding (CompositeImplicitAutograd), for the 1-D / 2-D / batched-by-2-D cases;
+-- other shapes keep fxdb's own matmul recording (expand + bmm).
+defaults["aten.matmul.default"] = function(a, b)
+  local da, db = a.ndim, b.ndim
+  if da == 2 and db == 2 then return call("aten.mm.default", a, b) end
+  if da >= 3 and db == 2 and a:is_contiguous() then
+    local shape, rows = a.shape, 1
+    for i = 1, da - 1 do rows = rows * shape[i] end
+    local folded = call("aten.view.default", a, {rows, shape[da]})
+    local out_shape = table.move(shape, 1, da - 1, 1, {})
+    out_shape[da] = b.shape[2]
+    return call("aten._unsafe_view.default", call("aten.mm.default", folded, b), out_shape)
+  end
+  return invoke("aten.matmul.default", table.pack(a, b))
+end
+
+defaults["aten._unsafe_view.default"] = function(self, size)
+  return call("aten.view.default", self, size)
+end
+
+-- torch/_decomp: sum() is sum over no dims
+defaults["aten.sum.default"] = function(self, dtype)
+  return call("aten.sum.dim_IntList", self, {}, false, dtype)
+end
+
+-- torch/_decomp: silu(x) = x * sigmoid(x)
+defaults["aten.silu.default"] = function(self)
+  return call("aten.mul.Tensor", self, call("aten.sigmoid.default", self))
+end
+
+-- torch/_decomp: split into equal chunks is split_with_sizes with the last one shorter
+defaults["aten.split.Tensor"] = function(self, split_size, dim)
+  dim = dim or 0
+  if dim < 0 then dim = dim + self.ndim end
+  local n = self.shape[dim + 1]
+  local sizes = {}
+  if split_size == 0 and n == 0 then
+    sizes[1] = 0
+  else
+    local chunks = math.max((n + split_size - 1) // split_size, 1)
+    for i = 1, chunks do sizes[i] = split_size end
+    sizes[chunks] = split_size - (split_size * chunks - n)
+  end
+  return call("aten.split_with_sizes.default", self, sizes, dim)
+end
+
+-- torch/_decomp: index_copy(_) is index_put(_) with None for the dims before `dim`
+local function index_copy(inplace)
+  return function(self, dim, index, source)
+    if dim < 0 then dim = dim + math.max(self.ndim, 1) end
+    if index.ndim == 0 then index = call("aten.unsqueeze.default", index, 0) end
+    local pre = {} -- None (a hole) for each dim before `dim`
+    pre[dim + 1] = index
+    local idx = table.pack(table.unpack(pre, 1, dim + 1))
+    return call(inplace and "aten.index_put_.default" or "aten.index_put.default", self, idx,
+                source, false)
+  end
+end
+defaults["aten.index_copy.default"] = index_copy(false)
+defaults["aten.index_copy_.default"] = index_copy(true)
+
+-- at::rms_norm (CompositeImplicitAutograd, torch 2.5):
+-- input * rsqrt(mean(input^2, reduced dims, keepdim) + eps), times weight when given
+defaults["aten.rms_norm.default"] = function(input, normalized_shape, weight, eps)
+  local nd, k = input.ndim, #normalized_shape
+  local dims = {}
+  for i = nd - k, nd - 1 do dims[#dims + 1] = i end
+  if eps == nil then -- the machine epsilon of the compute dtype, as at::rms_norm
+    eps = input.dtype == torch.float64 and 2.220446049250313e-16 or 1.1920928955078125e-07
+  end
+  local sq = call("aten.pow.Tensor_Scalar", input, 2)
+  local mean = call("aten.mean.dim", sq, dims, true)
+  local r = call("aten.mul.Tensor", input, call("aten.rsqrt.default", call("aten.add.Tensor", mean, eps, 1)))
+  if weight ~= nil then r = call("aten.mul.Tensor", r, weight) end
+  return r
+end
+
+-- at::layer_norm (CompositeImplicitAutograd): native_layer_norm's first output
+defaults["aten.layer_norm.default"] = function(input, normalized_shape, weight, bias, eps)
+  local out = call("aten.native_layer_norm.default", input, normalized_shape, weight, bias,
+                   eps or 1e-5)
+  return out
+end
+
+-- torch.export.default_decompositions() -> a new table {["aten.linear.default"] = fn, ...}:
+-- remove an entry (`t["aten.linear.default"] = nil`) to keep that op, add one to lower another.
+function torch.export.default_decompositions()
+  local t = {}
+  for k, v in pairs(defaults) do t[k] = v end
+  return t
+end
+
+-- ---- replaying a program -----------------------------------------------------------------------
+
+-- graph nodes are userdata whose metatable is registered as "fxdb.Node" (lua/lx_impl.h)
+local NODE_MT = debug.getregistry()["fxdb.Node"]
+local function is_node(v)
+  return type(v) == "userdata" and getmetatable(v) == NODE_MT
+end
+
+local function resolve(v, env)
+  if is_node(v) then return env[v.name] end
+  if type(v) == "table" then
+    local n, items, holes = v.n or #v, {}, false
+    for i = 1, n do
+      items[i] = resolve(v[i], env)
+      if items[i] == nil then holes = true end
+    end
+    if not holes then return items end
+    return table.pack(table.unpack(items, 1, n)) -- holes (None) kept, with n
+  end
+  return v
+end
+
+local function normalize_table(tbl)
+  local out = {}
+  for k, f in pairs(tbl) do
+    if type(f) ~= "function" then
+      error("bad argument #1 to 'run_decompositions' (decomposition for " .. tostring(k) ..
+            " must be a function, got " .. type(f) .. ")", 3)
+    end
+    out[tostring(k)] = f
+  end
+  return out
+end
+
+local function replay(ep, tr, tbl)
+  local sig = ep.graph_signature
+  local state, consts = ep.state_dict, ep.constants
+  local env, statelist, outs = {}, {}, nil
+  local spec_of = {}
+  for _, s in ipairs(sig.input_specs) do spec_of[s.arg.name] = s end
+  for _, n in ipairs(ep.raw_graph.nodes) do
+    if n.op == "placeholder" then
+      local s = spec_of[n.name]
+      local kind = s and s.kind or "USER_INPUT"
+      local example = n.meta.val
+      if kind ~= "USER_INPUT" then example = state[s.target] or consts[s.target] or example end
+      env[n.name] = tr:input(kind, n.name, s and s.target, s and s.persistent, example)
+      if kind == "PARAMETER" or kind == "BUFFER" then
+        statelist[#statelist + 1] = {s.target, example}
+      end
+    elseif n.op == "call_function" then
+      tr:set_location(n) -- every op the node becomes keeps its stack trace and module stack
+      local target, raw_args, args = n.target, n.args, {}
+      local nargs = target:sub(1, 5) == "aten." and #layout(overload_of(target)).names or 3
+      for i = 1, nargs do args[i] = resolve(raw_args[i], env) end
+      args.n = nargs
+      if target == "getitem" then
+        env[n.name] = args[1][args[2] + 1]
+      elseif target == "fxdb.assign_buffer" then
+        tr:assign_buffer(args[3], args[1], args[2])
+      elseif target:sub(1, 5) == "aten." then
+        local f = tbl[target]
+        local r
+        if f then r = table.pack(f(table.unpack(args, 1, args.n)))
+        else r = table.pack(invoke(target, args)) end
+        env[n.name] = r.n == 1 and r[1] or r
+      else
+        error("run_decompositions: " .. target .. " nodes (" .. n.name .. ") cannot be " ..
+              "replayed yet; export with the ops inside the higher-order op's body instead", 0)
+      end
+    elseif n.op == "output" then
+      outs = resolve(n.args[1], env)
+    end
+  end
+  return statelist, outs or {}
+end
+
+-- ep:run_decompositions([decomp_table]) -> a new ExportedProgram in the functional IR whose ops
+-- are lowered through decomp_table (default: torch.export.default_decompositions(); `{}` only
+-- functionalizes). The program itself is not changed.
+function E.program_methods.run_decompositions(ep, decomp_table)
+  if decomp_table ~= nil and type(decomp_table) ~= "table" then
+    error("bad argument #1 to 'run_decompositions' (table of decompositions expected, got " ..
+          type(decomp_table) .. ")", 2)
+  end
+  local tbl = normalize_table(decomp_table or defaults)
+  local tr = E.tracer{}
+  local co = coroutine.create(replay)
+  local prev_active = active
+  active = tbl
+  tr:bind(co, false)
+  local res = table.pack(coroutine.resume(co, ep, tr, tbl))
+  tr:unbind(co)
+  tr:set_location(nil)
+  active = prev_active
+  if not res[1] then error(res[2], 0) end
+  tr:finish(res[3])
+  local out = tr:build(res[2], {training_ir = false})
+  local extra = E.program_extra[ep]
+  if extra then E.program_extra[out] = extra end
+  return out
+end
+
+E.decompositions = D
