@@ -742,10 +742,3 @@ function torch.is_grad_enabled()
   return torch._set_grad_enabled()
 end
 
--- torch.export.save / load are not yet implemented (serialization issue).
-function torch.export.save()
-  error("torch.export.save is not supported yet", 2)
-end
-function torch.export.load()
-  error("torch.export.load is not supported yet", 2)
-end

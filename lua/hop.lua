@@ -123,6 +123,13 @@ end
 local function map(f, xs, ...)
   local args = E.flatten_outputs(table.pack(...))
   local xl = flatten(xs, {})
+  for _, x in ipairs(xl) do
+    if not torch.is_tensor(x) or x:dim() == 0 then
+      fxdb._argcheck.arg_error("map() expects xs to be a tensor or a table of tensors with at " ..
+        "least one dimension, got " .. (torch.is_tensor(x) and "a 0-dim tensor" or type(x)))
+    end
+  end
+  if #xl == 0 then fxdb._argcheck.arg_error("map() expects at least one tensor in xs") end
   local parent = E.active_tracer
   if not parent then
     local n, outs = xl[1]:size(0), {}

@@ -42,7 +42,7 @@ typedef struct lx_ivbox {
 } lx_ivbox;
 
 static int ivbox_gc(lua_State *L) {
-    lx_ivbox *b = luaL_checkudata(L, 1, LX_IVBOX);
+    lx_ivbox *b = lx_checkudata(L, 1, LX_IVBOX);
     for (int i = 0; i < b->n; i++) fx_ivalue_clear(&b->v[i]);
     return 0;
 }
@@ -112,7 +112,7 @@ static void forget_bound(lua_State *co) {
 }
 
 static int threadbox_gc(lua_State *L) {
-    lx_thread_box *b = luaL_checkudata(L, 1, LX_THREADBOX);
+    lx_thread_box *b = lx_checkudata(L, 1, LX_THREADBOX);
     if (b->co) forget_bound(b->co);
     b->co = NULL;
     return 0;
@@ -466,6 +466,185 @@ static int error_tostring(lua_State *L) {
     return 1;
 }
 
+/* ==== argument checks ========================================================================= */
+
+/* The name the running C function was called by ("?" when unknown); *method when it was called
+ * as a method (x:f()). */
+static const char *called_name(lua_State *L, bool *method) {
+    lua_Debug ar;
+    *method = false;
+    if (!lua_getstack(L, 0, &ar)) return "?";
+    lua_getinfo(L, "nf", &ar); /* [f] */
+    *method = ar.namewhat && !strcmp(ar.namewhat, "method");
+    if (ar.name) {
+        lua_pop(L, 1);
+        return ar.name;
+    }
+    /* called through pcall or a local: find it among the public tables, as lauxlib looks in
+     * package.loaded */
+    static const char *const tables[] = {"fxdb", "torch", "nn", NULL};
+    static char found[96];
+    const char *name = "?";
+    for (int i = 0; tables[i] && name[0] == '?'; i++) {
+        if (lua_getglobal(L, tables[i]) == LUA_TTABLE) { /* [f, t] */
+            lua_pushnil(L);
+            while (lua_next(L, -2)) { /* [f, t, k, v] */
+                if (lua_type(L, -2) == LUA_TSTRING && lua_rawequal(L, -1, -4)) {
+                    snprintf(found, sizeof found, "%s.%s", tables[i], lua_tostring(L, -2));
+                    name = found;
+                    lua_pop(L, 2);
+                    break;
+                }
+                lua_pop(L, 1);
+            }
+        }
+        lua_pop(L, 1); /* [f] */
+    }
+    lua_pop(L, 1);
+    return name;
+}
+
+int lx_argerror(lua_State *L, int arg, const char *extramsg) {
+    bool method;
+    const char *fname = called_name(L, &method);
+    if (method && --arg == 0)
+        return lx_errorf(L, FX_EARG, NULL, "calling '%s' on bad self (%s)", fname, extramsg);
+    return lx_errorf(L, FX_EARG, NULL, "bad argument #%d to '%s' (%s)", arg, fname, extramsg);
+}
+
+/* The type of the value at idx as messages name it: Tensor, dtype, a __name, or the Lua type. */
+static const char *type_name(lua_State *L, int idx) {
+    if (lx_to_tensor(L, idx)) return "Tensor";
+    int t = luaL_getmetafield(L, idx, "__name"); /* [name?] */
+    if (t != LUA_TNIL) {
+        const char *n = t == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        lua_pop(L, 1); /* the metatable keeps the string */
+        if (n) return strncmp(n, "fxdb.", 5) ? n : n + 5;
+    }
+    return lua_type(L, idx) == LUA_TNONE ? "no value" : luaL_typename(L, idx);
+}
+
+int lx_typeerror(lua_State *L, int arg, const char *tname) {
+    char msg[160];
+    if (!strncmp(tname, "fxdb.", 5)) tname += 5;
+    snprintf(msg, sizeof msg, "%s expected, got %s", tname, type_name(L, arg));
+    return lx_argerror(L, arg, msg);
+}
+
+lua_Integer lx_checkinteger(lua_State *L, int arg) {
+    int isnum;
+    lua_Integer v = lua_tointegerx(L, arg, &isnum);
+    if (!isnum) {
+        if (lua_isnumber(L, arg)) lx_argerror(L, arg, "number has no integer representation");
+        lx_typeerror(L, arg, "integer");
+    }
+    return v;
+}
+
+const char *lx_checkstring(lua_State *L, int arg) {
+    const char *s = lua_type(L, arg) == LUA_TSTRING ? lua_tostring(L, arg) : NULL;
+    if (!s) lx_typeerror(L, arg, "string");
+    return s;
+}
+
+const char *lx_optstring(lua_State *L, int arg, const char *def) {
+    return lua_isnoneornil(L, arg) ? def : lx_checkstring(L, arg);
+}
+
+void lx_checktype(lua_State *L, int arg, int t) {
+    if (lua_type(L, arg) != t) lx_typeerror(L, arg, lua_typename(L, t));
+}
+
+void *lx_checkudata(lua_State *L, int arg, const char *tname) {
+    void *p = luaL_testudata(L, arg, tname);
+    if (!p) lx_typeerror(L, arg, tname);
+    return p;
+}
+
+int lx_checkoption(lua_State *L, int arg, const char *def, const char *const lst[]) {
+    const char *name = def && lua_isnoneornil(L, arg) ? def : lx_checkstring(L, arg);
+    for (int i = 0; lst[i]; i++)
+        if (!strcmp(lst[i], name)) return i;
+    return lx_argerror(L, arg, lua_pushfstring(L, "invalid option '%s'", name));
+}
+
+/* ==== options tables ========================================================================= */
+
+/* Levenshtein distance of a and b (both at most 63 bytes; longer ones count as far apart). */
+static int edit_distance(const char *a, const char *b) {
+    size_t na = strlen(a), nb = strlen(b);
+    if (na > 63 || nb > 63) return 99;
+    int row[64];
+    for (size_t j = 0; j <= nb; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            diag = up;
+            row[j] = best;
+        }
+    }
+    return row[nb];
+}
+
+const char *lx_closest(const char *name, const char *const valid[]) {
+    const char *best = NULL;
+    int bd = 99, n = (int)strlen(name);
+    for (int i = 0; valid[i]; i++) {
+        int d = edit_distance(name, valid[i]);
+        if (d < bd) bd = d, best = valid[i];
+    }
+    /* close enough to be a misspelling: a third of the name, at least 2 edits */
+    return best && bd <= (n / 3 > 2 ? n / 3 : 2) ? best : NULL;
+}
+
+void lx_check_options(lua_State *L, int idx, const char *fname, const char *const valid[]) {
+    if (lua_isnoneornil(L, idx)) return;
+    idx = lua_absindex(L, idx);
+    if (lua_type(L, idx) != LUA_TTABLE)
+        lx_errorf(L, FX_EARG, NULL, "%s: options must be a table, got %s", fname,
+                  type_name(L, idx));
+    lua_pushnil(L);
+    while (lua_next(L, idx)) { /* [key, value] */
+        lua_pop(L, 1);
+        if (lua_type(L, -1) != LUA_TSTRING)
+            lx_errorf(L, FX_EARG, NULL, "%s: option names are strings, got a %s key", fname,
+                      luaL_typename(L, -1));
+        const char *k = lua_tostring(L, -1);
+        bool ok = k[0] == '_'; /* fxdb's own internal options */
+        for (int i = 0; !ok && valid[i]; i++) ok = !strcmp(k, valid[i]);
+        if (ok) continue;
+        char list[512] = "";
+        size_t used = 0;
+        for (int i = 0; valid[i] && used < sizeof list; i++)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", valid[i]);
+        const char *near = lx_closest(k, valid);
+        fx_err e;
+        fx_err_clear(&e);
+        fx_err_setf(&e, FX_EARG, "%s: unknown option '%s'%s%s%s (valid options: %s)", fname, k,
+                    near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "",
+                    valid[0] ? list : "none");
+        fx_err_kind(&e, "unknown_option");
+        if (near) fx_err_hintf(&e, "use '%s'", near);
+        lx_error(L, &e);
+    }
+}
+
+/* fxdb._check_options(fname, opts, {valid names}): lx_check_options from Lua (lua/check.lua). */
+static int l_check_options(lua_State *L) {
+    const char *fname = lx_checkstring(L, 1);
+    lx_checktype(L, 3, LUA_TTABLE);
+    const char *valid[65];
+    int n = 0;
+    for (; n < 64 && lua_rawgeti(L, 3, n + 1) == LUA_TSTRING; n++) valid[n] = lua_tostring(L, -1);
+    valid[n] = NULL; /* the strings stay on the stack while they are used */
+    lx_check_options(L, 2, fname, valid);
+    return 0;
+}
+
 /* ==== dtypes ================================================================================= */
 
 typedef struct lx_dtype_ud {
@@ -488,15 +667,15 @@ fx_dtype lx_to_dtype(lua_State *L, int idx) {
 }
 
 static int dtype_tostring(lua_State *L) {
-    lx_dtype_ud *d = luaL_checkudata(L, 1, LX_DTYPE);
+    lx_dtype_ud *d = lx_checkudata(L, 1, LX_DTYPE);
     lua_pushfstring(L, "torch.%s", fx_dtype_name(d->dt));
     return 1;
 }
 
 /* Fields of a dtype: is_floating_point, is_signed, itemsize, name ("float16"). */
 static int dtype_index(lua_State *L) {
-    lx_dtype_ud *d = luaL_checkudata(L, 1, LX_DTYPE);
-    const char *k = luaL_checkstring(L, 2);
+    lx_dtype_ud *d = lx_checkudata(L, 1, LX_DTYPE);
+    const char *k = lx_checkstring(L, 2);
     if (!strcmp(k, "is_floating_point"))
         lua_pushboolean(L, fx_dtype_is_float(d->dt));
     else if (!strcmp(k, "is_signed"))
@@ -530,7 +709,7 @@ void lx_to_ivalue(lua_State *L, int idx, fx_ivalue *out) {
         return;
     case LUA_TSTRING:
         *out = fx_iv_str(lua_tostring(L, idx));
-        if (out->tag != FX_IV_STR) luaL_error(L, "not enough memory");
+        if (out->tag != FX_IV_STR) lx_errorf(L, FX_ENOMEM, NULL, "not enough memory");
         return;
     case LUA_TUSERDATA: {
         fx_tensor *t = lx_to_tensor(L, idx);
@@ -550,10 +729,10 @@ void lx_to_ivalue(lua_State *L, int idx, fx_ivalue *out) {
         if ((lua_pushliteral(L, "n"), lua_rawget(L, idx)) == LUA_TNUMBER && lua_isinteger(L, -1))
             n = lua_tointeger(L, -1); /* table.pack style length, allows trailing nils */
         lua_pop(L, 1);
-        if (n > 1 << 24) luaL_error(L, "list too long (%I elements)", n);
+        if (n > 1 << 24) lx_errorf(L, FX_EARG, NULL, "list too long (%lld elements)", (long long)n);
         fx_err e;
         fx_err_clear(&e);
-        if (fx_iv_list((int)n, out, &e)) luaL_error(L, "not enough memory");
+        if (fx_iv_list((int)n, out, &e)) lx_errorf(L, FX_ENOMEM, NULL, "not enough memory");
         for (int i = 0; i < (int)n; i++) {
             lua_rawgeti(L, idx, i + 1);
             lx_to_ivalue(L, -1, &out->u.list.items[i]);
@@ -564,7 +743,7 @@ void lx_to_ivalue(lua_State *L, int idx, fx_ivalue *out) {
     default: break;
     }
     *out = fx_iv_none();
-    luaL_error(L, "cannot pass a %s as an op argument", luaL_typename(L, idx));
+    lx_errorf(L, FX_EARG, NULL, "cannot pass a %s as an op argument", luaL_typename(L, idx));
 }
 
 void lx_push_ivalue(lua_State *L, const fx_ivalue *v) {
@@ -638,7 +817,15 @@ void fxlua_register(lua_State *L, const char *name, lua_CFunction fn) {
     }
     lua_pushcfunction(L, fn);  /* [fxdb, fn] */
     lua_setfield(L, -2, name); /* [fxdb] */
-    lua_pop(L, 1);
+    /* registered after the embedded library loaded (fxdb.render): it gets the checks that
+     * lua/check.lua declares for it */
+    int top = lua_gettop(L);
+    if (lua_getfield(L, -1, "_argcheck") == LUA_TTABLE &&     /* [fxdb, C] */
+        lua_getfield(L, -1, "wrap") == LUA_TFUNCTION) {       /* [fxdb, C, wrap] */
+        lua_pushfstring(L, "fxdb.%s", name);
+        lua_call(L, 1, 0);                                    /* [fxdb, C] */
+    }
+    lua_settop(L, top - 1);
 }
 
 /* ==== opening ================================================================================ */
@@ -694,4 +881,5 @@ void lx_open_aux(lua_State *L) {
     lx_srcmemo *memo = lua_newuserdatauv(L, sizeof *memo, 0);
     memset(memo, 0, sizeof *memo);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &g_memo_key);
+    fxlua_register(L, "_check_options", l_check_options);
 }

@@ -28,20 +28,20 @@ const fx_provenance *fxlua_to_provenance(lua_State *L, int idx) {
 }
 
 static int prov_gc(lua_State *L) {
-    lx_prov *b = luaL_checkudata(L, 1, LX_PROVENANCE);
+    lx_prov *b = lx_checkudata(L, 1, LX_PROVENANCE);
     fx_provenance_free(b->pv);
     b->pv = NULL;
     return 0;
 }
 
 static int prov_tostring(lua_State *L) {
-    lx_prov *b = luaL_checkudata(L, 1, LX_PROVENANCE);
-    if (!b->pv) return luaL_error(L, "attempt to use a freed Provenance");
+    lx_prov *b = lx_checkudata(L, 1, LX_PROVENANCE);
+    if (!b->pv) return lx_errorf(L, FX_EARG, NULL, "attempt to use a freed Provenance");
     fx_strbuf sb = FX_STRBUF_INIT;
     fx_provenance_format(&sb, b->pv);
     if (sb.oom) {
         fx_strbuf_free(&sb);
-        return luaL_error(L, "not enough memory");
+        return lx_errorf(L, FX_ENOMEM, NULL, "not enough memory");
     }
     lua_pushlstring(L, fx_strbuf_cstr(&sb), sb.len);
     fx_strbuf_free(&sb);
@@ -72,8 +72,8 @@ static void push_step(lua_State *L, const fx_prov_step *s, int gidx) {
 /* pv[i] (1-based, API.md's "list of steps"), pv.steps (the same list), pv.state, pv.kind,
  * pv.output, pv.n. */
 static int prov_index(lua_State *L) {
-    lx_prov *b = luaL_checkudata(L, 1, LX_PROVENANCE);
-    if (!b->pv) return luaL_error(L, "attempt to use a freed Provenance");
+    lx_prov *b = lx_checkudata(L, 1, LX_PROVENANCE);
+    if (!b->pv) return lx_errorf(L, FX_EARG, NULL, "attempt to use a freed Provenance");
     const fx_provenance *pv = b->pv;
     if (lua_type(L, 2) == LUA_TNUMBER) {
         lua_Integer i = lua_isinteger(L, 2) ? lua_tointeger(L, 2) : 0;
@@ -82,7 +82,7 @@ static int prov_index(lua_State *L) {
         push_step(L, &pv->steps[i - 1], lua_gettop(L));
         return 1;
     }
-    const char *k = luaL_checkstring(L, 2);
+    const char *k = lx_checkstring(L, 2);
     if (!strcmp(k, "state")) lua_pushstring(L, pv->state);
     else if (!strcmp(k, "kind")) lua_pushstring(L, pv->kind);
     else if (!strcmp(k, "output")) pv->output ? (void)lua_pushstring(L, pv->output) : lua_pushnil(L);
@@ -103,7 +103,7 @@ static int prov_index(lua_State *L) {
 }
 
 static int prov_len(lua_State *L) {
-    lx_prov *b = luaL_checkudata(L, 1, LX_PROVENANCE);
+    lx_prov *b = lx_checkudata(L, 1, LX_PROVENANCE);
     lua_pushinteger(L, b->pv ? b->pv->nsteps : 0);
     return 1;
 }
@@ -111,7 +111,7 @@ static int prov_len(lua_State *L) {
 /* fxdb.provenance(ep, target) */
 static int l_provenance(lua_State *L) {
     const fx_program *p = fxlua_check_program(L, 1);
-    const char *target = luaL_checkstring(L, 2);
+    const char *target = lx_checkstring(L, 2);
     lx_prov *b = lua_newuserdatauv(L, sizeof *b, 1); /* [ep, target, prov] */
     b->pv = NULL;
     luaL_setmetatable(L, LX_PROVENANCE);
@@ -130,7 +130,7 @@ static int l_provenance(lua_State *L) {
 static int l_run(lua_State *L) {
     const fx_program *p = fxlua_to_program(L, 1);
     const fx_graph *g = p ? p->graph : fxlua_check_graph(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
+    lx_checktype(L, 2, LUA_TTABLE);
     int k;
     fx_ivalue *in = lx_program_inputs(L, p, 2, &k); /* [.., box] */
     fx_ivalue *res = lx_ivbox_new(L, 1);
@@ -145,7 +145,7 @@ static int l_run(lua_State *L) {
 /* fxdb._max_abs_diff(a, b) */
 static int l_max_abs_diff(lua_State *L) {
     fx_tensor *a = lx_check_tensor(L, 1), *b = lx_check_tensor(L, 2);
-    if (fx_tensor_is_meta(a) || fx_tensor_is_meta(b)) return luaL_error(L, "cannot compare meta tensors");
+    if (fx_tensor_is_meta(a) || fx_tensor_is_meta(b)) return lx_errorf(L, FX_EARG, NULL, "cannot compare meta tensors");
     int nd = fx_tensor_ndim(a);
     bool same = nd == fx_tensor_ndim(b);
     for (int d = 0; same && d < nd; d++) same = fx_tensor_size(a, d) == fx_tensor_size(b, d);
@@ -169,7 +169,7 @@ static int l_max_abs_diff(lua_State *L) {
 /* fxdb._max_abs(t): max |t| over elements (0 for an empty tensor). */
 static int l_max_abs(lua_State *L) {
     fx_tensor *t = lx_check_tensor(L, 1);
-    if (fx_tensor_is_meta(t)) return luaL_error(L, "cannot read a meta tensor");
+    if (fx_tensor_is_meta(t)) return lx_errorf(L, FX_EARG, NULL, "cannot read a meta tensor");
     double m = 0;
     int64_t n = fx_tensor_numel(t);
     for (int64_t i = 0; i < n; i++) {
@@ -204,7 +204,7 @@ static int l_readable(lua_State *L) {
     fx_graph_format_code(&sb, g, 0, "GraphModule");
     if (sb.oom) {
         fx_strbuf_free(&sb);
-        return luaL_error(L, "not enough memory");
+        return lx_errorf(L, FX_ENOMEM, NULL, "not enough memory");
     }
     lua_pushlstring(L, fx_strbuf_cstr(&sb), sb.len);
     fx_strbuf_free(&sb);

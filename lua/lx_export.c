@@ -47,8 +47,8 @@ typedef struct lx_tracer {
 } lx_tracer;
 
 static lx_tracer *check_tracer(lua_State *L, int idx) {
-    lx_tracer *t = luaL_checkudata(L, idx, LX_TRACER);
-    if (!t->tr) luaL_error(L, "attempt to use a finished tracer");
+    lx_tracer *t = lx_checkudata(L, idx, LX_TRACER);
+    if (!t->tr) lx_errorf(L, FX_EARG, NULL, "attempt to use a finished tracer");
     return t;
 }
 
@@ -63,7 +63,7 @@ static int tracer_step(void *ud, fx_node *n, fx_err *err) {
 }
 
 static int tracer_gc(lua_State *L) {
-    lx_tracer *t = luaL_checkudata(L, 1, LX_TRACER);
+    lx_tracer *t = lx_checkudata(L, 1, LX_TRACER);
     if (t->co) lx_unbind_thread(L, t->co);
     if (t->sess) lx_session_bound(t->sess, NULL);
     t->sess = NULL;
@@ -150,14 +150,14 @@ static int l_tracer_new(lua_State *L) {
 
 static fx_input_kind kind_from_string(lua_State *L, int idx) {
     static const char *const names[] = {"PARAMETER", "BUFFER", "CONSTANT_TENSOR", "USER_INPUT", "TOKEN", NULL};
-    return (fx_input_kind)luaL_checkoption(L, idx, NULL, names);
+    return (fx_input_kind)lx_checkoption(L, idx, NULL, names);
 }
 
 static int l_tracer_input(lua_State *L) {
     lx_tracer *t = check_tracer(L, 1);
     fx_input_kind kind = kind_from_string(L, 2);
-    const char *name = luaL_checkstring(L, 3);
-    const char *target = luaL_optstring(L, 4, NULL);
+    const char *name = lx_checkstring(L, 3);
+    const char *target = lx_optstring(L, 4, NULL);
     bool persistent = lua_toboolean(L, 5);
     fx_tensor *ex = lx_check_tensor(L, 6);
     fx_err err;
@@ -194,7 +194,7 @@ static int l_tracer_set_location(lua_State *L) {
 static int l_tracer_bind(lua_State *L) {
     lx_tracer *t = check_tracer(L, 1);
     lua_State *co = lua_tothread(L, 2);
-    luaL_argexpected(L, co != NULL, 2, "thread");
+    lx_argexpected(L, co != NULL, 2, "thread");
     lx_state st = {.ctx = fx_tracer_ctx(t->tr), .tracer = t->tr, .strict = lua_toboolean(L, 3),
                    .sess = t->sess};
     lx_bind_thread(L, co, &st);
@@ -206,9 +206,9 @@ static int l_tracer_bind(lua_State *L) {
 }
 
 static int l_tracer_unbind(lua_State *L) {
-    lx_tracer *t = luaL_checkudata(L, 1, LX_TRACER);
+    lx_tracer *t = lx_checkudata(L, 1, LX_TRACER);
     lua_State *co = lua_tothread(L, 2);
-    luaL_argexpected(L, co != NULL, 2, "thread");
+    lx_argexpected(L, co != NULL, 2, "thread");
     lx_unbind_thread(L, co);
     if (t->co == co) {
         t->co = NULL;
@@ -231,7 +231,7 @@ static int l_tracer_attach(lua_State *L) {
 
 static int l_tracer_assign_buffer(lua_State *L) {
     lx_tracer *t = check_tracer(L, 1);
-    const char *target = luaL_checkstring(L, 2);
+    const char *target = lx_checkstring(L, 2);
     fx_tensor *old = lua_isnoneornil(L, 3) ? NULL : lx_check_tensor(L, 3);
     fx_tensor *nw = lx_check_tensor(L, 4);
     fx_err err;
@@ -242,7 +242,7 @@ static int l_tracer_assign_buffer(lua_State *L) {
 
 static int l_tracer_finish(lua_State *L) {
     lx_tracer *t = check_tracer(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
+    lx_checktype(L, 2, LUA_TTABLE);
     int n = (int)lua_rawlen(L, 2);
     fx_ivalue *outs = lx_ivbox_new(L, n); /* [.., box] */
     for (int i = 0; i < n; i++) {
@@ -286,8 +286,8 @@ const fx_program *fxlua_to_program(lua_State *L, int idx) {
 }
 
 const fx_program *fxlua_check_program(lua_State *L, int idx) {
-    lx_program *b = luaL_checkudata(L, idx, LX_PROGRAM);
-    if (!b->p) luaL_error(L, "attempt to use a freed ExportedProgram");
+    lx_program *b = lx_checkudata(L, idx, LX_PROGRAM);
+    if (!b->p) lx_errorf(L, FX_EARG, NULL, "attempt to use a freed ExportedProgram");
     return b->p;
 }
 
@@ -300,7 +300,7 @@ static void push_program(lua_State *L, fx_program *p) {
 }
 
 static int program_gc(lua_State *L) {
-    lx_program *b = luaL_checkudata(L, 1, LX_PROGRAM);
+    lx_program *b = lx_checkudata(L, 1, LX_PROGRAM);
     fx_program_free(b->p);
     b->p = NULL;
     return 0;
@@ -324,7 +324,7 @@ static int program_tostring(lua_State *L) {
 static void push_strbuf(lua_State *L, fx_strbuf *sb) {
     if (sb->oom) {
         fx_strbuf_free(sb);
-        luaL_error(L, "not enough memory");
+        lx_errorf(L, FX_ENOMEM, NULL, "not enough memory");
     }
     lua_pushlstring(L, fx_strbuf_cstr(sb), sb->len);
     fx_strbuf_free(sb);
@@ -446,7 +446,7 @@ static int l_module(lua_State *L);
 
 static int program_index(lua_State *L) {
     const fx_program *p = fxlua_check_program(L, 1);
-    const char *k = luaL_checkstring(L, 2);
+    const char *k = lx_checkstring(L, 2);
     if (!strcmp(k, "graph")) {
         push_cached_graph(L, 1, "graph", p->graph);
     } else if (!strcmp(k, "raw_graph")) {
@@ -503,7 +503,7 @@ static int program_index(lua_State *L) {
 /* tr:build(state, opts): state is a list of {name, tensor} for parameters and buffers. */
 static int l_tracer_build(lua_State *L) {
     lx_tracer *t = check_tracer(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
+    lx_checktype(L, 2, LUA_TTABLE);
     fx_export_opts o = {0};
     if (lua_istable(L, 3)) {
         lua_getfield(L, 3, "training_ir");
@@ -519,7 +519,7 @@ static int l_tracer_build(lua_State *L) {
         lua_rawgeti(L, 2, i + 1);          /* [.., st, pair] */
         lua_rawgeti(L, -1, 1);
         lua_rawgeti(L, -2, 2);             /* [.., st, pair, name, t] */
-        st[i].name = (char *)luaL_checkstring(L, -2);
+        st[i].name = (char *)lx_checkstring(L, -2);
         st[i].t = lx_check_tensor(L, -1);
         lua_pop(L, 3);
     }
@@ -587,13 +587,13 @@ typedef struct lx_gm {
 } lx_gm;
 
 static lx_gm *check_gm(lua_State *L, int idx) {
-    lx_gm *m = luaL_checkudata(L, idx, LX_GRAPHMODULE);
-    if (!m->g) luaL_error(L, "attempt to use a freed GraphModule");
+    lx_gm *m = lx_checkudata(L, idx, LX_GRAPHMODULE);
+    if (!m->g) lx_errorf(L, FX_EARG, NULL, "attempt to use a freed GraphModule");
     return m;
 }
 
 static int gm_gc(lua_State *L) {
-    lx_gm *m = luaL_checkudata(L, 1, LX_GRAPHMODULE);
+    lx_gm *m = lx_checkudata(L, 1, LX_GRAPHMODULE);
     fx_interp_free(m->it);
     m->it = NULL;
     fx_graph_free(m->g);
@@ -625,6 +625,8 @@ static int gm_attr(void *ud, const char *target, fx_tensor **out, fx_err *err) {
 static int l_module(lua_State *L) {
     const fx_program *p = fxlua_check_program(L, 1);
     bool reinplace = false, share = false;
+    static const char *const valid[] = {"reinplace", "share_state", NULL};
+    lx_check_options(L, 2, "module", valid);
     if (lua_istable(L, 2)) {
         lua_getfield(L, 2, "reinplace");
         reinplace = lua_toboolean(L, -1);
@@ -641,7 +643,7 @@ static int l_module(lua_State *L) {
     if (reinplace && fx_pass_reinplace(m->g, NULL, &err)) return lx_error(L, &err);
     int n = p->nstate + p->nconstants;
     m->attrs = fx_calloc((size_t)n + 1, sizeof *m->attrs);
-    if (!m->attrs) return luaL_error(L, "not enough memory");
+    if (!m->attrs) return lx_errorf(L, FX_ENOMEM, NULL, "not enough memory");
     fx_ctx eager;
     fx_ctx_init(&eager, FX_MODE_EAGER);
     for (int i = 0; i < n; i++) {
@@ -657,7 +659,7 @@ static int l_module(lua_State *L) {
         m->attrs[m->nattrs].t = c;
         m->attrs[m->nattrs].name = fx_strdup(src->name);
         m->nattrs++;
-        if (!m->attrs[m->nattrs - 1].name) return luaL_error(L, "not enough memory");
+        if (!m->attrs[m->nattrs - 1].name) return lx_errorf(L, FX_ENOMEM, NULL, "not enough memory");
     }
     for (fx_node *nd = fx_graph_first(m->g); nd; nd = nd->next)
         if (nd->op == FX_NODE_PLACEHOLDER) m->nuser++;
@@ -703,7 +705,7 @@ static int gm_call(lua_State *L) {
             fx_err e2;
             fx_err_clear(&e2);
             if (!gm_attr(m, nd->args[0].u.node->target, &dst, &e2) && fx_tensor_requires_grad(dst))
-                return luaL_error(L, "a leaf Variable that requires grad is being used in an "
+                return lx_errorf(L, FX_EARG, NULL, "a leaf Variable that requires grad is being used in an "
                                      "in-place operation.");
         }
     }
@@ -754,7 +756,7 @@ static int gm_plan_stats(lua_State *L) {
 
 static int gm_index(lua_State *L) {
     lx_gm *m = check_gm(L, 1);
-    const char *k = luaL_checkstring(L, 2);
+    const char *k = lx_checkstring(L, 2);
     if (!strcmp(k, "plan_stats")) {
         lua_pushcfunction(L, gm_plan_stats);
         return 1;
@@ -801,7 +803,7 @@ static int l_slice_meta(lua_State *L) {
     fx_err err;
     fx_err_clear(&err);
     if (nd == 0) return lx_errorf(L, FX_ESHAPE, NULL, "scan: xs must have at least one dimension");
-    if (fx_wrap_dim(luaL_checkinteger(L, 2), nd, &d, &err)) return lx_error(L, &err);
+    if (fx_wrap_dim(lx_checkinteger(L, 2), nd, &d, &err)) return lx_error(L, &err);
     int64_t sizes[FX_MAX_DIMS];
     for (int i = 0, k = 0; i < nd; i++)
         if (i != d) sizes[k++] = fx_tensor_size(t, i);
@@ -837,7 +839,7 @@ static int l_tracer_captures(lua_State *L) {
 /* tr:align_captures({tensors}) */
 static int l_tracer_align_captures(lua_State *L) {
     lx_tracer *t = check_tracer(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
+    lx_checktype(L, 2, LUA_TTABLE);
     int n = (int)lua_rawlen(L, 2);
     fx_tensor **want = lua_newuserdatauv(L, sizeof *want * (size_t)(n + 1), 0);
     for (int i = 0; i < n; i++) {
@@ -879,12 +881,12 @@ static void prune_unused_operands(fx_graph **bodies, fx_ivalue *operands) {
  * or computed when every operand is real); without one, runs it eagerly on the interpreter. */
 static int l_hop_record(lua_State *L) {
     lx_tracer *parent = lua_isnil(L, 1) ? NULL : check_tracer(L, 1);
-    const char *target = luaL_checkstring(L, 2);
-    luaL_checktype(L, 3, LUA_TTABLE);
-    luaL_checktype(L, 4, LUA_TTABLE);
-    luaL_checktype(L, 5, LUA_TTABLE);
+    const char *target = lx_checkstring(L, 2);
+    lx_checktype(L, 3, LUA_TTABLE);
+    lx_checktype(L, 4, LUA_TTABLE);
+    lx_checktype(L, 5, LUA_TTABLE);
     int nb = (int)lua_rawlen(L, 3), nops = (int)lua_rawlen(L, 5);
-    if (nb < 1 || nb > 4 || nops > 12) return luaL_error(L, "hop_record: bad arity");
+    if (nb < 1 || nb > 4 || nops > 12) return lx_errorf(L, FX_EARG, NULL, "hop_record: bad arity");
     fx_ivalue *v = lx_ivbox_new(L, 12 + 1 + FX_HOP_MAX_OUTS); /* [.., box] ops | result | outs */
     for (int k = 0; k < nops; k++) {
         lua_rawgeti(L, 5, k + 1);
@@ -894,7 +896,7 @@ static int l_hop_record(lua_State *L) {
     const char *bases[4];
     for (int b = 0; b < nb; b++) {
         lua_rawgeti(L, 4, b + 1);
-        bases[b] = luaL_checkstring(L, -1);
+        bases[b] = lx_checkstring(L, -1);
         lua_pop(L, 1); /* the string stays referenced by the table at index 4 */
     }
     fx_err err;

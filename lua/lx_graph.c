@@ -42,8 +42,8 @@ void lx_push_graph(lua_State *L, fx_graph *g, int owner_idx) {
 
 fx_graph *lx_check_graph(lua_State *L, int idx) {
     lx_graph_ud *u = luaL_testudata(L, idx, LX_GRAPH);
-    if (!u) luaL_typeerror(L, idx, "Graph");
-    if (!u->g) luaL_argerror(L, idx, "attempt to use a freed graph");
+    if (!u) lx_typeerror(L, idx, "Graph");
+    if (!u->g) lx_argerror(L, idx, "attempt to use a freed graph");
     return u->g;
 }
 
@@ -60,7 +60,7 @@ const fx_graph *fxlua_check_graph(lua_State *L, int idx) {
         lua_pop(L, 1);
         if (g) return g;
     }
-    luaL_typeerror(L, idx, "Graph or ExportedProgram");
+    lx_typeerror(L, idx, "Graph or ExportedProgram");
     return NULL;
 }
 
@@ -90,15 +90,15 @@ void lx_push_node(lua_State *L, fx_node *n, int graph_idx) {
 
 fx_node *lx_check_node(lua_State *L, int idx) {
     lx_node_ud *u = luaL_testudata(L, idx, LX_NODE);
-    if (!u) luaL_typeerror(L, idx, "Node");
-    if (!u->n) luaL_argerror(L, idx, "attempt to use a freed node");
+    if (!u) lx_typeerror(L, idx, "Node");
+    if (!u->n) lx_argerror(L, idx, "attempt to use a freed node");
     return u->n;
 }
 
 /* ==== graph methods ========================================================================== */
 
 static int graph_gc(lua_State *L) {
-    lx_graph_ud *u = luaL_checkudata(L, 1, LX_GRAPH);
+    lx_graph_ud *u = lx_checkudata(L, 1, LX_GRAPH);
     if (u->g && u->owned) fx_graph_free(u->g);
     u->g = NULL;
     return 0;
@@ -129,7 +129,7 @@ static int push_strbuf(lua_State *L, fx_strbuf *sb) {
 /* g:node("mul") / g:node("%mul") -> Node or nil.  [-0, +1, e] */
 static int graph_node(lua_State *L) {
     fx_graph *g = lx_check_graph(L, 1);
-    const char *name = luaL_checkstring(L, 2);
+    const char *name = lx_checkstring(L, 2);
     lx_push_node(L, fx_graph_find(g, name), 1);
     return 1;
 }
@@ -188,7 +188,7 @@ static bool name_matches(lua_State *L, int find_idx, const char *name, const cha
  * "aten.add.Tensor"), or a Lua pattern on node names.  [-0, +1, e] */
 static int graph_find(lua_State *L) {
     fx_graph *g = lx_check_graph(L, 1);
-    const char *q = luaL_checkstring(L, 2);
+    const char *q = lx_checkstring(L, 2);
     lua_settop(L, 2);
     lua_getglobal(L, "string");  /* [g, q, string] */
     lua_getfield(L, -1, "find"); /* [g, q, string, find] */
@@ -241,7 +241,7 @@ static const luaL_Reg graph_methods[] = {
 /* g.nodes, g.code, methods.  [-0, +1, e] */
 static int graph_index(lua_State *L) {
     fx_graph *g = lx_check_graph(L, 1);
-    const char *k = luaL_checkstring(L, 2);
+    const char *k = lx_checkstring(L, 2);
     if (!strcmp(k, "nodes")) {
         push_nodes(L, 1, g);
         return 1;
@@ -330,7 +330,7 @@ static const fx_graph *raw_graph_of(lua_State *L, int gidx) {
  * (path, class) pair) and pairs() walks them by Dynamo's keys ("L__self__", "L__self___lin");
  * `from_node` entries are {name, target} (tostring gives the name). */
 static int nms_pairs_next(lua_State *L) {
-    lua_Integer i = luaL_checkinteger(L, lua_upvalueindex(1)) + 1;
+    lua_Integer i = lx_checkinteger(L, lua_upvalueindex(1)) + 1;
     lua_pushinteger(L, i);
     lua_replace(L, lua_upvalueindex(1));
     if (lua_rawgeti(L, 1, i) != LUA_TTABLE) return 0; /* [entry] */
@@ -456,7 +456,7 @@ static void push_meta(lua_State *L, const fx_node *n, int gidx) {
 
 static int node_index(lua_State *L) {
     fx_node *n = lx_check_node(L, 1);
-    const char *k = luaL_checkstring(L, 2);
+    const char *k = lx_checkstring(L, 2);
     lua_getiuservalue(L, 1, 1); /* [node, k, graph] */
     int gidx = lua_gettop(L);
     if (!strcmp(k, "name"))

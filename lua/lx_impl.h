@@ -70,6 +70,33 @@ int lx_error(lua_State *L, fx_err *err);
  * stays valid until the next call.  [-0, +0, -] */
 int lx_where(lua_State *L, fx_frame *frames, int max);
 
+/* ---- argument checks (lx_aux.c) ------------------------------------------------------------------ */
+/* lauxlib's luaL_check* family, raising an fxdb error object instead (kind "argument", FX_EARG)
+ * located at the innermost user Lua line: "bad argument #2 to 'run' (table expected, got number)".
+ * Argument numbers are counted as the caller sees them (self is not counted for x:f()), as
+ * lauxlib counts them. Every C function the binding exposes checks its arguments with these.
+ * All [-0, +0, e]. */
+int lx_argerror(lua_State *L, int arg, const char *extramsg);
+int lx_typeerror(lua_State *L, int arg, const char *tname);
+lua_Integer lx_checkinteger(lua_State *L, int arg);
+const char *lx_checkstring(lua_State *L, int arg);
+const char *lx_optstring(lua_State *L, int arg, const char *def);
+void lx_checktype(lua_State *L, int arg, int t);
+/* The userdata with metatable tname ("fxdb.Graph": named "Graph" in the message).  */
+void *lx_checkudata(lua_State *L, int arg, const char *tname);
+int lx_checkoption(lua_State *L, int arg, const char *def, const char *const lst[]);
+/* Checks an options table at idx (nil passes): every key must be in valid[] (NULL-terminated)
+ * or start with '_' (fxdb's internal options); otherwise raises an fxdb error, kind
+ * "unknown_option": "export: unknown option 'strcit' (did you mean 'strict'?) (valid options:
+ * ...)", the suggestion also in the hint. lua/check.lua calls it as
+ * fxdb._check_options(fname, opts, list).  [-0, +0, e] */
+void lx_check_options(lua_State *L, int idx, const char *fname, const char *const valid[]);
+/* The entry of valid[] closest to name (edit distance) when it is close enough to be a
+ * misspelling, else NULL.  [-0, +0, -] */
+const char *lx_closest(const char *name, const char *const valid[]);
+#define lx_argcheck(L, cond, arg, extramsg) ((void)((cond) || lx_argerror(L, (arg), (extramsg))))
+#define lx_argexpected(L, cond, arg, tname) ((void)((cond) || lx_typeerror(L, (arg), (tname))))
+
 /* ---- dtypes ------------------------------------------------------------------------------------- */
 void lx_push_dtype(lua_State *L, fx_dtype dt);             /* torch.float16 etc. [-0, +1, e] */
 fx_dtype lx_to_dtype(lua_State *L, int idx);               /* UNDEFINED if not a dtype [-0,+0,-] */

@@ -405,7 +405,7 @@ int lx_index_set(lua_State *L) {
     lua_settop(L, 3);
     int lt = lua_type(L, 3);
     if (lt != LUA_TNUMBER && lt != LUA_TBOOLEAN && !lx_to_tensor(L, 3))
-        return luaL_typeerror(L, 3, "Tensor or number");
+        return lx_typeerror(L, 3, "Tensor or number");
     fx_dtype self_dt = fx_tensor_dtype(self);
     item items[MAX_ITEMS];
     int n = parse_key(L, items); /* [x, key, v, tensors...] */

@@ -70,16 +70,21 @@ static void run_embedded(lua_State *L, const char *name, const char *src) {
     lua_pop(L, 1); /* [] */
 }
 
+/* torch and nn first (the others use them), check last (it wraps what the others defined). */
 static void load_embedded(lua_State *L) {
-    static const char *const first[] = {"torch", "nn"};
+    static const char *const first[] = {"torch", "nn"}, *const last = "check";
     for (size_t k = 0; k < 2; k++)
         for (int i = 0; fxlua_embedded[i].name; i++)
             if (!strcmp(fxlua_embedded[i].name, first[k]))
                 run_embedded(L, fxlua_embedded[i].name, fxlua_embedded[i].src);
     for (int i = 0; fxlua_embedded[i].name; i++) {
         const char *n = fxlua_embedded[i].name;
-        if (strcmp(n, "torch") && strcmp(n, "nn")) run_embedded(L, n, fxlua_embedded[i].src);
+        if (strcmp(n, "torch") && strcmp(n, "nn") && strcmp(n, last))
+            run_embedded(L, n, fxlua_embedded[i].src);
     }
+    for (int i = 0; fxlua_embedded[i].name; i++)
+        if (!strcmp(fxlua_embedded[i].name, last))
+            run_embedded(L, last, fxlua_embedded[i].src);
 }
 
 int fxlua_openlibs(lua_State *L) {

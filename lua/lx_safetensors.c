@@ -22,14 +22,14 @@ typedef struct lx_safe {
 } lx_safe;
 
 static lx_safe *check_safe(lua_State *L, int idx) {
-    lx_safe *s = luaL_checkudata(L, idx, LX_SAFE_OPEN);
-    if (!s->f) luaL_error(L, "attempt to use a closed safetensors file");
+    lx_safe *s = lx_checkudata(L, idx, LX_SAFE_OPEN);
+    if (!s->f) lx_errorf(L, FX_EARG, NULL, "attempt to use a closed safetensors file");
     return s;
 }
 
 /* __gc / __close / :close(): closes once.  [-0, +0, -] */
 static int safe_close(lua_State *L) {
-    lx_safe *s = luaL_checkudata(L, 1, LX_SAFE_OPEN);
+    lx_safe *s = lx_checkudata(L, 1, LX_SAFE_OPEN);
     fx_safetensors_close(s->f);
     s->f = NULL;
     return 0;
@@ -48,13 +48,13 @@ static lx_safe *push_open(lua_State *L, const char *path) {
 
 /* torch.safe_open(path) -> handle.  [-0, +1, e] */
 static int l_safe_open(lua_State *L) {
-    push_open(L, luaL_checkstring(L, 1));
+    push_open(L, lx_checkstring(L, 1));
     return 1;
 }
 
 /* Index of the tensor named by argument 2 of a handle method, or a KeyError-like error. */
 static int check_name(lua_State *L, lx_safe *s) {
-    const char *name = luaL_checkstring(L, 2);
+    const char *name = lx_checkstring(L, 2);
     int i = fx_safetensors_find(s->f, name);
     if (i < 0) return lx_errorf(L, FX_EARG, "key_error", "File does not contain tensor %s", name);
     return i;
@@ -120,7 +120,7 @@ static int safe_get_tensor(lua_State *L) {
 }
 
 static int safe_tostring(lua_State *L) {
-    lx_safe *s = luaL_checkudata(L, 1, LX_SAFE_OPEN);
+    lx_safe *s = lx_checkudata(L, 1, LX_SAFE_OPEN);
     if (!s->f)
         lua_pushliteral(L, "safe_open (closed)");
     else
@@ -158,7 +158,7 @@ static void ordered_put(lua_State *L, int sd, bool ordered, const char *k) {
 /* torch.load_safetensors(path) -> OrderedDict {name = tensor} in header order, metadata table.
  * [-0, +2, e] */
 static int l_load(lua_State *L) {
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = lx_checkstring(L, 1);
     lua_settop(L, 1);
     lx_safe *s = push_open(L, path); /* [path, h] */
     bool ordered = push_ordered(L);  /* [path, h, sd] */
@@ -195,7 +195,7 @@ static int push_names(lua_State *L, int idx) {
     while (lua_next(L, idx)) { /* [sort, names, k, v] */
         lua_pop(L, 1);
         if (lua_type(L, -1) != LUA_TSTRING)
-            luaL_error(L, "bad argument #1 to 'save_safetensors' (keys must be strings, got %s)",
+            lx_errorf(L, FX_EARG, NULL, "bad argument #1 to 'save_safetensors' (keys must be strings, got %s)",
                        luaL_typename(L, -1));
         lua_pushvalue(L, -1);
         lua_rawseti(L, -3, ++n);
@@ -210,9 +210,9 @@ static int push_names(lua_State *L, int idx) {
  * kept) or a plain {name = tensor} table (names sorted); metadata a {string = string} table.
  * Non-contiguous tensors are written in their logical order. Returns nothing.  [-0, +0, e] */
 static int l_save(lua_State *L) {
-    luaL_checktype(L, 1, LUA_TTABLE);
-    const char *path = luaL_checkstring(L, 2);
-    if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TTABLE);
+    lx_checktype(L, 1, LUA_TTABLE);
+    const char *path = lx_checkstring(L, 2);
+    if (!lua_isnoneornil(L, 3)) lx_checktype(L, 3, LUA_TTABLE);
     lua_settop(L, 3);
     int n = push_names(L, 1); /* [sd, path, meta, names] */
     /* scratch arrays live in userdata so an error leaves nothing behind */
@@ -224,7 +224,7 @@ static int l_save(lua_State *L) {
         lua_gettable(L, 1); /* [.., value]  (the name stays alive in the names list) */
         ts[i] = lx_to_tensor(L, -1);
         if (!ts[i])
-            return luaL_error(L,
+            return lx_errorf(L, FX_EARG, NULL,
                               "bad argument #1 to 'save_safetensors' (value of '%s' is a %s, "
                               "Tensor expected)",
                               names[i], luaL_typename(L, -1));
@@ -243,7 +243,7 @@ static int l_save(lua_State *L) {
         lua_pushnil(L);
         while (lua_next(L, 3)) { /* [.., mbuf, key, value] */
             if (lua_type(L, -2) != LUA_TSTRING || lua_type(L, -1) != LUA_TSTRING)
-                return luaL_error(L, "bad argument #3 to 'save_safetensors' (metadata must map "
+                return lx_errorf(L, FX_EARG, NULL, "bad argument #3 to 'save_safetensors' (metadata must map "
                                      "strings to strings)");
             meta[k++] = lua_tostring(L, -2);
             meta[k++] = lua_tostring(L, -1); /* both stay alive in the metadata table */

@@ -168,7 +168,7 @@ static void sess_hook(lua_State *L, lua_Debug *ar) {
 /* ==== entry points for the other lua/ files =====================================================
  */
 
-lx_sess *lx_session_check(lua_State *L, int idx) { return luaL_checkudata(L, idx, LX_SESSHOOK); }
+lx_sess *lx_session_check(lua_State *L, int idx) { return lx_checkudata(L, idx, LX_SESSHOOK); }
 
 void lx_session_bound(lx_sess *s, lua_State *co) {
     s->co = co; /* an unbound coroutine keeps its idle hook (see sess_arm) */
@@ -246,7 +246,7 @@ int lx_session_interrupt(lua_State *L, lua_Debug *ar) {
  */
 
 static int sess_gc(lua_State *L) {
-    lx_sess *s = luaL_checkudata(L, 1, LX_SESSHOOK);
+    lx_sess *s = lx_checkudata(L, 1, LX_SESSHOOK);
     fx_free(s->steps);
     s->steps = NULL;
     s->nsteps = s->cap = 0;
@@ -317,7 +317,7 @@ static int sess_clear(lua_State *L) {
  * 0 turns it off.  [-0, +0, e] */
 static int sess_finish_at(lua_State *L) {
     lx_sess *s = lx_session_check(L, 1);
-    lua_Integer d = luaL_checkinteger(L, 2);
+    lua_Integer d = lx_checkinteger(L, 2);
     s->finish_depth = d > 0 ? (int)d : 0;
     sess_arm(s);
     return 0;
@@ -455,13 +455,13 @@ typedef struct lx_interp {
 } lx_interp;
 
 static lx_interp *check_interp(lua_State *L, int idx) {
-    lx_interp *b = luaL_checkudata(L, idx, LX_INTERP);
-    if (!b->it) luaL_error(L, "attempt to use a freed Interp");
+    lx_interp *b = lx_checkudata(L, idx, LX_INTERP);
+    if (!b->it) lx_errorf(L, FX_EARG, NULL, "attempt to use a freed Interp");
     return b;
 }
 
 static int interp_gc(lua_State *L) {
-    lx_interp *b = luaL_checkudata(L, 1, LX_INTERP);
+    lx_interp *b = lx_checkudata(L, 1, LX_INTERP);
     fx_interp_free(b->it);
     b->it = NULL;
     return 0;
@@ -472,7 +472,7 @@ static int interp_gc(lua_State *L) {
  * Values are kept (keep_values) so every node can be printed afterwards.  [-0, +1, e] */
 static int l_interp(lua_State *L) {
     const fx_program *p = fxlua_to_program(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
+    lx_checktype(L, 2, LUA_TTABLE);
     lua_settop(L, 2);
     lua_getfield(L, 1, "graph"); /* [ep|g, inputs, g?] */
     if (!luaL_testudata(L, 3, LX_GRAPH)) {

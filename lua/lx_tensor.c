@@ -21,7 +21,7 @@
 #include "lua/lx_open.h"
 
 /* Registry keys (light userdata): the weak cache {fx_tensor* = userdata} that keeps one Lua value
- * per tensor, and the Tensor metatable (also under its name, for luaL_checkudata). */
+ * per tensor, and the Tensor metatable (also under its name, for lx_checkudata). */
 static const char g_cache_key = 0, g_mt_key = 0;
 
 typedef struct lx_tensor_ud {
@@ -95,7 +95,7 @@ static lx_tensor_ud *test_tensor(lua_State *L, int idx) {
 
 fx_tensor *lx_to_open_tensor(lua_State *L, int idx) {
     lx_tensor_ud *u = test_tensor(L, idx);
-    if (u && !u->t) luaL_argerror(L, idx, "attempt to use a closed tensor");
+    if (u && !u->t) lx_argerror(L, idx, "attempt to use a closed tensor");
     return u ? u->t : NULL;
 }
 
@@ -106,8 +106,8 @@ fx_tensor *lx_to_tensor(lua_State *L, int idx) {
 
 fx_tensor *lx_check_tensor(lua_State *L, int idx) {
     lx_tensor_ud *u = test_tensor(L, idx);
-    if (!u) luaL_typeerror(L, idx, "Tensor");
-    if (!u->t) luaL_argerror(L, idx, "attempt to use a closed tensor");
+    if (!u) lx_typeerror(L, idx, "Tensor");
+    if (!u->t) lx_argerror(L, idx, "attempt to use a closed tensor");
     return u->t;
 }
 
@@ -120,7 +120,7 @@ fx_tensor *fxlua_check_tensor(lua_State *L, int idx) { return lx_check_tensor(L,
  * same fx_tensor makes a fresh, open userdata.  [-0, +0, -] */
 static int tensor_gc(lua_State *L) {
     lx_tensor_ud *u = test_tensor(L, 1);
-    if (!u) return luaL_typeerror(L, 1, "Tensor");
+    if (!u) return lx_typeerror(L, 1, "Tensor");
     if (u->t) {
         fx_tensor_release(u->t);
         u->t = NULL;
@@ -129,7 +129,7 @@ static int tensor_gc(lua_State *L) {
 }
 
 static int tensor_close(lua_State *L) {
-    lx_tensor_ud *u = luaL_checkudata(L, 1, LX_TENSOR);
+    lx_tensor_ud *u = lx_checkudata(L, 1, LX_TENSOR);
     if (u->t) {
         lua_rawgetp(L, LUA_REGISTRYINDEX, &g_cache_key); /* [ud, (err), cache] */
         lua_rawgetp(L, -1, u->t);                            /* [.., cache, ud?] */
@@ -157,7 +157,7 @@ void lx_push_size(lua_State *L, int n, const int64_t *sizes) {
 
 /* tostring(x.shape) = "torch.Size([2, 3])".  [-0, +1, e] */
 static int size_tostring(lua_State *L) {
-    luaL_checktype(L, 1, LUA_TTABLE);
+    lx_checktype(L, 1, LUA_TTABLE);
     luaL_Buffer b;
     luaL_buffinit(L, &b);
     luaL_addstring(&b, "torch.Size([");
@@ -208,7 +208,7 @@ static int t_size(lua_State *L) {
         lx_push_size(L, fx_tensor_ndim(t), fx_tensor_sizes(t));
         return 1;
     }
-    int d = wrap_dim(L, t, luaL_checkinteger(L, 2));
+    int d = wrap_dim(L, t, lx_checkinteger(L, 2));
     lua_pushinteger(L, (lua_Integer)fx_tensor_size(t, d));
     return 1;
 }
@@ -225,7 +225,7 @@ static int t_stride(lua_State *L) {
         }
         return 1;
     }
-    int d = wrap_dim(L, t, luaL_checkinteger(L, 2));
+    int d = wrap_dim(L, t, lx_checkinteger(L, 2));
     lua_pushinteger(L, (lua_Integer)fx_tensor_stride(t, d));
     return 1;
 }
@@ -408,7 +408,7 @@ static int t_to(lua_State *L) {
         }
     }
     fx_dtype dt = dtype_arg(L, arg);
-    if (dt == FX_DTYPE_UNDEFINED) return luaL_typeerror(L, arg, "dtype");
+    if (dt == FX_DTYPE_UNDEFINED) return lx_typeerror(L, arg, "dtype");
     return to_dtype(L, 1, dt);
 }
 
@@ -420,7 +420,7 @@ static int t_type(lua_State *L) {
         return 1;
     }
     fx_dtype dt = dtype_arg(L, 2);
-    if (dt == FX_DTYPE_UNDEFINED) return luaL_typeerror(L, 2, "dtype");
+    if (dt == FX_DTYPE_UNDEFINED) return lx_typeerror(L, 2, "dtype");
     return to_dtype(L, 1, dt);
 }
 
@@ -538,7 +538,7 @@ static int t_len(lua_State *L) {
 }
 
 static int t_tostring(lua_State *L) {
-    lx_tensor_ud *u = luaL_checkudata(L, 1, LX_TENSOR);
+    lx_tensor_ud *u = lx_checkudata(L, 1, LX_TENSOR);
     if (!u->t) {
         lua_pushstring(L, "tensor(<closed>)");
         return 1;
@@ -561,7 +561,7 @@ static int t_index(lua_State *L) {
     if (lua_type(L, 2) != LUA_TSTRING) return lx_index_get(L);
     const char *k = lua_tostring(L, 2);
     lx_tensor_ud *u = test_tensor(L, 1);
-    if (!u) return luaL_typeerror(L, 1, "Tensor");
+    if (!u) return lx_typeerror(L, 1, "Tensor");
     fx_tensor *t = u->t;
     if (t) {
         switch (k[0]) {
@@ -629,11 +629,11 @@ static int t_newindex(lua_State *L) {
     fx_tensor *t = lx_check_tensor(L, 1);
     const char *k = lua_tostring(L, 2);
     if (!strcmp(k, "requires_grad")) {
-        luaL_checktype(L, 3, LUA_TBOOLEAN);
+        lx_checktype(L, 3, LUA_TBOOLEAN);
         fx_tensor_set_requires_grad(t, lua_toboolean(L, 3));
         return 0;
     }
-    return luaL_error(L, "attribute '%s' of 'Tensor' objects is not writable", k);
+    return lx_errorf(L, FX_EARG, NULL, "attribute '%s' of 'Tensor' objects is not writable", k);
 }
 
 /* The closure behind every op method: upvalue 1 is the op name.  [-0, +r, e] */
@@ -709,7 +709,7 @@ void lx_open_tensor(lua_State *L) {
     lx_current(L)->tensor_mt = lua_topointer(L, -1);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &g_mt_key);
-    lua_pushstring(L, "Tensor");     /* luaL_typeerror: "Tensor expected" */
+    lua_pushstring(L, "Tensor");     /* lx_typeerror: "Tensor expected" */
     lua_setfield(L, -2, "__name");
     luaL_setfuncs(L, tensor_meta, 0);
     lua_newtable(L); /* [mt, methods] */

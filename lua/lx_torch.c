@@ -38,7 +38,7 @@ static int data_shape(lua_State *L, int idx, int64_t *sizes) {
     lua_pushvalue(L, idx); /* [v] */
     while (lua_type(L, -1) == LUA_TTABLE && !lx_to_tensor(L, -1)) {
         if (nd == FX_MAX_DIMS)
-            luaL_error(L, "torch.tensor: data nested deeper than %d", FX_MAX_DIMS);
+            lx_errorf(L, FX_EARG, NULL, "torch.tensor: data nested deeper than %d", FX_MAX_DIMS);
         lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
         sizes[nd++] = (int64_t)n;
         if (n == 0) break;
@@ -62,16 +62,16 @@ static int data_check(lua_State *L, int idx, int d, int nd, const int64_t *sizes
             return dt == FX_DTYPE_BOOL ? LEAF_BOOL : fx_dtype_is_float(dt) ? LEAF_FLOAT : LEAF_INT;
         }
         if (lt == LUA_TTABLE && !t)
-            luaL_error(L, "expected sequence of length %d at dim %d (got a sequence)", 0, d);
-        return luaL_error(L, "Could not infer dtype of %s", t ? "Tensor" : luaL_typename(L, idx));
+            lx_errorf(L, FX_EARG, NULL, "expected sequence of length %d at dim %d (got a sequence)", 0, d);
+        return lx_errorf(L, FX_ETYPE, NULL, "Could not infer dtype of %s", t ? "Tensor" : luaL_typename(L, idx));
     }
     if (lua_type(L, idx) != LUA_TTABLE || lx_to_tensor(L, idx))
-        return luaL_error(L, "expected sequence of length %I at dim %d (got %s)",
-                          (lua_Integer)sizes[d], d, luaL_typename(L, idx));
+        return lx_errorf(L, FX_EARG, NULL, "expected sequence of length %lld at dim %d (got %s)",
+                          (long long)sizes[d], d, luaL_typename(L, idx));
     lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
     if (n != sizes[d])
-        return luaL_error(L, "expected sequence of length %I at dim %d (got %I)",
-                          (lua_Integer)sizes[d], d, n);
+        return lx_errorf(L, FX_EARG, NULL, "expected sequence of length %lld at dim %d (got %lld)",
+                          (long long)sizes[d], d, (long long)n);
     int kind = LEAF_NONE;
     for (lua_Integer i = 1; i <= n; i++) {
         lua_rawgeti(L, idx, i);
@@ -120,7 +120,7 @@ void lx_tensor_from_lua(lua_State *L, int idx, fx_dtype dt) {
     int64_t numel = 1;
     for (int i = 0; i < nd; i++) {
         if (sizes[i] && numel > INT64_MAX / 8 / sizes[i])
-            luaL_error(L, "torch.tensor: data too large");
+            lx_errorf(L, FX_EARG, NULL, "torch.tensor: data too large");
         numel *= sizes[i];
     }
     size_t nbytes = (size_t)numel * fx_dtype_size(dt);
@@ -149,7 +149,7 @@ void lx_tensor_from_lua(lua_State *L, int idx, fx_dtype dt) {
 
 /* torch.tensor(data [, dtype | {dtype = ..., requires_grad = ...}]).  [-0, +1, e] */
 static int l_tensor(lua_State *L) {
-    if (lua_isnone(L, 1)) return luaL_argerror(L, 1, "data expected");
+    if (lua_isnone(L, 1)) return lx_argerror(L, 1, "data expected");
     fx_dtype dt = FX_DTYPE_UNDEFINED;
     int requires_grad = -1;
     if (!lua_isnoneornil(L, 2)) {
@@ -159,13 +159,13 @@ static int l_tensor(lua_State *L) {
             if (!lua_isnil(L, -1)) {
                 dt = lx_to_dtype(L, -1);
                 if (dt == FX_DTYPE_UNDEFINED)
-                    return luaL_argerror(L, 2, "dtype expected in 'dtype'");
+                    return lx_argerror(L, 2, "dtype expected in 'dtype'");
             }
             lua_getfield(L, 2, "requires_grad");
             if (!lua_isnil(L, -1)) requires_grad = lua_toboolean(L, -1);
             lua_pop(L, 2);
         } else if (dt == FX_DTYPE_UNDEFINED) {
-            return luaL_typeerror(L, 2, "dtype or options table");
+            return lx_typeerror(L, 2, "dtype or options table");
         }
     }
     fx_tensor *src = lx_to_tensor(L, 1);
@@ -198,16 +198,16 @@ static int l_size(lua_State *L) {
     int n = 0;
     if (lua_istable(L, 1)) {
         lua_Integer len = (lua_Integer)lua_rawlen(L, 1);
-        luaL_argcheck(L, len <= FX_MAX_DIMS, 1, "too many dims");
+        lx_argcheck(L, len <= FX_MAX_DIMS, 1, "too many dims");
         for (lua_Integer i = 1; i <= len; i++) {
             lua_rawgeti(L, 1, i);
-            s[n++] = (int64_t)luaL_checkinteger(L, -1);
+            s[n++] = (int64_t)lx_checkinteger(L, -1);
             lua_pop(L, 1);
         }
     } else {
         int top = lua_gettop(L);
-        luaL_argcheck(L, top <= FX_MAX_DIMS, 1, "too many dims");
-        for (int i = 1; i <= top; i++) s[n++] = (int64_t)luaL_checkinteger(L, i);
+        lx_argcheck(L, top <= FX_MAX_DIMS, 1, "too many dims");
+        for (int i = 1; i <= top; i++) s[n++] = (int64_t)lx_checkinteger(L, i);
     }
     lx_push_size(L, n, s);
     return 1;
@@ -216,7 +216,7 @@ static int l_size(lua_State *L) {
 /* torch.manual_seed(seed): seeds the global generator (core/random.h). Returns nothing.
  * [-0, +0, e] */
 static int l_manual_seed(lua_State *L) {
-    lua_Integer s = luaL_checkinteger(L, 1);
+    lua_Integer s = lx_checkinteger(L, 1);
 #ifdef LX_HAVE_RANDOM
     fx_manual_seed((uint64_t)s);
     return 0;
@@ -269,9 +269,9 @@ static int l_perf_counter(lua_State *L) {
  * empty, arange, rand, randn) use when none is given, as torch.set_default_device does; building
  * a module under "meta" allocates no weights. Returns nothing.  [-0, +0, e] */
 static int l_set_default_device(lua_State *L) {
-    const char *d = luaL_optstring(L, 1, "cpu");
+    const char *d = lx_optstring(L, 1, "cpu");
     if (strcmp(d, "cpu") && strcmp(d, "meta"))
-        return luaL_argerror(L, 1, lua_pushfstring(L, "unsupported device '%s' (cpu or meta)", d));
+        return lx_argerror(L, 1, lua_pushfstring(L, "unsupported device '%s' (cpu or meta)", d));
     lua_pushboolean(L, !strcmp(d, "meta"));
     lua_setfield(L, LUA_REGISTRYINDEX, LX_DEFAULT_DEVICE);
     return 0;
@@ -292,7 +292,7 @@ fx_device lx_default_device(lua_State *L) {
 
 /* torch._has_op("arange.default") -> boolean: lets torch.lua pick between ops.  [-0, +1, e] */
 static int l_has_op(lua_State *L) {
-    lua_pushboolean(L, fx_op_lookup(luaL_checkstring(L, 1)) != NULL);
+    lua_pushboolean(L, fx_op_lookup(lx_checkstring(L, 1)) != NULL);
     return 1;
 }
 
@@ -366,11 +366,11 @@ static int l_op_function(lua_State *L) {
 /* ==== torch.ops.aten ========================================================================= */
 
 static const fx_opdef *check_overload(lua_State *L, int idx) {
-    luaL_checkudata(L, idx, LX_OVERLOAD);
+    lx_checkudata(L, idx, LX_OVERLOAD);
     lua_getiuservalue(L, idx, 1); /* [.., qualname] */
     const fx_opdef *op = fx_op_lookup(lua_tostring(L, -1));
     lua_pop(L, 1);
-    if (!op) luaL_argerror(L, idx, "unknown op");
+    if (!op) lx_argerror(L, idx, "unknown op");
     return op;
 }
 
@@ -389,7 +389,7 @@ static int overload_tostring(lua_State *L) {
 /* Fields: name ("aten::add"), overload ("Tensor"), qualname ("aten.add.Tensor"), schema.  */
 static int overload_index(lua_State *L) {
     const fx_opdef *op = check_overload(L, 1);
-    const char *k = luaL_checkstring(L, 2);
+    const char *k = lx_checkstring(L, 2);
     if (!strcmp(k, "name"))
         lua_pushfstring(L, "aten::%s", op->schema.name);
     else if (!strcmp(k, "overload"))
@@ -421,15 +421,15 @@ static void push_overload(lua_State *L, const fx_opdef *op) {
 
 /* Packet __call: torch.ops.aten.add(x, 2) resolves the overload like a method call. */
 static int packet_call(lua_State *L) {
-    luaL_checktype(L, 1, LUA_TTABLE);
+    lx_checktype(L, 1, LUA_TTABLE);
     lua_getfield(L, 1, "_name"); /* [p, args.., name] */
-    const char *name = luaL_checkstring(L, -1);
+    const char *name = lx_checkstring(L, -1);
     lua_pop(L, 1);
     return lx_call_opname(L, name, 2, false);
 }
 
 static int packet_tostring(lua_State *L) {
-    luaL_checktype(L, 1, LUA_TTABLE);
+    lx_checktype(L, 1, LUA_TTABLE);
     lua_getfield(L, 1, "_name");
     lua_pushfstring(L, "aten.%s", lua_tostring(L, -1));
     return 1;
@@ -452,7 +452,7 @@ static void push_packet(lua_State *L, const char *name) {
 /* torch.ops.aten.<name> for names not pre-built (none today; kept so an unknown name reads
  * nil instead of raising).  [-0, +1, -] */
 static int aten_index(lua_State *L) {
-    const char *name = luaL_checkstring(L, 2);
+    const char *name = lx_checkstring(L, 2);
     const fx_opdef *ops[1];
     if (fx_op_overloads(name, ops, 1) == 0) {
         lua_pushnil(L);

@@ -446,7 +446,7 @@ T.test("diff is node-keyed: raw vs functional through from_node; strict vs non-s
   local ep2 = torch.export.export(m, m.example_inputs, {strict = false})
   d = fxdb.diff(ep, ep2)
   T.eq(#d.changed + #d.removed + #d.added, 0)
-  T.checkerr("bad argument #2 to 'diff'", fxdb.diff, ep, 42)
+  T.checkerr("bad argument #2 'g2' to 'fxdb.diff'", fxdb.diff, ep, 42)
 end)
 
 T.test("report lists every problem per submodule with location and partial graph", function()

@@ -30,14 +30,15 @@ end
 local x = torch.tensor({{1, 2}, {3, 4}, {5, 6}}, torch.float32)
 
 T.test("tensor_setattr: a tensor takes no attributes (eager)", function()
-  T.checkerr("test_tensor_setattr.lua:14: attribute 'attr' of 'Tensor' objects is not writable",
-    TensorSetattr(), x, "attr")
+  local e = T.checkerr("attribute 'attr' of 'Tensor' objects is not writable", TensorSetattr(), x, "attr")
+  T.truthy(e.location:find("test_tensor_setattr.lua:14", 1, true), e.location)
 end)
 
 P.modes(function(strict, mode)
   T.test("tensor_setattr: a tensor takes no attributes, " .. mode, function()
-    T.checkerr("test_tensor_setattr.lua:14: attribute 'attr' of 'Tensor' objects is not writable",
+    local e = T.checkerr("attribute 'attr' of 'Tensor' objects is not writable",
       torch.export.export, TensorSetattr(), {x, "attr"}, {strict = strict})
+    T.truthy(e.location:find("test_tensor_setattr.lua:14", 1, true), e.location)
   end)
   local m = TensorSetattrSideTable()
   local ep = torch.export.export(m, {x, "attr"}, {strict = strict})
