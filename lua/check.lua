@@ -29,7 +29,8 @@ C.OPTIONS = {
   report = {"strict", "real"},
   warnings = {"clear"},
   break_on = {"temporary"},
-  render = {"depth", "title", "why"},
+  render = {"why", "depth", "expand", "collapse", "module", "params", "edge_shapes", "legend",
+            "progress", "title"},   -- repl/render_bind.c's options (viz owns them)
 }
 
 local function udata_is(name)
