@@ -66,6 +66,7 @@ C.IS = {
 -- by tests/lua/test_api_check.lua (every public Lua function must have a signature).
 C.SIGNATURES = {
   ["torch.export.export"] = "mod:Module, args:table?, opts:options.export?",
+  ["torch.export.default_decompositions"] = "",
   ["fxdb.export"] = "mod:Module?, args:table?, opts:options.export?",
   ["fxdb.trace"] = "mod:Module, args:table?, opts:options.trace?",
   ["fxdb.run"] = "ep:ExportedProgram|Graph?, args:table?, opts:options.run?",
