@@ -50,6 +50,25 @@ static int render_paths(lua_State *L, const char *field, const char *const **out
     return n;
 }
 
+/* Refuses a key of the opts table that fxdb.render does not know (a typo must not be ignored). */
+static void render_check_keys(lua_State *L) {
+    static const char *const known[] = {"why",    "depth",       "expand", "collapse", "module",
+                                        "params", "edge_shapes", "legend", "progress", "title"};
+    lua_pushnil(L);
+    while (lua_next(L, 3) != 0) { /* [.., key, value] */
+        lua_pop(L, 1);
+        const char *k = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : NULL;
+        size_t i = 0;
+        while (k && i < sizeof known / sizeof known[0] && strcmp(k, known[i]) != 0) i++;
+        if (!k || i == sizeof known / sizeof known[0]) {
+            luaL_argerror(L, 3, lua_pushfstring(L, "unknown option '%s' (options: why, depth, "
+                                                   "expand, collapse, module, params, "
+                                                   "edge_shapes, legend, progress, title)",
+                                                luaL_tolstring(L, -1, NULL)));
+        }
+    }
+}
+
 static bool render_flag(lua_State *L, const char *field, bool dflt) {
     lua_getfield(L, 3, field);
     bool v = lua_isnil(L, -1) ? dflt : lua_toboolean(L, -1);
@@ -90,6 +109,7 @@ static int l_render(lua_State *L) {
     o.progress = true;
     if (!lua_isnoneornil(L, 3)) {
         luaL_checktype(L, 3, LUA_TTABLE);
+        render_check_keys(L);
         lua_getfield(L, 3, "depth");                          /* [.., depth] */
         if (!lua_isnil(L, -1)) {
             int isnum;

@@ -65,24 +65,27 @@ typedef struct fxviz_opts {
     const char *const *expand;      /* (nexpand,) module paths drawn open whatever the depth,
                                        with every module above them */
     int nexpand;
-    const char *const *collapse;    /* (ncollapse,) module paths drawn as one box whatever the
-                                       depth (collapse wins over expand) */
+    const char *const *collapse; /* (ncollapse,) module paths drawn as one box whatever the
+                                    depth (collapse wins over expand) */
     int ncollapse;
-    const char *root;               /* a module path: draw only the nodes inside that module,
-                                       the values they read from outside as dashed "external"
-                                       nodes; NULL or "" = the whole graph. FX_EARG when no node
-                                       is inside it */
-    bool params;                    /* draw parameter / constant placeholders as nodes */
-    bool edge_shapes;               /* label each edge with the value's dtype[shape] */
-    bool legend;                    /* a legend of the node kinds drawn */
-    bool progress;                  /* fxviz_render: progress lines on stderr once the layout
-                                       has run for a second */
-    const char *title;              /* graph label, or NULL */
+    const char *root;  /* a module path: draw only the nodes inside that module,
+                          the values they read from outside as dashed "external"
+                          nodes; NULL or "" = the whole graph. FX_EARG when no node
+                          is inside it */
+    bool params;       /* draw parameter / constant placeholders as nodes */
+    bool edge_shapes;  /* label each edge with the value's dtype[shape] */
+    bool legend;       /* a legend of the node kinds drawn */
+    bool progress;     /* fxviz_render: progress lines on stderr once the layout
+                          has run for a second */
+    const char *title; /* graph label, or NULL */
 } fxviz_opts;
 
 /* Lays out g with dot and writes it to `path`; the format comes from the extension,
  * case-insensitive: .svg .png .pdf .dot (.gv is DOT too; DOT output carries the layout's
- * positions). FX_EARG for another or no extension (nothing is written), FX_EIO when Graphviz
+ * positions), and .html / .htm for the interactive viewer (viz/viz_html.c: one self-contained
+ * page with an SVG per module view; opts->depth, expand, collapse and root do not apply to
+ * it; params, edge_shapes and title do, and highlight opens the page on that state's
+ * provenance). FX_EARG for another or no extension (nothing is written), FX_EIO when Graphviz
  * cannot write the file (err->msg quotes Graphviz's own message), FX_ENOTIMPL when this
  * Graphviz lacks the renderer (no cairo plugin for png/pdf), FX_EINTERNAL "layout cancelled"
  * after a SIGINT during the layout. g and opts are borrowed (opts NULL: whole graph, every

@@ -53,16 +53,16 @@ typedef struct vz_builder {
     Agraph_t *root;
     const fx_program *program; /* NULL for a bare graph */
     const fxviz_opts *o;
-    const fx_graph *g;         /* the top graph */
-    fx_strbuf id;              /* scratch: node ids */
-    fx_strbuf lab;             /* scratch: labels */
-    fx_strbuf ty;              /* scratch: value types */
-    Agnode_t **boxes;          /* (nboxes,) module boxes, in creation order */
+    const fx_graph *g; /* the top graph */
+    fx_strbuf id;      /* scratch: node ids */
+    fx_strbuf lab;     /* scratch: labels */
+    fx_strbuf ty;      /* scratch: value types */
+    Agnode_t **boxes;  /* (nboxes,) module boxes, in creation order */
     int nboxes, boxcap;
-    vz_slot *map;              /* (mapcap,) open addressing, key NULL = empty */
+    vz_slot *map; /* (mapcap,) open addressing, key NULL = empty */
     size_t mapcap;
-    unsigned used;             /* bit k: a node of vz_kind k was drawn (legend) */
-    int ninside;               /* compute nodes inside o->root */
+    unsigned used; /* bit k: a node of vz_kind k was drawn (legend) */
+    int ninside;   /* compute nodes inside o->root */
     fx_err *err;
 } vz_builder;
 
@@ -524,7 +524,8 @@ static int vz_shared(vz_builder *b, vz_slot *s) {
  * "<name>@<cluster>", one per cluster, or "<name>@<head>" at the top of the picture. */
 static Agnode_t *vz_shared_copy(vz_builder *b, const fx_node *src, Agraph_t *in, Agnode_t *head) {
     fx_strbuf cid = FX_STRBUF_INIT;
-    fx_strbuf_appendf(&cid, "%s@%s", src->name, agnameof(in == b->root ? (void *)head : (void *)in));
+    fx_strbuf_appendf(&cid, "%s@%s", src->name,
+                      agnameof(in == b->root ? (void *)head : (void *)in));
     if (cid.oom) {
         vz_oom(b);
         return NULL;
@@ -683,7 +684,7 @@ static int vz_draw_compute(vz_builder *b, const fx_node *n, Agraph_t *in, const 
             vz_map_put(b, n, an, c);
             /* folded parameters: one label line each */
             size_t before = b->lab.len;
-            const char *in_path = pl.nopen        ? pl.lv[pl.nopen - 1]->path
+            const char *in_path = pl.nopen         ? pl.lv[pl.nopen - 1]->path
                                   : vz_has_root(b) ? b->o->root
                                                    : NULL;
             for (int i = 0; i < n->nargs; i++) vz_param_lines(b, &n->args[i], in_path);

@@ -38,10 +38,10 @@ bool vz_is_html(const char *path) {
 typedef struct vz_mod {
     const char *path; /* borrowed from a node's nn_module_stack */
     const char *cls;
-    int parent;       /* index of the enclosing module, -1 for a top-level module */
-    int nops, nmut;   /* compute nodes in the subtree, of which carry a mutation */
+    int parent;     /* index of the enclosing module, -1 for a top-level module */
+    int nops, nmut; /* compute nodes in the subtree, of which carry a mutation */
     int nchildren;
-    int view;         /* index of its view, or -1 */
+    int view; /* index of its view, or -1 */
 } vz_mod;
 
 typedef struct vz_view {
@@ -397,6 +397,7 @@ static int vz_html_write(void *ctx, fx_err *err) {
                           "id=\"fxdb-data\">{");
     int first = 1;
     js_kstr(&sb, "title", title, &first);
+    if (h->opts && h->opts->highlight) js_kstr(&sb, "why", h->opts->highlight->state, &first);
     js_key(&sb, "modules", &first);
     fx_strbuf_putc(&sb, '{');
     for (int i = 0; i < h->nmods; i++) {

@@ -196,8 +196,10 @@ int vz_run_child(vz_job fn, void *ctx, const char *what, bool progress, fx_err *
         return FX_EINTERNAL;
     }
     if (got != sizeof cerr) {
-        return fx_err_setf(err, FX_EINTERNAL, "fxviz: the layout process ended without a result "
-                           "(%s %d)", WIFSIGNALED(status) ? "signal" : "exit status",
+        return fx_err_setf(err, FX_EINTERNAL,
+                           "fxviz: the layout process ended without a result "
+                           "(%s %d)",
+                           WIFSIGNALED(status) ? "signal" : "exit status",
                            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     }
     if (err) *err = cerr;

@@ -165,12 +165,16 @@ void vz_style_label(Agraph_t *g, const char *title, unsigned legend) {
             fx_strbuf_append(&sb, "</font></td>");
         }
         if (legend & VZ_LEGEND_MUTATION) {
-            fx_strbuf_appendf(&sb, "<td color=\"%s\" border=\"2\"><font point-size=\"9\">"
-                                   "new version</font></td>", VZ_MUTATION_COLOR);
+            fx_strbuf_appendf(&sb,
+                              "<td color=\"%s\" border=\"2\"><font point-size=\"9\">"
+                              "new version</font></td>",
+                              VZ_MUTATION_COLOR);
         }
         if (legend & VZ_LEGEND_HIGHLIGHT) {
-            fx_strbuf_appendf(&sb, "<td color=\"%s\" border=\"3\"><font point-size=\"9\">"
-                                   "--why path</font></td>", VZ_HIGHLIGHT_COLOR);
+            fx_strbuf_appendf(&sb,
+                              "<td color=\"%s\" border=\"3\"><font point-size=\"9\">"
+                              "--why path</font></td>",
+                              VZ_HIGHLIGHT_COLOR);
         }
         fx_strbuf_append(&sb, "</tr>");
     }

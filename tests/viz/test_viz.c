@@ -91,6 +91,33 @@ static void set_mutation(fx_node *n, int version, const char *from) {
     assert_int_equal(fx_node_set_mutation(n, &m, &err), FX_OK);
 }
 
+/* Ends graph g with `return [n]`. */
+static void output_of(fx_graph *g, fx_node *n) {
+    fx_err err;
+    fx_ivalue res;
+    assert_int_equal(fx_iv_list(1, &res, &err), FX_OK);
+    res.u.list.items[0] = fx_iv_node(n);
+    assert_non_null(fx_graph_output(g, &res, &err));
+    fx_ivalue_clear(&res);
+}
+
+/* The program of graph g whose placeholder b_state is buffer `state` and whose last node `last`
+ * is returned as the buffer's new value. */
+typedef struct state_program {
+    fx_input_spec in[1];
+    fx_output_spec out[1];
+    fx_program prog;
+} state_program;
+
+static void state_program_of(state_program *sp, fx_graph *g, fx_node *last) {
+    output_of(g, last);
+    sp->in[0] = (fx_input_spec){FX_INPUT_BUFFER, (char *)"b_state", (char *)"state", true};
+    sp->out[0] = (fx_output_spec){FX_OUTPUT_BUFFER_MUTATION, (char *)last->name, (char *)"state"};
+    memset(&sp->prog, 0, sizeof sp->prog);
+    sp->prog.graph = g;
+    sp->prog.sig = (fx_signature){sp->in, 1, sp->out, 1};
+}
+
 static void build_fixture(fixture *f) {
     fx_err err;
     memset(f, 0, sizeof *f);
@@ -452,11 +479,7 @@ static void test_collapse_counts_deeper_ops(void **state) {
         prev = call(g, FX_OP_NEG, 1, a);
         set_modules(prev, i < 2 ? 2 : 3, deep); /* 2 in mlp itself, 3 in mlp.fc */
     }
-    fx_ivalue res;
-    assert_int_equal(fx_iv_list(1, &res, &err), FX_OK);
-    res.u.list.items[0] = fx_iv_node(prev);
-    assert_non_null(fx_graph_output(g, &res, &err));
-    fx_ivalue_clear(&res);
+    output_of(g, prev);
 
     fxviz_opts o = {.depth = 1};
     Agraph_t *ag = dot_graph(g, &o);
@@ -501,11 +524,7 @@ static void test_subgraph_cluster(void **state) {
     fx_node *a = fx_graph_placeholder(body, "a", &err);
     fx_ivalue args[1] = {fx_iv_node(a)};
     fx_node *neg = call(body, FX_OP_NEG, 1, args);
-    fx_ivalue res;
-    assert_int_equal(fx_iv_list(1, &res, &err), FX_OK);
-    res.u.list.items[0] = fx_iv_node(neg);
-    assert_non_null(fx_graph_output(body, &res, &err));
-    fx_ivalue_clear(&res);
+    output_of(body, neg);
 
     fx_graph *g = fx_graph_new();
     fx_node *x = fx_graph_placeholder(g, "x", &err);
@@ -515,10 +534,7 @@ static void test_subgraph_cluster(void **state) {
     fx_ivalue cargs[2] = {fx_iv_node(ga), fx_iv_node(x)};
     fx_node *cond = fx_graph_call_target(g, "higher_order.cond", cargs, 2, "cond", &err);
     assert_non_null(cond);
-    assert_int_equal(fx_iv_list(1, &res, &err), FX_OK);
-    res.u.list.items[0] = fx_iv_node(cond);
-    assert_non_null(fx_graph_output(g, &res, &err));
-    fx_ivalue_clear(&res);
+    output_of(g, cond);
 
     Agraph_t *ag = dot_graph(g, NULL);
     Agraph_t *c = agsubg(ag, (char *)"cluster_true_graph_0", 0);
@@ -551,16 +567,9 @@ static void test_big_graph_limits(void **state) {
         prev = call(g, FX_OP_NEG, 1, a);
         if (i == 0) set_val(prev, 1); /* "neg" -> "neg_1" carries f32[3] under edge_shapes */
     }
-    fx_ivalue res;
-    assert_int_equal(fx_iv_list(1, &res, &err), FX_OK);
-    res.u.list.items[0] = fx_iv_node(prev);
-    assert_non_null(fx_graph_output(g, &res, &err));
-    fx_ivalue_clear(&res);
-    fx_input_spec in[1] = {{FX_INPUT_BUFFER, (char *)"b_state", (char *)"state", true}};
-    fx_output_spec out[1] = {{FX_OUTPUT_BUFFER_MUTATION, (char *)prev->name, (char *)"state"}};
-    fx_program prog = {0};
-    prog.graph = g;
-    prog.sig = (fx_signature){in, 1, out, 1};
+    state_program sp;
+    state_program_of(&sp, g, prev);
+    fx_program prog = sp.prog;
     fxviz_opts o = {.program = &prog, .depth = FXVIZ_DEPTH_FULL, .edge_shapes = true};
     Agraph_t *ag = dot_graph(g, &o);
     assert_int_equal(agnnodes(ag), 1102);
@@ -781,11 +790,7 @@ static void test_shared_copies(void **state) {
         prev = call(g, FX_OP_MUL_TENSOR, 2, a);
         set_modules(prev, 1, m);
     }
-    fx_ivalue res;
-    assert_int_equal(fx_iv_list(1, &res, &err), FX_OK);
-    res.u.list.items[0] = fx_iv_node(prev);
-    assert_non_null(fx_graph_output(g, &res, &err));
-    fx_ivalue_clear(&res);
+    output_of(g, prev);
     fxviz_opts o = {.depth = FXVIZ_DEPTH_FULL};
     Agraph_t *ag = dot_graph(g, &o);
     assert_int_equal(count_edges(ag, "neg", "mul"), 0);
@@ -967,6 +972,73 @@ static void test_render_files(void **state) {
     free_fixture(&f);
 }
 
+/* The .html page: one file holding every view, the node data, the provenance of every mutated
+ * state and the scripts, and nothing fetched from the network. Three layers of 50 ops each go
+ * over the viewer's whole-program limit (120 ops), so the program view shows the layers as boxes
+ * and each layer gets a view of its own. */
+static void test_render_html(void **state) {
+    fx_err err;
+    fx_graph *g = fx_graph_new();
+    fx_node *b = fx_graph_placeholder(g, "b_state", &err);
+    set_val(b, 1);
+    fx_node *prev = b;
+    for (int l = 0; l < 3; l++) {
+        char path[16];
+        snprintf(path, sizeof path, "layers.%d", l);
+        fx_module_entry m[] = {{(char *)"", (char *)"Net"}, {path, (char *)"Block"}};
+        for (int i = 0; i < 50; i++) {
+            fx_ivalue a[1] = {fx_iv_node(prev)};
+            prev = call(g, FX_OP_NEG, 1, a);
+            set_val(prev, 1);
+            set_modules(prev, 2, m);
+        }
+    }
+    fx_mutation mu = {(char *)"state", 1, (char *)"aten.neg_.default", NULL, (char *)"neg_"};
+    assert_int_equal(fx_node_set_mutation(prev, &mu, &err), FX_OK);
+    state_program sp;
+    state_program_of(&sp, g, prev);
+    fx_program prog = sp.prog;
+
+    fxviz_opts o = {.program = &prog, .title = "t<1>"};
+    char path[256];
+    render_ok(g, "page.HTML", &o, path, sizeof path);
+    char *text = slurp(path, NULL);
+    assert_true(strncmp(text, "<!DOCTYPE html>", 15) == 0);
+    assert_contains(text, "<title>t&lt;1&gt;</title>");
+    /* the views: the program (layers as boxes), then each layer drawn whole */
+    assert_contains(text, "{\"path\":\"\",\"full\":false,\"svg\":\"<svg");
+    assert_contains(text, "{\"path\":\"layers.0\",\"full\":true,");
+    assert_contains(text, "{\"path\":\"layers.2\",\"full\":true,");
+    assert_contains(text, "<title>module.layers.1<\\/title>");
+    /* node data: the view each node is drawn in, its module stack and mutation */
+    assert_contains(text, "\"neg\":{\"op\":\"call_function\",\"target\":\"aten.neg.default\","
+                          "\"type\":\"f32[3]\",\"view\":1,");
+    assert_contains(text, "\"modules\":[[\"\",\"Net\"],[\"layers.2\",\"Block\"]]");
+    assert_contains(text, "\"mutation\":{\"state\":\"state\",\"version\":1,");
+    assert_contains(text, "\"input_kind\":\"BUFFER\",\"state\":\"state\"");
+    /* the provenance of the mutated buffer */
+    assert_contains(text, "\"states\":{\"state\":{\"kind\":\"BUFFER\"");
+    /* scripts inline; no "</" inside the JSON block ends the <script> early */
+    assert_contains(text, "svg-pan-zoom 3.6.2");
+    assert_contains(text, "window.fxdbViewer");
+    const char *json = strstr(text, "id=\"fxdb-data\">");
+    assert_non_null(json);
+    const char *end = strstr(json, "</script>");
+    assert_non_null(end);
+    assert_non_null(strstr(end, "svgPanZoom"));
+    for (const char *p = json; p < end; p++) assert_false(p[0] == '<' && p[1] == '/');
+    /* self-contained: nothing loaded from elsewhere */
+    assert_null(strstr(text, "src=\"http"));
+    assert_null(strstr(text, "href=\"http"));
+    assert_null(strstr(text, "<link"));
+    free(text);
+
+    /* an unwritable path */
+    assert_int_equal(fxviz_render(g, "/nonexistent-fxviz-dir/p.html", &o, &err), FX_EIO);
+    assert_contains(err.msg, "/nonexistent-fxviz-dir/p.html");
+    fx_graph_free(g);
+}
+
 /* Runs fn with stderr sent to a file; returns how many bytes it wrote there. */
 static long stderr_bytes_of(void (*fn)(void *), void *ud) {
     char path[128];
@@ -1128,6 +1200,7 @@ int main(void) {
         cmocka_unit_test(test_shared_copies),
         cmocka_unit_test(test_exported_program),
         cmocka_unit_test(test_render_files),
+        cmocka_unit_test(test_render_html),
         cmocka_unit_test(test_render_errors),
         cmocka_unit_test(test_no_leaks_and_oom),
     };

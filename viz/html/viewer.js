@@ -309,5 +309,9 @@
   }
   window.addEventListener('hashchange', openHash);
   showView(0);
-  if (!openHash()) showHelp();
+  if (!openHash()) {
+    showHelp();
+    /* fxdb.render(ep, "x.html", {why = STATE}): open on that state's provenance */
+    if (D.why && D.states[D.why]) { panel.textContent = ''; panel.appendChild(el('h2', { text: D.why })); showState(D.why, null); }
+  }
 })();
