@@ -347,6 +347,7 @@ static Agnode_t *vz_box(vz_builder *b, const vz_place *pl, Agraph_t **in) {
     /* the boxes of one cluster form a group: dot keeps the chain of blocks a straight column
        instead of a staircase pushed sideways by their output nodes */
     vz_set(an, "group", agnameof(*in));
+    vz_set(an, "margin", "0.16,0.06"); /* room for the 3-D edge of box3d */
     b->used |= 1u << VZ_MODULE;
     return an;
 }

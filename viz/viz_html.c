@@ -58,7 +58,7 @@ typedef struct vz_html {
     vz_view *views;
     int nviews;
     int last; /* lookup cache */
-    GVC_t *gvc;
+    GVC_t *gvc; /* made by vz_html_write, where the layouts run */
 } vz_html;
 
 static int vz_mod_find(vz_html *h, const char *path) {
@@ -386,6 +386,8 @@ static void html_escape(fx_strbuf *sb, const char *s) {
 
 static int vz_html_write(void *ctx, fx_err *err) {
     vz_html *h = ctx;
+    h->gvc = vz_context(err);
+    if (!h->gvc) return err->code;
     fx_strbuf sb = FX_STRBUF_INIT, tmp = FX_STRBUF_INIT;
     const char *title = h->opts && h->opts->title ? h->opts->title : "fxdb graph";
     fx_strbuf_append(&sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -466,8 +468,6 @@ int vz_render_html(const fx_graph *g, const char *path, const fxviz_opts *opts, 
     h.opts = opts;
     h.path = path;
     h.last = -1;
-    h.gvc = vz_context(err);
-    if (!h.gvc) return err ? err->code : FX_ENOMEM;
     int rc = vz_mods_collect(&h, err);
     if (rc == FX_OK) rc = vz_views_plan(&h, err);
     if (rc == FX_OK) {

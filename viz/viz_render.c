@@ -212,11 +212,12 @@ typedef struct vz_render_job {
     const char *path;
     const char *format;
     const fxviz_opts *opts;
-    GVC_t *gvc;
 } vz_render_job;
 
 static int vz_render_here(void *ctx, fx_err *err) {
     vz_render_job *j = ctx;
+    GVC_t *gvc = vz_context(err);
+    if (!gvc) return err->code;
     char msg[FX_ERR_MSG / 2];
     Agraph_t *ag = NULL;
     vz_err_begin();
@@ -225,14 +226,14 @@ static int vz_render_here(void *ctx, fx_err *err) {
         vz_err_end(NULL, 0);
         return rc;
     }
-    if (gvLayout(j->gvc, ag, "dot") != 0) {
+    if (gvLayout(gvc, ag, "dot") != 0) {
         vz_err_end(msg, sizeof msg);
         agclose(ag);
         return fx_err_setf(err, FX_EINTERNAL, "fxviz.render: Graphviz layout failed%s%s",
                            msg[0] ? ": " : "", msg);
     }
-    int grc = gvRenderFilename(j->gvc, ag, j->format, j->path);
-    gvFreeLayout(j->gvc, ag);
+    int grc = gvRenderFilename(gvc, ag, j->format, j->path);
+    gvFreeLayout(gvc, ag);
     agclose(ag);
     int level = vz_err_end(msg, sizeof msg);
     if (grc != 0) {
@@ -251,6 +252,8 @@ static int vz_render_here(void *ctx, fx_err *err) {
 }
 
 int fxviz_render(const fx_graph *g, const char *path, const fxviz_opts *opts, fx_err *err) {
+    fx_err scratch;
+    if (!err) err = &scratch;
     fx_err_clear(err);
     if (!path || !*path) return fx_err_setf(err, FX_EARG, "fxviz.render: no output file given");
     if (vz_is_html(path)) return vz_render_html(g, path, opts, err);
@@ -262,9 +265,9 @@ int fxviz_render(const fx_graph *g, const char *path, const fxviz_opts *opts, fx
         fx_err_hintf(err, "use a file name ending in .svg, .png, .pdf, .dot, .gv or .html");
         return FX_EARG;
     }
-    GVC_t *gvc = vz_context(err);
-    if (!gvc) return err ? err->code : FX_ENOMEM;
-    vz_render_job j = {g, path, format, opts, gvc};
+    /* the GVC_t is made where the layout runs (the child): one that never lays out leaks
+       memory in Graphviz 2.42's gvFreeContext */
+    vz_render_job j = {g, path, format, opts};
     char what[128];
     snprintf(what, sizeof what, "laying out %d graph nodes into %s", g ? fx_graph_count(g) : 0,
              path);
