@@ -256,6 +256,19 @@ static int loop_eval(const char *what, fx_graph *body, const fx_ivalue *init, co
         }
         fx_ivalue_clear(&step_out);
     }
+    /* no step ran (xs empty along dim): each y is empty along dim, shaped as the body's output
+     * (its traced value), as PyTorch's scan returns for empty xs */
+    for (int k = 0; n == 0 && k < ny && !rc; k++) {
+        const fx_tensor *v = body_output_tensor(body, ninit + k);
+        if (!v) {
+            rc = fx_err_setf(err, FX_EARG, "%s: body output %d is not a tensor", what, ninit + k);
+            break;
+        }
+        fx_tensor *t;
+        int sd = wdim <= fx_tensor_ndim(v) ? wdim : fx_tensor_ndim(v);
+        rc = stacked_empty(v, 0, sd, FX_DEVICE_CPU, &t, err);
+        if (!rc) res.u.list.items[ninit + k] = fx_iv_tensor_steal(t);
+    }
     for (int k = 0; k < ninit && !rc; k++) rc = fx_ivalue_copy(&res.u.list.items[k], &step_in.u.list.items[k], err);
     fx_ivalue_clear(&step_in);
     if (rc) fx_ivalue_clear(&res);

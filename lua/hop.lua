@@ -15,9 +15,25 @@ local function concat(a, b)
   return out
 end
 
+-- A body output that is one of the body's inputs or a view of one: torch.cond refuses it
+-- (torch/_higher_order_ops/cond.py's _has_potential_branch_input_alias).
+local function check_no_alias(outs, inputs, what)
+  for _, o in ipairs(outs) do
+    if torch.is_tensor(o) then
+      for _, inp in ipairs(inputs) do
+        if rawequal(o, inp) or fxdb._same_storage(o, inp) then
+          E.export_error("hop_body_alias", "One of " .. what .. " branch might be aliasing the input!",
+            "return a copy (x:clone()) instead of the input or a view of it")
+        end
+      end
+    end
+  end
+end
+
 -- Traces fn(inputs...) as a body of the op being recorded into `parent`. examples: the tensors
--- the placeholders stand for; names: their placeholder names. Returns the finished body tracer.
-local function trace_body(parent, fn, examples, names)
+-- the placeholders stand for; names: their placeholder names; no_alias: the op's name when its
+-- outputs may not alias its inputs (cond). Returns the finished body tracer.
+local function trace_body(parent, fn, examples, names, no_alias)
   local body = E.tracer{}
   body:set_parent(parent)
   local inputs = {}
@@ -30,6 +46,7 @@ local function trace_body(parent, fn, examples, names)
   if not res[1] then error(res[2], 0) end
   local outs = {}
   for i = 2, res.n do flatten(res[i], outs) end
+  if no_alias then check_no_alias(outs, inputs, no_alias) end
   body:finish(outs)
   return body
 end
@@ -56,6 +73,24 @@ local function scan(combine_fn, init, xs, dim, reverse, additional)
   local parent = E.active_tracer
   if not parent then -- eager: run the Lua function step by step
     local n = xs[1]:size(dim)
+    if n == 0 then
+      -- no step runs: the ys are empty along dim, shaped as combine_fn's outputs on one slice
+      -- (found by running it on meta tensors, which compute shapes only)
+      local args = {}
+      for _, c in ipairs(init) do args[#args + 1] = E.slice_meta(c:unsqueeze(0), 0) end
+      for _, x in ipairs(xs) do args[#args + 1] = E.slice_meta(x, dim) end
+      for _, a in ipairs(additional) do args[#args + 1] = E.slice_meta(a:unsqueeze(0), 0) end
+      local out = E.flatten_outputs(table.pack(combine_fn(table.unpack(args))))
+      local res = {table.unpack(init)}
+      for k = #init + 1, #out do
+        local shape = out[k].shape
+        local s = {}
+        for i = 1, #shape do s[i] = shape[i] end
+        table.insert(s, dim + 1, 0)
+        res[#res + 1] = torch.empty(s, out[k].dtype)
+      end
+      return table.unpack(res)
+    end
     local carry, ys = init, {}
     for t = 0, n - 1 do
       local i = reverse and (n - 1 - t) or t
@@ -84,6 +119,69 @@ local function scan(combine_fn, init, xs, dim, reverse, additional)
     {init, xs, dim, reverse, additional}))
 end
 
+-- Rebuilds `template`'s tree with leaves[pos], leaves[pos + 1], ... in flatten order; returns
+-- the tree and the next position.
+local function unflatten(template, leaves, pos)
+  if type(template) ~= "table" or getmetatable(template) ~= nil then return leaves[pos], pos + 1 end
+  local out = {}
+  local n = #template
+  for i = 1, n do out[i], pos = unflatten(template[i], leaves, pos) end
+  local extra = {}
+  for k in next, template do
+    if not (math.type(k) == "integer" and k >= 1 and k <= n) then extra[#extra + 1] = k end
+  end
+  table.sort(extra, function(a, b)
+    local ta, tb = type(a), type(b)
+    if ta ~= tb then return ta == "number" end
+    return a < b
+  end)
+  for _, k in ipairs(extra) do out[k], pos = unflatten(template[k], leaves, pos) end
+  return out, pos
+end
+
+-- torch._higher_order_ops.scan(combine_fn, init, xs, {dim = 0, reverse = false}) — torch 2.5's
+-- user-level scan: init and xs are pytrees (tensors or tables of them); combine_fn(carry, x)
+-- gets them with init's and xs's structure (x sliced along dim) and returns (next_carry, y),
+-- next_carry shaped like init; the result is (final carry, ys) with ys shaped like y, each
+-- leaf stacked along dim. Flattened, it is the scan HOP above.
+local function scan_tree(combine_fn, init, xs, opts)
+  if type(combine_fn) ~= "function" then
+    error("bad argument #1 to 'scan' (function expected, got " .. type(combine_fn) .. ")", 2)
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    error("bad argument #4 to 'scan' (options table expected, got " .. type(opts) .. ")", 2)
+  end
+  opts = opts or {}
+  local leaves_init, leaves_xs = flatten(init, {}), flatten(xs, {})
+  if #leaves_init == 0 then error("scan: Init tensors must be provided", 2) end
+  for _, t in ipairs(leaves_init) do
+    if not torch.is_tensor(t) then error("scan: All init leaves must be a Tensor", 2) end
+  end
+  for _, t in ipairs(leaves_xs) do
+    if not torch.is_tensor(t) then error("scan: All xs leaves must be a Tensor", 2) end
+  end
+  local ni, nx = #leaves_init, #leaves_xs
+  local y_template
+  local function flat_fn(...)
+    local a = table.pack(...)
+    local carry = unflatten(init, a, 1)
+    local x = unflatten(xs, a, ni + 1)
+    local next_carry, y = combine_fn(carry, x)
+    local out = flatten(next_carry, {})
+    if #out ~= ni then
+      error("scan: combine_fn must return a carry with the structure of init (" .. ni ..
+            " tensors), got " .. #out, 0)
+    end
+    y_template = y_template or y
+    for _, leaf in ipairs(flatten(y, {})) do out[#out + 1] = leaf end
+    return table.unpack(out)
+  end
+  local res = table.pack(scan(flat_fn, leaves_init, leaves_xs, opts.dim or 0, opts.reverse or false, {}))
+  local carry = unflatten(init, res, 1)
+  local ys = y_template ~= nil and unflatten(y_template, res, ni + 1) or nil
+  return carry, ys
+end
+
 -- ---- cond -------------------------------------------------------------------------------------
 
 -- torch.cond(pred, true_fn, false_fn, operands): a Lua boolean picks the branch now (PyTorch folds
@@ -102,8 +200,8 @@ local function cond(pred, true_fn, false_fn, operands)
   end
   local names = {}
   for i, o in ipairs(operands) do names[i] = node_name(parent, o, "arg" .. (i - 1) .. "_1") end
-  local tb = trace_body(parent, true_fn, operands, names)
-  local fb = trace_body(parent, false_fn, operands, names)
+  local tb = trace_body(parent, true_fn, operands, names, "torch.cond")
+  local fb = trace_body(parent, false_fn, operands, names, "torch.cond")
   -- both bodies take the same inputs: the operands, then every captured tensor
   local caps, seen = {}, {}
   for _, b in ipairs{tb, fb} do
@@ -163,7 +261,7 @@ torch.ops.higher_order.scan = scan
 torch.ops.higher_order.cond = cond
 torch.ops.higher_order.map = map
 torch._higher_order_ops = torch._higher_order_ops or {}
-torch._higher_order_ops.scan = scan
+torch._higher_order_ops.scan = scan_tree
 torch._higher_order_ops.cond = cond
 torch._higher_order_ops.map = map
 torch.cond = cond
