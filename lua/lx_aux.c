@@ -633,6 +633,21 @@ void lx_check_options(lua_State *L, int idx, const char *fname, const char *cons
     }
 }
 
+/* fxdb._closest(name, {candidates}) -> the closest candidate when name looks like a misspelling
+ * of it (lx_closest), else nil. */
+static int l_closest(lua_State *L) {
+    const char *name = lx_checkstring(L, 1);
+    lx_checktype(L, 2, LUA_TTABLE);
+    const char *valid[257];
+    int n = 0;
+    for (; n < 256 && lua_rawgeti(L, 2, n + 1) == LUA_TSTRING; n++) valid[n] = lua_tostring(L, -1);
+    valid[n] = NULL;
+    const char *best = lx_closest(name, valid);
+    if (best) lua_pushstring(L, best);
+    else lua_pushnil(L);
+    return 1;
+}
+
 /* fxdb._check_options(fname, opts, {valid names}): lx_check_options from Lua (lua/check.lua). */
 static int l_check_options(lua_State *L) {
     const char *fname = lx_checkstring(L, 1);
@@ -882,4 +897,5 @@ void lx_open_aux(lua_State *L) {
     memset(memo, 0, sizeof *memo);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &g_memo_key);
     fxlua_register(L, "_check_options", l_check_options);
+    fxlua_register(L, "_closest", l_closest);
 }

@@ -225,12 +225,54 @@ function fxdb.break_on(spec, opts)
   return b
 end
 
+-- The names a watchpoint can name for the module being debugged (a session's, else the current
+-- export's): buffer and parameter paths, placeholder names and forward's parameter names; nil
+-- when no module or program is known yet (a watchpoint may then be set before :trace).
+local function watchable()
+  local s = fxdb.session
+  local m = (s and s.m) or fxdb.current_module
+  local ep = (s and s.ep) or fxdb.current
+  if m == nil and ep == nil then return nil end
+  local names, inputs = {}, {}
+  if m and m._named_state then
+    for _, st in ipairs(m:_named_state()) do names[#names + 1] = st.path end
+    local info = type(m.forward) == "function" and debug.getinfo(m.forward, "u")
+    for i = 2, info and info.nparams or 0 do inputs[#inputs + 1] = debug.getlocal(m.forward, i) end
+  end
+  if ep then
+    for _, spec in ipairs(ep.graph_signature.input_specs) do
+      names[#names + 1] = spec.arg.name
+      if spec.target then names[#names + 1] = spec.target end
+    end
+  end
+  for _, n in ipairs(inputs) do names[#names + 1] = n end
+  local seen, uniq = {}, {}
+  for _, n in ipairs(names) do
+    if not seen[n] then seen[n] = true; uniq[#uniq + 1] = n end
+  end
+  return uniq, inputs
+end
+
 -- fxdb.watch(target): stop whenever buffer/input `target` gets a new version, also through a view.
+-- A name the module does not have is an error (with the closest one).
 function fxdb.watch(target)
-  if type(target) ~= "string" or target == "" then
+  if type(target) ~= "string" or trim(target) == "" then
     error("bad argument #1 to 'watch' (buffer or input name expected)", 2)
   end
-  return fxdb.break_on({"watch", trim(target)})
+  target = trim(target)
+  local names, inputs = watchable()
+  if names then
+    local known = false
+    for _, n in ipairs(names) do known = known or n == target end
+    for _, n in ipairs(inputs) do known = known or target:sub(1, #n + 1) == n .. "_" end -- pytree leaves
+    if not known then
+      local near = fxdb._closest(target, names)
+      fxdb._argcheck.arg_error("no buffer or input named '" .. target .. "' to watch" ..
+        (near and (" (did you mean '" .. near .. "'?)") or "") .. "; the module has: " ..
+        table.concat(names, ", "))
+    end
+  end
+  return fxdb.break_on({"watch", target})
 end
 
 local function find_break(n)

@@ -236,12 +236,11 @@ static int pmain(lua_State *L) {
     if (rc == CMD_OK && script < argc && handle_script(L, argv, script) != LUA_OK
         && !(args & HAS_I))
         return 0;
-    if (args & HAS_I) {
-        repl_loop(L, term_is_tty(STDIN_FILENO));
-    } else if (script == argc && !(args & (HAS_E | HAS_V))) {
-        repl_loop(L, term_is_tty(STDIN_FILENO));
-    }
-    lua_pushboolean(L, 1);
+    /* a session piped on stdin goes on after an error but exits non-zero, as -e does */
+    bool tty = term_is_tty(STDIN_FILENO), failed = false;
+    if ((args & HAS_I) || (script == argc && !(args & (HAS_E | HAS_V))))
+        failed = repl_loop(L, tty);
+    lua_pushboolean(L, tty || !failed);
     return 1;
 }
 

@@ -131,8 +131,8 @@ static void set_session_env(lua_State *L) {
 }
 
 /* Runs one Lua chunk typed at the prompt. Stack on entry: [.., line] with the line at base+1;
- * restored to base on return. */
-static void eval_lua(lua_State *L, int base) {
+ * restored to base on return. Returns false when it failed (the error is printed). */
+static bool eval_lua(lua_State *L, int base) {
     const char *first = lua_tostring(L, base + 1);
     bool eq = first[0] == '=';
     if (eq)
@@ -147,7 +147,7 @@ static void eval_lua(lua_State *L, int base) {
                 fputc('\n', stdout);
             edit_add_history(lua_tostring(L, base + 2));
             lua_settop(L, base);
-            return;
+            return true;
         }
     }
     edit_add_history(lua_tostring(L, eq ? base + 1 : base + 2));
@@ -168,11 +168,13 @@ static void eval_lua(lua_State *L, int base) {
         call_report(L, status);
     }
     lua_settop(L, base);
+    return status == LUA_OK;
 }
 
 /* See repl.h. */
-void repl_loop(lua_State *L, bool interactive) {
+bool repl_loop(lua_State *L, bool interactive) {
     g_interactive = interactive;
+    bool failed = false;
     int base = lua_gettop(L);
     edit_init(L, interactive);
     if (interactive) {
@@ -197,11 +199,13 @@ void repl_loop(lua_State *L, bool interactive) {
         }
         if (syntax_is_command(line)) {
             edit_add_history(line);
-            if (cmd_execute(L, line) == CMD_QUIT)
+            int rc = cmd_execute(L, line);
+            if (rc == CMD_QUIT)
                 break;
+            failed |= rc == CMD_ERROR;
             continue;
         }
-        eval_lua(L, base);
+        failed |= !eval_lua(L, base);
     }
     lua_settop(L, base);
     if (interactive) {
@@ -209,6 +213,7 @@ void repl_loop(lua_State *L, bool interactive) {
         fflush(stdout);
     }
     edit_shutdown();
+    return failed;
 }
 
 /* See repl.h. */

@@ -21,8 +21,10 @@
 #include <lua.h>
 
 /* Runs the read-eval-print loop until end of input or :quit. `interactive` = stdin is a
- * terminal (prompts, banner, history, line editing). Never raises.  [-0, +0, -] */
-void repl_loop(lua_State *L, bool interactive);
+ * terminal (prompts, banner, history, line editing). An error goes on to the next line; returns
+ * whether any line failed (a Lua error or a failing ':' command), so that a session piped on
+ * stdin can exit non-zero as `-e` does. Never raises.  [-0, +0, -] */
+bool repl_loop(lua_State *L, bool interactive);
 
 /* Runs one line of input as the REPL would, without reading more input: a ':' command or a Lua
  * chunk (statement; no result printing). Used by `fxdb -e`. Returns CMD_OK, CMD_ERROR or CMD_QUIT

@@ -101,6 +101,9 @@ stack traceback:
 ok" -- bash -c "printf 'print(\"ok\")\n' | '$fxdb' -i '$tmp/fail.lua'"
 expect "- runs stdin as a script" 0 "from stdin	x" -- bash -c "printf 'print(\"from stdin\", ...)\n' | '$fxdb' - x"
 expect "REPL on a pipe: no prompt, no banner" 0 "3" -- bash -c "printf '=1+2\n' | '$fxdb'"
+expect_match "REPL on a pipe: an error goes on, then exits 1" 1 "^after$" -- bash -c "printf 'error(\"boom\")\nprint(\"after\")\n' | '$fxdb'"
+expect_match "REPL on a pipe: a failing ':' command exits 1" 1 "unknown command ':nosuch'" -- bash -c "printf ':nosuch\n=1\n' | '$fxdb'"
+expect_match "REPL on a pipe: :load of a missing file names it" 1 "cannot open $tmp/nofile.lua" -- bash -c "printf ':load $tmp/nofile.lua\n' | '$fxdb'"
 expect "script after -- may start with a dash" 1 "error: cannot open -x: No such file or directory" -- "$fxdb" -- -x
 
 echo "cli: $passed passed, $failed failed"
