@@ -321,10 +321,14 @@ end
 
 -- {{mod, path, name, value, copy}} for every plain attribute of every module that is not a
 -- tensor (containers are copied as pytrees).
+-- out.names: module -> set of its attribute names before the call.
 local function container_snapshot(m)
-  local out = {}
+  local out = {names = {}}
   for _, pair in ipairs(m:named_modules()) do
+    local names = {}
+    out.names[pair[2]] = names
     for _, a in ipairs(pair[2]:_named_attrs()) do
+      names[a[1]] = true
       if not torch.is_tensor(a[2]) then
         out[#out + 1] = {mod = pair[2], path = pair[1], name = a[1], value = a[2],
                          copy = tree_copy(a[2])}
@@ -404,6 +408,17 @@ local function check_containers(job)
       compare_tree("self." .. rel, c.copy, now, rebound)
     end
     if job.strict then side_effects("L['self']." .. rel, c.copy, now, changed) end
+  end
+  if job.strict then -- attributes forward created (tensors among them were refused already)
+    for _, pair in ipairs(job.m:named_modules()) do
+      local mod, path = pair[2], pair[1]
+      local names = job.containers.names[mod] or {}
+      for _, a in ipairs(mod:_named_attrs()) do
+        if not names[a[1]] then
+          changed[#changed + 1] = '"L[\'self\'].' .. (path == "" and "" or (path .. ".")) .. a[1] .. '"'
+        end
+      end
+    end
   end
   if #assigned > 0 then
     export_error("attribute_assignment", attribute_message(assigned),

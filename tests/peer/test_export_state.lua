@@ -117,6 +117,26 @@ P.modes(function(strict, mode)
     end
   end)
 
+  -- attributes created in forward: a tensor is refused with each mode's message; an int is a
+  -- strict-mode side effect (warned), and the module is left as it was
+  local NewT = nn.Module:extend("NewT")
+  function NewT:forward(x) self.foo = x + 1; return x end
+  local NewI = nn.Module:extend("NewI")
+  function NewI:forward(x) self.count = 1; return x + self.count end
+  T.test("attributes created in forward, " .. mode, function()
+    P.export_fails("attribute_assignment", strict and "Mutating module attribute foo during export." or
+      "The tensor attribute self.foo was assigned during export.", NewT(), {torch.ones(2)},
+      {strict = strict})
+    local m = NewI()
+    fxdb.warnings{clear = true}
+    local ep = torch.export.export(m, {torch.ones(2)}, {strict = strict})
+    P.values(ep:module()(torch.ones(2)), {2}, {2, 2})
+    T.eq(m.count, nil, "the module is left as it was")
+    local w = fxdb.warnings{clear = true}
+    T.eq(#w, strict and 1 or 0)
+    if strict then T.truthy(w[1].message:find('["L[\'self\'].count"]', 1, true), w[1].message) end
+  end)
+
   -- `self.f = self.f:to(x.device)` reassigns the buffer to itself: no mutation
   local F = nn.Module:extend("F")
   function F:init() self:register_buffer("f", torch.ones(2)) end
