@@ -397,8 +397,21 @@ end
 -- modes; the container is module state, not a traced value); a container attribute rebound to a
 -- new table of tensors is PyTorch ≥ 2.6's warning (the new table is a traced local, as
 -- model_attr_mutation exports in torch 2.10).
+local function has_tensor(v)
+  if torch.is_tensor(v) then return true end
+  if is_container(v) then
+    for _, x in next, v do if has_tensor(x) then return true end end
+  end
+  return false
+end
+
+-- job.replay: the strict-mode side effects Dynamo applies to the module after a successful export
+-- (attributes rebound, created or changed inside a container, holding no tensor), as
+-- {mod, name, value = a pytree copy of the value forward left, into = the container itself when
+-- it was changed in place}.
 local function check_containers(job)
   local assigned, rebound, changed = {}, {}, {}
+  job.replay = {}
   for _, c in ipairs(job.containers) do
     local now = c.mod:_raw_get("attr", c.name)
     local rel = (c.path == "" and "" or (c.path .. ".")) .. c.name
@@ -407,7 +420,14 @@ local function check_containers(job)
     else
       compare_tree("self." .. rel, c.copy, now, rebound)
     end
-    if job.strict then side_effects("L['self']." .. rel, c.copy, now, changed) end
+    if job.strict then
+      local n = #changed
+      side_effects("L['self']." .. rel, c.copy, now, changed)
+      if #changed > n and not has_tensor(now) then
+        job.replay[#job.replay + 1] = {mod = c.mod, name = c.name, value = tree_copy(now),
+                                       into = rawequal(now, c.value) and is_container(now) and now}
+      end
+    end
   end
   if job.strict then -- attributes forward created (tensors among them were refused already)
     for _, pair in ipairs(job.m:named_modules()) do
@@ -416,6 +436,9 @@ local function check_containers(job)
       for _, a in ipairs(mod:_named_attrs()) do
         if not names[a[1]] then
           changed[#changed + 1] = '"L[\'self\'].' .. (path == "" and "" or (path .. ".")) .. a[1] .. '"'
+          if not has_tensor(a[2]) then
+            job.replay[#job.replay + 1] = {mod = mod, name = a[1], value = tree_copy(a[2])}
+          end
         end
       end
     end
@@ -427,8 +450,8 @@ local function check_containers(job)
   end
   if #rebound > 0 then warn("UserWarning", attribute_message(rebound), job.opts._call_frame) end
   if #changed > 0 then
-    -- Dynamo would replay these on the module after a strict export; fxdb leaves the module as
-    -- it was (every export restores module state) and says so
+    -- Dynamo replays these on the module after a strict export (torch.export.export applies
+    -- job.replay once the export has succeeded) and warns
     warn("UserWarning", "While compiling, we found certain side effects happened in the " ..
       "model.forward. Here are the list of potential sources you can double check: [" ..
       table.concat(changed, ", ") .. "]", job.opts._call_frame)
@@ -621,6 +644,7 @@ local function export_complete(job, res)
   local ep = tr:build(statelist, {training_ir = opts.ir == "training",
                                   lift_mutated_constants = opts.lift_mutated_constants})
   check_aliased_inputs(ep, job)
+  E.pending_replay = job.replay
   return ep
 end
 
@@ -651,9 +675,21 @@ function torch.export.export(m, args, opts)
   E.call_frame = opts._call_frame
   local tr = E.tracer{real = opts.real}
   local snap = snapshot(m)
+  E.pending_replay = nil
   local ok, result = pcall(do_export, m, args, opts, strict, tr)
   restore(snap)
   if not ok then error(result, 0) end
+  -- strict mode: Dynamo's side effects on plain attributes (self.pos = self.pos + 1) are applied
+  -- to the module after a successful export; non-strict mode restores them (aot_autograd)
+  for _, r in ipairs(E.pending_replay or {}) do
+    if r.into then -- a container changed in place stays the same table
+      for k in next, r.into do rawset(r.into, k, nil) end
+      for k, v in next, r.value do rawset(r.into, k, v) end
+    else
+      r.mod:_raw_set("attr", r.name, r.value)
+    end
+  end
+  E.pending_replay = nil
   program_extra[result] = {args = args}
   -- the most recent export is the one the REPL's commands (:graph, :why, :run ...) work on
   if fxdb then fxdb.current, fxdb.current_module, fxdb.current_args = result, m, args end
