@@ -44,7 +44,7 @@ CORE_OBJ := $(call obj,$(CORE_LIB_SRC))
 CORE_TEST_OBJ := $(call obj,$(CORE_TEST_SRC))
 LUA_OBJ  := $(call obj,$(LUA_SRC)) $(BUILD)/lua/embedded.o
 VIZ_OBJ  := $(call obj,$(VIZ_SRC))
-REPL_OBJ := $(call obj,$(REPL_SRC))
+REPL_OBJ := $(call obj,$(REPL_SRC)) $(BUILD)/repl/api_doc.o
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 VIZT_BIN := $(patsubst tests/viz/%.c,$(BUILD)/tests/%,$(VIZT_SRC))
 
@@ -82,6 +82,14 @@ $(BUILD)/lua/embedded.c: $(LUA_EMB)
 	   for f in $(LUA_EMB); do n=$$(basename $$f .lua); echo "  {\"$$n\", (const char *)fxlua_src_$$n},"; done; \
 	   echo '  {0, 0} };'; } > $@
 $(BUILD)/lua/embedded.o: $(BUILD)/lua/embedded.c
+	$(CC) -std=c11 $(CFLAGS) $(SAN) -c -o $@ $<
+
+# docs/API.md is embedded into the program: `:help` and fxdb.help print it (repl/help.c).
+$(BUILD)/repl/api_doc.c: docs/API.md
+	@mkdir -p $(dir $@)
+	@{ echo '/* generated from docs/API.md by the Makefile; do not edit */'; \
+	   echo 'const char fxdb_api_doc[] = {'; xxd -i < $<; echo ', 0x00 };'; } > $@
+$(BUILD)/repl/api_doc.o: $(BUILD)/repl/api_doc.c
 	$(CC) -std=c11 $(CFLAGS) $(SAN) -c -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libfxdb.a $(BUILD)/libfxdb_test.a

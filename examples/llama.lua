@@ -436,7 +436,7 @@ local function main(argv)
   end
   local cfg = M.config(o.config)
   local t0 = os.clock()
-  local model = M.build(cfg, {device = o.meta and "meta" or nil})
+  model = M.build(cfg, {device = o.meta and "meta" or nil})   -- a global, for fxdb -i (below)
   print(string.format("built %s (%s): %.1fM parameters in %.2fs", cfg.name, o.meta and "meta" or "cpu",
                       M.weight_bytes(model) / 4e6, os.clock() - t0))
   if o.weights then
@@ -448,6 +448,8 @@ local function main(argv)
     print("saved weights to " .. o.save)
   end
   local tokens = torch.zeros({1, 1}, torch.int64)
+  -- globals for `fxdb -i examples/llama.lua`: the REPL can then :trace model / :export model
+  model.example_inputs = {tokens, o.pos}
   t0 = os.clock()
   local ep = torch.export.export(model, {tokens, o.pos}, {strict = not o.non_strict})
   print(string.format("exported one decode step at pos %d (%s) in %.2fs: %d nodes", o.pos,

@@ -1,11 +1,13 @@
 /* repl/commands.c — the colon commands: one table, help generated from it, thin calls of fxdb.*.
  * Layer: repl.
  *
- * Each row of cmd_table is {name, min_abbrev, usage, help, example, fn, options, flags, details}
- * (STYLE.md §2.15). A typed word selects a row when it equals the name, or when it is a prefix
- * of the name at least min_abbrev long and no other row accepts it; cmd_table_check() proves at
- * start (debug builds) that every abbreviation a row promises is unique. `:help` and `:help CMD`
- * print the table itself, so help cannot drift from what runs.
+ * Each row of cmd_table is {name, min_abbrev, fn, options, flags}; what a person reads about a
+ * command (usage line, summary, details, example) is its entry in docs/API.md, embedded in the
+ * program (help.h), so `:help`, the usage hints of errors and the reference in the repository are
+ * one text (tests/docs fails when a row has no entry). A typed word selects a row when it equals
+ * the name, or when it is a prefix of the name at least min_abbrev long and no other row accepts
+ * it; cmd_table_check() proves at start (debug builds) that every abbreviation a row promises is
+ * unique.
  *
  * Every fn returns CMD_OK, CMD_ERROR or CMD_QUIT and does nothing but parse its arguments and call
  * one function of the global `fxdb` table (implemented in lua/), so a script can do all that the
@@ -31,6 +33,7 @@
 #include "repl/call.h"
 #include "repl/commands.h"
 #include "repl/complete.h"
+#include "repl/help.h"
 #include "repl/sigint.h"
 #include "repl/term.h"
 
@@ -60,18 +63,39 @@ typedef struct cmd_ctx {
 typedef int (*cmd_fn)(lua_State *L, cmd_ctx *c);
 
 struct cmd_row {
-    const char *name;        /* "render" (typed ":render") */
+    const char *name;        /* "render" (typed ":render"); its usage line, summary, details and
+                                example are the entry ":render" of docs/API.md (help.h) */
     int min_abbrev;          /* shortest accepted prefix */
-    const char *usage;       /* ":render [FILE] [--why T] [--depth N]" */
-    const char *help;        /* one line */
-    const char *example;     /* one typical use, or NULL */
     cmd_fn fn;
     const char *options;     /* "--why= --depth=", see the top comment; NULL when none */
     unsigned flags;          /* CMD_F_* */
-    const char *details;     /* more lines for ":help CMD" ('\n'-separated), or NULL */
 };
 
 static char g_last_step[CMD_LAST_MAX];   /* last stepping command line, "" when none */
+
+/* The docs/API.md entry of row r (":name"); a row without one gets its name as usage and a
+ * summary saying so (tests/docs makes that a test failure). */
+static help_entry row_doc(const cmd_row *r) {
+    char key[40];
+    help_entry h;
+    snprintf(key, sizeof key, ":%s", r->name);
+    if (!help_find(key, &h)) {
+        static const char missing[] = "(no entry in docs/API.md)";
+        memset(&h, 0, sizeof h);
+        h.summary = missing;
+        h.summary_len = sizeof missing - 1;
+    }
+    return h;
+}
+
+/* Writes "usage: <usage line of row r>" into buf. */
+static void usage_hint(const cmd_row *r, char *buf, size_t size) {
+    help_entry h = row_doc(r);
+    if (h.usage != NULL)
+        snprintf(buf, size, "usage: %.*s", (int)h.usage_len, h.usage);
+    else
+        snprintf(buf, size, "usage: :%s", r->name);
+}
 
 /* ======================================================================================== */
 /* errors                                                                                     */
@@ -83,7 +107,7 @@ static int cmd_error(const cmd_ctx *c, int argn, const char *arg, const char *ms
                      const char *hint) {
     char hbuf[256];
     if (hint == NULL) {
-        snprintf(hbuf, sizeof hbuf, "usage: %s", c->row->usage);
+        usage_hint(c->row, hbuf, sizeof hbuf);
         hint = hbuf;
     }
     if (argn > 0 && arg != NULL)
@@ -764,6 +788,33 @@ static int c_complete(lua_State *L, cmd_ctx *c) {
 
 static int c_help(lua_State *L, cmd_ctx *c);
 
+/* :lesson [N|list] -> fxdb.lesson(N): starts lesson N; without N, the next step. After a start,
+ * an empty line means ":lesson" (the next step), not a restart. */
+static int c_lesson(lua_State *L, cmd_ctx *c) {
+    if (!check_max_pos(c, 1))
+        return CMD_ERROR;
+    if (!push_fxdb(L, "lesson"))
+        return CMD_ERROR;
+    if (c->npos == 1)
+        lua_pushstring(L, c->pos[0]);
+    int rc = invoke(L, c->npos);
+    snprintf(g_last_step, sizeof g_last_step, ":lesson");
+    return rc;
+}
+
+/* :explain -> fxdb.explain(fxdb.current) */
+static int c_explain(lua_State *L, cmd_ctx *c) {
+    if (!check_max_pos(c, 0))
+        return CMD_ERROR;
+    if (!push_fxdb(L, "explain"))
+        return CMD_ERROR;
+    if (!push_current(L, c)) {
+        lua_pop(L, 1);
+        return CMD_ERROR;
+    }
+    return invoke(L, 1);
+}
+
 static int c_quit(lua_State *L, cmd_ctx *c) {
     (void)L;
     if (!check_max_pos(c, 0))
@@ -777,127 +828,56 @@ static int c_quit(lua_State *L, cmd_ctx *c) {
 
 static const cmd_row cmd_table[] = {
     /* --- export and inspection --- */
-    {"export", 1, ":export EXPR [--non-strict] [--real] [--args LUA]",
-     "export module EXPR and make it the current program", ":export m --args {torch.randn(3)}",
-     c_export, "--non-strict --real --args*", 0,
-     "calls fxdb.export(EXPR, inputs, {strict = not --non-strict, real = --real}); the inputs\n"
-     "are EXPR.example_inputs unless --args gives a Lua expression (a table of inputs)"},
-    {"graph", 1, ":graph [raw|functional|exported|unlifted]",
-     "print one stage of the current graph", ":graph functional", c_graph, NULL, 0,
-     "raw: as traced (in-place ops, views); functional: after functionalization;\n"
-     "exported: lifted and signed (the default); unlifted: state as attributes + copy_"},
-    {"code", 3, ":code", "the Python-like code of the current graph", ":code", c_code, NULL, 0,
-     NULL},
-    {"sig", 2, ":sig", "the graph signature (input and output kinds)", ":sig", c_sig, NULL, 0,
-     NULL},
-    {"node", 2, ":node %N", "one node: target, args, users, meta, provenance", ":node %add_1",
-     c_node, NULL, 0, "shows from_node and the mutation record too; Tab completes %names"},
-    {"users", 1, ":users %N", "the nodes that use node N", ":users %mul", c_users, NULL, 0, NULL},
-    {"inputs", 3, ":inputs %N", "the nodes that node N reads", ":inputs %add", c_inputs, NULL, 0,
-     NULL},
-    {"find", 4, ":find OP|REGEX|SHAPE", "search nodes by op, name or shape",
-     ":find aten.index_put", c_find, NULL, 0, NULL},
-    {"why", 3, ":why TARGET", "ops that changed buffer/input TARGET, oldest first", ":why state",
-     c_why, NULL, 0,
-     "each version with its functional op, the original in-place op, the view path and the\n"
-     "Lua line; alias :provenance"},
-    {"provenance", 3, ":provenance TARGET", "alias of :why", ":provenance state", c_why, NULL,
-     CMD_F_HIDDEN, NULL},
-    {"render", 3, ":render [MODULE] [FILE] [OPTIONS]",
-     "draw the graph: .svg .png .pdf .dot, or an interactive .html",
-     ":render model.html --depth 0", c_render,
-     "--why= --depth= --expand= --collapse= --params --edge-shapes --no-legend", 0,
-     "the extension picks the format: .svg .png .pdf .dot, or .html for the interactive viewer\n"
-     "(pan/zoom, click a module to open it, search, node details); default graph.svg.\n"
-     "MODULE (a module path such as layers.3.attention) draws that module alone.\n"
-     "--depth N: module levels drawn open as clusters, deeper modules one box each with\n"
-     "  their op and mutation counts: 0 = the whole program as module boxes (layers.0,\n"
-     "  layers.1, ...), 1 = their children as boxes, full (default) = every op.\n"
-     "--expand P,Q / --collapse P,Q: open / close these module paths whatever the depth.\n"
-     "--why T highlights the provenance of buffer/input T, marking the boxes it goes through.\n"
-     "--params draws parameters as nodes (default: a line in their user's label);\n"
-     "--edge-shapes writes dtype[shape] on every edge; --no-legend drops the legend.\n"
-     "In a paused :trace session it draws the raw graph recorded so far. Layouts over a\n"
-     "second print progress on stderr; Ctrl-C cancels a layout."},
-    {"diff", 2, ":diff G1 G2", "node-keyed diff of two stages or graph values",
-     ":diff raw functional", c_diff, NULL, 0, NULL},
-    {"run", 1, ":run [--step] [ARGS]", "execute the current program on CPU kernels",
-     ":run {torch.ones(3)}", c_run, "--step", 0,
-     "ARGS is a Lua table of inputs; every value is kept for :print"},
-    {"check", 2, ":check", "eager vs exported outputs and buffer updates", ":check", c_check, NULL, 0,
-     "uses the module and inputs of the last :export; reports the max abs error"},
-    {"print", 1, ":print EXPR", "a node's value or metadata, or any Lua value", ":print x:sum()",
-     c_print, NULL, 0, NULL},
-    {"report", 3, ":report [EXPR] [--non-strict] [--args LUA]",
-     "every export problem of a module, in one list", ":report m", c_report,
-     "--non-strict --args*", 0, NULL},
+    {"export", 1, c_export, "--non-strict --real --args*", 0},
+    {"graph", 1, c_graph, NULL, 0},
+    {"code", 3, c_code, NULL, 0},
+    {"sig", 2, c_sig, NULL, 0},
+    {"node", 2, c_node, NULL, 0},
+    {"users", 1, c_users, NULL, 0},
+    {"inputs", 3, c_inputs, NULL, 0},
+    {"find", 4, c_find, NULL, 0},
+    {"why", 3, c_why, NULL, 0},
+    {"explain", 4, c_explain, NULL, 0},
+    {"provenance", 3, c_why, NULL, CMD_F_HIDDEN},
+    {"render", 3, c_render,
+     "--why= --depth= --expand= --collapse= --params --edge-shapes --no-legend", 0},
+    {"diff", 2, c_diff, NULL, 0},
+    {"run", 1, c_run, "--step", 0},
+    {"check", 2, c_check, NULL, 0},
+    {"print", 1, c_print, NULL, 0},
+    {"report", 3, c_report, "--non-strict --args*", 0},
     /* --- the debugger --- */
-    {"trace", 2, ":trace EXPR [--non-strict] [--real] [--args LUA]",
-     "start a trace session paused before the first op", ":trace m --real", c_trace,
-     "--non-strict --real --args*", 0,
-     "runs export's tracing step by step: every recorded op can be a stop; the module's state is\n"
-     "restored when the trace ends (or fails: then the session stays at the failure, post-mortem)"},
-    {"step", 1, ":step [N]", "advance the session by N ops (default 1)", ":step 3", c_step, NULL,
-     CMD_F_REPEAT, "enters submodule calls; in a run session, runs N nodes"},
-    {"next", 1, ":next", "advance to the next Lua line of the model", ":next", c_next, NULL,
-     CMD_F_REPEAT, "steps over submodule calls"},
-    {"finish", 3, ":finish", "run to the end of the current module's forward", ":finish",
-     c_finish, NULL, CMD_F_REPEAT, "shows what the module call returned"},
-    {"continue", 1, ":continue", "run to the next breakpoint or the end", ":continue",
-     c_continue, NULL, CMD_F_REPEAT, NULL},
-    {"until", 3, ":until [WHERE]", "run until WHERE (as for :break)",
-     ":until line model.lua:30", c_until, NULL, CMD_F_REPEAT,
-     "a temporary breakpoint at WHERE, then :continue; without WHERE, :next"},
-    {"reverse-step", 3, ":reverse-step [N]", "step back N nodes (run sessions)",
-     ":reverse-step", c_reverse_step, NULL, CMD_F_REPEAT,
-     "execution is deterministic: the run is replayed from the start, injected values included"},
-    {"rs", 2, ":rs [N]", "alias of :reverse-step", ":rs 2", c_reverse_step, NULL,
-     CMD_F_REPEAT | CMD_F_HIDDEN, NULL},
-    {"break", 1, ":break WHERE [if LUA]", "set a breakpoint", ":break op aten.add_", c_break,
-     NULL, 0,
-     "WHERE: op aten.add_ | line FILE:N | module PATH | node %n | mutation | view | item\n"
-     "LUA sees node, name, target, val (the node's value), args, mutation and the frame's locals"},
-    {"tbreak", 2, ":tbreak WHERE [if LUA]", "a breakpoint deleted when first hit",
-     ":tbreak mutation", c_tbreak, NULL, 0, NULL},
-    {"delete", 1, ":delete [N]", "delete breakpoint N (all without N)", ":delete 2", c_delete,
-     NULL, 0, NULL},
-    {"disable", 4, ":disable [N]", "disable breakpoint N (all without N)", ":disable 1",
-     c_disable, NULL, 0, NULL},
-    {"enable", 2, ":enable [N]", "enable breakpoint N (all without N)", ":enable 1", c_enable,
-     NULL, 0, NULL},
-    {"info", 1, ":info breaks|mutations|display|session", "list breakpoints, buffer versions, ...",
-     ":info mutations", c_info, NULL, 0,
-     "breaks: every breakpoint and watchpoint with its hits; mutations: each buffer's versions\n"
-     "so far, with the op and the Lua line; display: the :display list; session: where it is"},
-    {"watch", 2, ":watch TARGET", "stop whenever buffer/input TARGET is mutated", ":watch state",
-     c_watch, NULL, 0, "also when it is written through a view"},
-    {"where", 3, ":where", "Lua and module stacks at the pause (alias :bt)", ":where", c_where,
-     NULL, 0, NULL},
-    {"bt", 2, ":bt", "alias of :where", ":bt", c_where, NULL, CMD_F_HIDDEN, NULL},
-    {"frame", 2, ":frame [N]", "select Lua frame N (0 = innermost)",
-     ":frame 1", c_frame, NULL, 0, ":print, :list and typed Lua then see that frame's locals"},
-    {"up", 2, ":up [N]", "select the frame N levels up (the caller)", ":up", c_up, NULL, 0, NULL},
-    {"down", 2, ":down [N]", "select the frame N levels down", ":down", c_down, NULL, 0, NULL},
-    {"list", 2, ":list [N|FILE:N]", "the Lua source around the pause", ":list", c_list, NULL, 0,
-     NULL},
-    {"display", 4, ":display [EXPR]", "print EXPR now and at every stop", ":display x.shape",
-     c_display, NULL, 0, "without EXPR: the list; :undisplay N removes one"},
-    {"undisplay", 3, ":undisplay [N]", "remove display N (all without N)", ":undisplay 1",
-     c_undisplay, NULL, 0, NULL},
-    {"set", 2, ":set %N EXPR", "inject a value for node N (run sessions)",
-     ":set %mul torch.ones(3)", c_set, NULL, 0,
-     "a node already run gets the value and what ran after it is replayed with it; a later\n"
-     "node gets it when it runs (partial evaluation)"},
-    {"kill", 1, ":kill", "end the current session", ":kill",
-     c_kill, NULL, 0, "a paused trace puts its module's state back"},
+    {"trace", 2, c_trace, "--non-strict --real --args*", 0},
+    {"step", 1, c_step, NULL, CMD_F_REPEAT},
+    {"next", 1, c_next, NULL, CMD_F_REPEAT},
+    {"finish", 3, c_finish, NULL, CMD_F_REPEAT},
+    {"continue", 1, c_continue, NULL, CMD_F_REPEAT},
+    {"until", 3, c_until, NULL, CMD_F_REPEAT},
+    {"reverse-step", 3, c_reverse_step, NULL, CMD_F_REPEAT},
+    {"rs", 2, c_reverse_step, NULL, CMD_F_REPEAT | CMD_F_HIDDEN},
+    {"break", 1, c_break, NULL, 0},
+    {"tbreak", 2, c_tbreak, NULL, 0},
+    {"delete", 1, c_delete, NULL, 0},
+    {"disable", 4, c_disable, NULL, 0},
+    {"enable", 2, c_enable, NULL, 0},
+    {"info", 1, c_info, NULL, 0},
+    {"watch", 2, c_watch, NULL, 0},
+    {"where", 3, c_where, NULL, 0},
+    {"bt", 2, c_where, NULL, CMD_F_HIDDEN},
+    {"frame", 2, c_frame, NULL, 0},
+    {"up", 2, c_up, NULL, 0},
+    {"down", 2, c_down, NULL, 0},
+    {"list", 2, c_list, NULL, 0},
+    {"display", 4, c_display, NULL, 0},
+    {"undisplay", 3, c_undisplay, NULL, 0},
+    {"set", 2, c_set, NULL, 0},
+    {"kill", 1, c_kill, NULL, 0},
     /* --- the REPL --- */
-    {"load", 1, ":load FILE", "run a Lua file in the REPL's globals", ":load model.lua", c_load,
-     NULL, 0, NULL},
-    {"complete", 4, ":complete TEXT", "the Tab completions of the end of TEXT",
-     ":complete torch.zer", c_complete, NULL, CMD_F_HIDDEN, NULL},
-    {"help", 1, ":help [CMD]", "list the commands, or show one in detail", ":help render",
-     c_help, NULL, 0, NULL},
-    {"quit", 1, ":quit", "leave fxdb (Ctrl-D too)", ":quit", c_quit, NULL, 0, NULL},
+    {"load", 1, c_load, NULL, 0},
+    {"lesson", 3, c_lesson, NULL, CMD_F_REPEAT},
+    {"complete", 4, c_complete, NULL, CMD_F_HIDDEN},
+    {"help", 1, c_help, NULL, 0},
+    {"quit", 1, c_quit, NULL, 0},
 };
 
 #define CMD_COUNT ((int)(sizeof cmd_table / sizeof cmd_table[0]))
@@ -974,20 +954,25 @@ static int c_help(lua_State *L, cmd_ctx *c) {
         const char *w = c->pos[0][0] == ':' ? c->pos[0] + 1 : c->pos[0];
         int nm;
         const cmd_row *r = find_row(w, &nm);
+        help_entry h;
+        if (r == NULL && nm <= 1 && help_find(c->pos[0], &h)) {   /* torch.add, fxdb.run, nn.Linear */
+            if (h.usage != NULL)
+                printf("%.*s\n", (int)h.usage_len, h.usage);
+            help_print_text(h.summary, h.summary_len, h.usage ? 2 : 0);
+            help_print_text(h.body, h.body_len, 2);
+            fflush(stdout);
+            return CMD_OK;
+        }
         if (r == NULL)
             return cmd_error(c, 1, c->pos[0], nm > 1 ? "ambiguous command" : "unknown command",
-                             ":help lists the commands");
-        printf("%s\n  %s\n", r->usage, r->help);
-        for (const char *d = r->details; d != NULL && *d;) {
-            const char *nl = strchr(d, '\n');
-            int len = nl ? (int)(nl - d) : (int)strlen(d);
-            printf("  %.*s\n", len, d);
-            d += len + (nl ? 1 : 0);
-        }
+                             ":help lists the commands; :help torch.add shows a Lua function");
+        h = row_doc(r);
+        if (h.usage != NULL)
+            printf("%.*s\n", (int)h.usage_len, h.usage);
+        help_print_text(h.summary, h.summary_len, 2);
+        help_print_text(h.body, h.body_len, 2);
         if (r->min_abbrev < (int)strlen(r->name))
             printf("  abbreviation: :%.*s\n", r->min_abbrev, r->name);
-        if (r->example != NULL)
-            printf("  example: %s\n", r->example);
         if (r->flags & CMD_F_REPEAT)
             printf("  an empty line repeats it\n");
         fflush(stdout);
@@ -995,7 +980,8 @@ static int c_help(lua_State *L, cmd_ctx *c) {
     }
     int width = 0;
     for (int i = 0; i < CMD_COUNT; i++) {
-        int w = (int)strlen(cmd_table[i].usage);
+        help_entry h = row_doc(&cmd_table[i]);
+        int w = h.usage ? (int)h.usage_len : (int)strlen(cmd_table[i].name) + 1;
         if (!(cmd_table[i].flags & CMD_F_HIDDEN) && w > width && w <= 44)
             width = w;
     }
@@ -1004,13 +990,21 @@ static int c_help(lua_State *L, cmd_ctx *c) {
         const cmd_row *r = &cmd_table[i];
         if (r->flags & CMD_F_HIDDEN)
             continue;
-        if ((int)strlen(r->usage) > width)
-            printf("  %s\n  %-*s  %s\n", r->usage, width, "", r->help);
+        help_entry h = row_doc(r);
+        char usage[128];
+        if (h.usage != NULL)
+            snprintf(usage, sizeof usage, "%.*s", (int)h.usage_len, h.usage);
         else
-            printf("  %-*s  %s\n", width, r->usage, r->help);
+            snprintf(usage, sizeof usage, ":%s", r->name);
+        if ((int)strlen(usage) > width)
+            printf("  %s\n  %-*s  %.*s\n", usage, width, "", (int)h.summary_len, h.summary);
+        else
+            printf("  %-*s  %.*s\n", width, usage, (int)h.summary_len, h.summary);
     }
-    printf("An empty line repeats :step :next :continue :finish :until :reverse-step. ':help CMD'\n"
-           "shows one command with an example. Node names: %%add_3; module paths: layers.0.attn.\n");
+    printf("An empty line repeats :step :next :continue :finish :until :reverse-step :lesson. ':help CMD'\n"
+           "shows one command with an example, ':help torch.add' (or nn.Linear, fxdb.reinplace)\n"
+           "a Lua function. Node names: %%add_3; module paths: layers.0.attn. The same text is\n"
+           "docs/API.md; :lesson list lists the lessons.\n");
     fflush(stdout);
     return CMD_OK;
 }
@@ -1115,7 +1109,7 @@ static bool parse_args(cmd_ctx *c, char *scratch) {
             if (nopt == 0) {
                 snprintf(hint, sizeof hint, ":%s takes no options", c->row->name);
             } else {
-                snprintf(hint, sizeof hint, "usage: %s", c->row->usage);
+                usage_hint(c->row, hint, sizeof hint);
             }
             cmd_error(c, i + 1, val[i], "unknown option", hint);
             return false;

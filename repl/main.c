@@ -9,6 +9,7 @@
  *   fxdb -e 'CHUNK'            run a Lua chunk, or a ':' command; repeatable; stops at the first
  *                              failure (exit 1)
  *   fxdb -                     run stdin as a script
+ *   fxdb --lesson N            lesson N of examples/lessons, then the REPL (lua/lesson.lua)
  *   fxdb --help / --version
  * Options are read as lua.c's collectargs reads them: they end at the first word that is not an
  * option (the script), after "--", or at "-". The global `arg` is built as in lua.c: arg[0] is
@@ -29,6 +30,7 @@
 #include "repl/call.h"
 #include "repl/commands.h"
 #include "repl/complete.h"
+#include "repl/help.h"
 #include "repl/render_bind.h"
 #include "repl/repl.h"
 #include "repl/sigint.h"
@@ -40,9 +42,11 @@
 #define HAS_V 4         /* --version */
 #define HAS_E 8         /* -e */
 #define HAS_HELP 16     /* --help */
+#define HAS_LESSON 32   /* --lesson N */
 
 static const char *g_progname = FXDB_PROGNAME;
 static const char *g_badopt;      /* the offending option, for the usage message */
+static const char *g_lesson;      /* N of --lesson N */
 
 /* Prints the usage text on f. */
 static void print_usage(FILE *f) {
@@ -51,6 +55,8 @@ static void print_usage(FILE *f) {
             "Available options are:\n"
             "  -e chunk   run 'chunk' (Lua, or a ':' command such as ':help'); may be repeated\n"
             "  -i         enter the REPL after running 'script' / the -e chunks\n"
+            "  --lesson N run lesson N of examples/lessons in the REPL (every step at once when\n"
+            "             stdin is not a terminal)\n"
             "  --help     show this text\n"
             "  --version  show version information\n"
             "  --         stop handling options\n"
@@ -92,6 +98,20 @@ static int collectargs(char **argv, int *first) {
             }
             if (strcmp(argv[i], "--version") == 0) {
                 args |= HAS_V;
+                break;
+            }
+            if (strncmp(argv[i], "--lesson=", 9) == 0 && argv[i][9] != '\0') {
+                args |= HAS_LESSON;
+                g_lesson = argv[i] + 9;
+                break;
+            }
+            if (strcmp(argv[i], "--lesson") == 0) {
+                if (argv[i + 1] == NULL) {
+                    g_badopt = argv[i];
+                    return HAS_ERROR;
+                }
+                args |= HAS_LESSON;
+                g_lesson = argv[++i];
                 break;
             }
             g_badopt = argv[i];
@@ -142,6 +162,20 @@ static void createargtable(lua_State *L, char **argv, int argc, int script) {
         lua_rawseti(L, -2, i - script);
     }
     lua_setglobal(L, "arg");                              /* [] */
+}
+
+/* Starts lesson g_lesson (fxdb.lesson, lua/lesson.lua); when stdin is not a terminal every step
+ * runs at once, since nobody is there to ask for the next. Returns the call's status.
+ * [-0, +0, e] */
+static int start_lesson(lua_State *L) {
+    lua_getglobal(L, "fxdb");                             /* [fxdb] */
+    lua_getfield(L, -1, "lesson");                        /* [fxdb, fn] */
+    lua_remove(L, -2);                                    /* [fn] */
+    lua_pushstring(L, g_lesson);                          /* [fn, N] */
+    lua_createtable(L, 0, 1);                             /* [fn, N, opts] */
+    lua_pushboolean(L, !term_is_tty(STDIN_FILENO));
+    lua_setfield(L, -2, "all");
+    return call_report(L, call_docall(L, 2, 0));
 }
 
 /* Runs every -e chunk in order; stops at the first failure. Returns CMD_OK, CMD_ERROR or
@@ -196,7 +230,8 @@ static int pmain(lua_State *L) {
     lua_settop(L, 0);
     if (args == HAS_ERROR) {
         fprintf(stderr, "%s: ", g_progname);
-        if (g_badopt != NULL && g_badopt[1] == 'e' && g_badopt[2] == '\0')
+        if (g_badopt != NULL && ((g_badopt[1] == 'e' && g_badopt[2] == '\0')
+                                 || strcmp(g_badopt, "--lesson") == 0))
             fprintf(stderr, "'%s' needs argument\n", g_badopt);
         else
             fprintf(stderr, "unrecognized option '%s'\n", g_badopt ? g_badopt : "?");
@@ -219,6 +254,7 @@ static int pmain(lua_State *L) {
     luaL_openlibs(L);
     fxlua_openlibs(L);
     render_bind_open(L);
+    help_open(L);
     createargtable(L, argv, argc, script);
     lua_gc(L, LUA_GCGEN, 0, 0);
     sig_init(L);
@@ -236,9 +272,11 @@ static int pmain(lua_State *L) {
     if (rc == CMD_OK && script < argc && handle_script(L, argv, script) != LUA_OK
         && !(args & HAS_I))
         return 0;
+    if ((args & HAS_LESSON) && start_lesson(L) != LUA_OK)
+        return 0;
     /* a session piped on stdin goes on after an error but exits non-zero, as -e does */
     bool tty = term_is_tty(STDIN_FILENO), failed = false;
-    if ((args & HAS_I) || (script == argc && !(args & (HAS_E | HAS_V))))
+    if ((args & (HAS_I | HAS_LESSON)) || (script == argc && !(args & (HAS_E | HAS_V))))
         failed = repl_loop(L, tty);
     lua_pushboolean(L, tty || !failed);
     return 1;

@@ -2,10 +2,12 @@
 # tests/run_all.sh — every test suite, each suite's summary, and one total.
 # Layer: tests. Usage: tests/run_all.sh BUILD   (from the repo root; `make test` calls it)
 # Suites: unit (C, cmocka), viz (Graphviz C tests), browser (the HTML viewer in headless
-# Chromium), lua (tests/lua + tests/seeds), golden (REPL
-# transcripts), cli (command-line options and exit codes), peer (ExportDB ports), fuzz (1,000 random programs), pty (line editing in a real terminal; only when tmux is installed). A suite that
-# ends without its "N passed, N failed" line counts as one failure. The last line is the total,
-# "N passed, N failed"; the exit status is 1 when anything failed.
+# Chromium), lua (tests/lua + tests/seeds), golden (REPL transcripts, lessons among them), cli
+# (command-line options and exit codes), docs (links, the reference against the program), peer
+# (ExportDB ports), fuzz (1,000 random programs), pty (line editing in a real terminal; only when
+# tmux is installed). A suite that ends without its "N passed, N failed" line counts as one
+# failure. The last line is the total, "N passed, N failed"; the exit status is 1 when anything
+# failed.
 set -u
 
 build=${1:?usage: tests/run_all.sh BUILD}
@@ -44,6 +46,7 @@ run_suite browser "$here/viz/test_browser.sh" "$build"
 run_suite lua "$here/run_lua.sh" "$build"
 run_suite golden "$here/run_golden.sh" "$build"
 run_suite cli "$here/cli/test_cli.sh" "$build"
+run_suite docs "$here/docs/run.sh" "$build"
 run_suite peer "$here/peer/run.sh" "$build"
 run_suite fuzz "$here/fuzz/run.sh" "$build"
 if command -v tmux >/dev/null 2>&1; then
