@@ -61,6 +61,8 @@ program passes them in as the first inputs.]],
     print("constants:  " .. keys(ep.constants))
     local r = fxdb.run(ep, {x})
     print("user output:", r.outputs[1]:sum())
-    for target, v in pairs(r.mutations) do print("new value of " .. target .. ":", v) end
+    for _, spec in ipairs(ep.graph_signature.output_specs) do
+      if spec.kind == "BUFFER_MUTATION" then print("new value of " .. spec.target .. ":", r.mutations[spec.target]) end
+    end
   end},
 }
