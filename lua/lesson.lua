@@ -237,8 +237,9 @@ function fxdb.explain(ep)
   local made = {} -- raw name -> functional nodes, in graph order
   for _, f in ipairs(fun.nodes) do
     for _, from in ipairs(f.meta.from_node or {}) do
-      made[from] = made[from] or {}
-      table.insert(made[from], f)
+      local name = type(from) == "table" and from.name or tostring(from) -- {name, target} entries
+      made[name] = made[name] or {}
+      table.insert(made[name], f)
     end
   end
   local res = setmetatable({outputs = {}}, EXPLAIN_MT)

@@ -31,11 +31,12 @@ lifted to inputs too (their names start with p_).]],
   end},
   {"Nodes carry metadata", [[
 Every node has a name, an op kind (placeholder, call_function, output), a target (the ATen
-overload), arguments, users, and meta: the value's dtype and shape ("val"), the Lua line that made
-it ("stack_trace") and the module it ran in ("nn_module_stack"). :node %NAME prints one.]],
+overload), arguments, users, a type (dtype and shape), and meta: the value ("val", a meta tensor),
+the Lua line that made it ("stack_trace") and the module it ran in ("nn_module_stack"). :node
+%NAME prints one.]],
   function()
     for _, n in ipairs(ep.raw_graph.nodes) do
-      print(string.format("%-12s %-14s %-26s %s", n.name, n.op, tostring(n.target), n.meta.val or ""))
+      print(string.format("%-12s %-14s %-26s %s", n.name, n.op, tostring(n.target), n.type or ""))
     end
     local lin = ep.raw_graph:find("aten.linear")[1]
     print("")
