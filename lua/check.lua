@@ -29,6 +29,7 @@ C.OPTIONS = {
   report = {"strict", "real"},
   warnings = {"clear"},
   break_on = {"temporary"},
+  lesson = {"all"},
   render = {"why", "depth", "expand", "collapse", "module", "params", "edge_shapes", "legend",
             "progress", "title"},   -- repl/render_bind.c's options (viz owns them)
 }
@@ -110,6 +111,8 @@ C.SIGNATURES = {
   ["fxdb.warnings"] = "opts:options.warnings?",
   ["fxdb.simplefilter"] = "action:string",
   ["fxdb.chunk_env"] = "",
+  ["fxdb.lesson"] = "n:integer|string?, opts:options.lesson?",
+  ["fxdb.explain"] = "ep:ExportedProgram?",
   ["fxdb.render"] = "graph:Graph|ExportedProgram|GraphModule, file:string?, opts:options.render?",
   ["torch.cond"] = "pred:Tensor|boolean|number, true_fn:callable, false_fn:callable, operands:table?",
   ["torch.map"] = "f:callable, xs:Tensor|table, ...",
