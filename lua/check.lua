@@ -111,6 +111,7 @@ C.SIGNATURES = {
   ["fxdb.warnings"] = "opts:options.warnings?",
   ["fxdb.simplefilter"] = "action:string",
   ["fxdb.chunk_env"] = "",
+  ["fxdb.help"] = "name:string",   -- repl/help.c
   ["fxdb.lesson"] = "n:integer|string?, opts:options.lesson?",
   ["fxdb.explain"] = "ep:ExportedProgram?",
   ["fxdb.render"] = "graph:Graph|ExportedProgram|GraphModule, file:string?, opts:options.render?",

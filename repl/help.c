@@ -8,6 +8,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "lua/fxlua.h"
 #include "repl/help.h"
 
 extern const char fxdb_api_doc[];   /* docs/API.md, NUL-terminated (build/repl/api_doc.c) */
@@ -142,15 +143,7 @@ static int l_help(lua_State *L) {
     return 1;
 }
 
-/* See help.h. */
+/* See help.h. fxlua_register also applies fxdb.help's argument check (lua/check.lua). */
 void help_open(lua_State *L) {
-    if (lua_getglobal(L, "fxdb") != LUA_TTABLE) {
-        lua_pop(L, 1);
-        lua_newtable(L);
-        lua_pushvalue(L, -1);
-        lua_setglobal(L, "fxdb");
-    }
-    lua_pushcfunction(L, l_help);
-    lua_setfield(L, -2, "help");
-    lua_pop(L, 1);
+    fxlua_register(L, "help", l_help);
 }

@@ -1,6 +1,7 @@
 /* repl/help.h — the reference manual, docs/API.md, embedded in the program: the one source of
  * `:help`, of `fxdb.help(name)` and of the usage lines in command errors (help.c).
- * Layer: repl; private to the program. Includes only libc and lua.h; commands.c sits above it.
+ * Layer: repl; private to the program. Includes only libc and lua.h (help.c uses lua/fxlua.h);
+ * commands.c sits above it.
  *
  * An entry of API.md is a level-3 heading listing the names it documents, separated by ", "
  * (":why, :provenance" or "torch.add, torch.add_"), then a line "`USAGE` — summary" (or only a
