@@ -111,19 +111,24 @@ defaults["aten.transpose.int"] = function(self, dim0, dim1)
   return call("aten.permute.default", self, perm)
 end
 
--- at::linear (CompositeImplicitAutograd): addmm for a 2-D input with bias, a flattened addmm for
--- a contiguous 3-D input with bias, else matmul plus the bias added.
+-- at::linear (CompositeImplicitAutograd, torch 2.5): addmm for a 2-D input with bias; for a
+-- contiguous input with a 1-D bias, _flatten_nd_linear (the input reshaped to 2-D, addmm, the
+-- result viewed back); else matmul with weight.t() and the bias added.
 defaults["aten.linear.default"] = function(input, weight, bias)
-  local wt = call("aten.t.default", weight)
   local nd = input.ndim
-  if nd == 2 and bias ~= nil then return call("aten.addmm.default", bias, input, wt, 1, 1) end
-  if bias ~= nil and nd == 3 and input:is_contiguous() then
-    local shape = input.shape
-    local flat = call("aten.view.default", input, {shape[1] * shape[2], shape[3]})
-    local r = call("aten.addmm.default", bias, flat, wt, 1, 1)
-    return call("aten.view.default", r, {shape[1], shape[2], r.shape[2]})
+  if nd == 2 and bias ~= nil then
+    return call("aten.addmm.default", bias, input, call("aten.t.default", weight), 1, 1)
   end
-  local out = call("aten.matmul.default", input, wt)
+  if bias ~= nil and input:is_contiguous() and (nd == 3 or bias.ndim == 1) then
+    local shape, rows = input.shape, 1
+    for i = 1, nd - 1 do rows = rows * shape[i] end
+    local flat = call("aten.view.default", input, {rows, shape[nd]})
+    local r = call("aten.addmm.default", bias, flat, call("aten.t.default", weight), 1, 1)
+    local out_shape = table.move(shape, 1, nd - 1, 1, {})
+    out_shape[nd] = r.shape[2]
+    return call("aten.view.default", r, out_shape)
+  end
+  local out = call("aten.matmul.default", input, call("aten.t.default", weight))
   if bias ~= nil then out = call("aten.add.Tensor", out, bias, 1) end
   return out
 end
@@ -142,6 +147,18 @@ defaults["aten.matmul.default"] = function(a, b)
     return call("aten._unsafe_view.default", call("aten.mm.default", folded, b), out_shape)
   end
   return invoke("aten.matmul.default", table.pack(a, b))
+end
+
+-- torch/_decomp: mv(a, v) = (a * v).sum(dim=1), dot(a, b) = (a * b).sum(); float16 / bfloat16
+-- (which the decompositions compute in float32, pw_cast_for_opmath) keep the op
+local function low_precision(t) return t.dtype == torch.float16 or t.dtype == torch.bfloat16 end
+defaults["aten.mv.default"] = function(self, vec)
+  if low_precision(self) then return invoke("aten.mv.default", table.pack(self, vec)) end
+  return call("aten.sum.dim_IntList", call("aten.mul.Tensor", self, vec), {1}, false, nil)
+end
+defaults["aten.dot.default"] = function(self, other)
+  if low_precision(self) then return invoke("aten.dot.default", table.pack(self, other)) end
+  return call("aten.sum.default", call("aten.mul.Tensor", self, other), nil)
 end
 
 defaults["aten._unsafe_view.default"] = function(self, size)
@@ -193,8 +210,8 @@ defaults["aten.index_copy_.default"] = index_copy(true)
 -- input * rsqrt(mean(input^2, reduced dims, keepdim) + eps), times weight when given
 defaults["aten.rms_norm.default"] = function(input, normalized_shape, weight, eps)
   local nd, k = input.ndim, #normalized_shape
-  local dims = {}
-  for i = nd - k, nd - 1 do dims[#dims + 1] = i end
+  local dims = {} -- last dim first, as at::rms_norm lists dims_to_reduce
+  for i = 1, k do dims[i] = nd - i end
   if eps == nil then -- the machine epsilon of the compute dtype, as at::rms_norm
     eps = input.dtype == torch.float64 and 2.220446049250313e-16 or 1.1920928955078125e-07
   end

@@ -62,7 +62,7 @@ P.modes(function(strict, mode)
   T.test("3-D input with bias: view + addmm + view; no bias: matmul's mm + view, " .. mode, function()
     local m, x = Lin(), torch.randn(2, 3, 4)
     local d = torch.export.export(m, {x}, {strict = strict}):run_decompositions()
-    T.eq(ops(d), "permute=aten.permute.default view=aten.view.default addmm=aten.addmm.default " ..
+    T.eq(ops(d), "view=aten.view.default permute=aten.permute.default addmm=aten.addmm.default " ..
       "view_1=aten.view.default sin=aten.sin.default")
     P.numbers(m, d, {x})
     local nb = NoBias()
@@ -119,6 +119,20 @@ P.modes(function(strict, mode)
     T.eq(outs, "index_put: BUFFER_MUTATION target='k'\nsum_1: USER_OUTPUT")
     P.numbers(m, d, {v, pos})
   end)
+end)
+
+local Vec = nn.Module:extend("Vec")
+function Vec:forward(a, v) return a:matmul(v), v:matmul(v) end
+T.test("mv and dot lowered to mul + sum.dim_IntList", function()
+  local m, args = Vec(), {torch.randn(3, 4), torch.randn(4)}
+  local ep = torch.export.export(m, args)
+  T.eq(ops(ep), "mv=aten.mv.default dot=aten.dot.default")
+  local d = ep:run_decompositions()
+  T.eq(ops(d), "mul=aten.mul.Tensor sum_1=aten.sum.dim_IntList mul_1=aten.mul.Tensor " ..
+    "sum_2=aten.sum.dim_IntList")
+  T.truthy(tostring(d.graph):find("sum.dim_IntList](args = (%mul, [1])", 1, true), tostring(d.graph))
+  local c = fxdb.check(m, d, args)
+  T.truthy(c.ok and c.max_abs_error < 1e-5, tostring(c))
 end)
 
 T.test("decomp_table entries: user functions, checked arguments", function()
