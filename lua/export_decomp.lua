@@ -271,6 +271,70 @@ local function normalize_table(tbl)
   return out
 end
 
+-- Replays the call_function node n of a graph with values env (aten ops through the table,
+-- getitem, higher-order ops with their bodies replayed the same way); returns nothing.
+local replay_node
+
+-- Runs body graph g on args (its placeholders in order) by replaying its nodes; returns the
+-- values of its output list.
+local function replay_body(g, tbl, ...)
+  local args, env, outs = table.pack(...), {}, {}
+  local k = 0
+  for _, n in ipairs(g.nodes) do
+    if n.op == "placeholder" then
+      k = k + 1
+      env[n.name] = args[k]
+    elseif n.op == "call_function" then
+      replay_node(n, env, tbl)
+    elseif n.op == "get_attr" then
+      env[n.name] = n.subgraph
+    elseif n.op == "output" then
+      outs = resolve(n.args[1], env)
+    end
+  end
+  return table.unpack(outs, 1, outs.n or #outs)
+end
+
+local function body_fn(g, tbl)
+  return function(...) return replay_body(g, tbl, ...) end
+end
+
+-- higher-order ops: the function each records, called with replayed bodies
+local HOPS = {
+  ["higher_order.cond"] = function(a, tbl)
+    return torch.cond(a[1], body_fn(a[2], tbl), body_fn(a[3], tbl), a[4])
+  end,
+  ["higher_order.scan"] = function(a, tbl)
+    return torch.ops.higher_order.scan(body_fn(a[1], tbl), a[2], a[3], a[4], a[5], a[6])
+  end,
+  ["higher_order.map_impl"] = function(a, tbl)
+    local extra = a[3] or {}
+    return torch.ops.higher_order.map(body_fn(a[1], tbl), a[2], table.unpack(extra, 1, extra.n or #extra))
+  end,
+}
+
+function replay_node(n, env, tbl, tr)
+  local target, raw_args, args = n.target, n.args, {}
+  local nargs = target:sub(1, 5) == "aten." and #layout(overload_of(target)).names or #raw_args
+  for i = 1, nargs do args[i] = resolve(raw_args[i], env) end
+  args.n = nargs
+  if target == "getitem" then
+    env[n.name] = args[1][args[2] + 1]
+  elseif target == "fxdb.assign_buffer" then
+    tr:assign_buffer(args[3], args[1], args[2])
+  elseif HOPS[target] then
+    env[n.name] = table.pack(HOPS[target](args, tbl))
+  elseif target:sub(1, 5) == "aten." then
+    local f = tbl[target]
+    local r
+    if f then r = table.pack(f(table.unpack(args, 1, args.n)))
+    else r = table.pack(invoke(target, args)) end
+    env[n.name] = r.n == 1 and r[1] or r
+  else
+    error("run_decompositions: " .. target .. " nodes (" .. n.name .. ") cannot be replayed", 0)
+  end
+end
+
 local function replay(ep, tr, tbl)
   local sig = ep.graph_signature
   local state, consts = ep.state_dict, ep.constants
@@ -289,24 +353,9 @@ local function replay(ep, tr, tbl)
       end
     elseif n.op == "call_function" then
       tr:set_location(n) -- every op the node becomes keeps its stack trace and module stack
-      local target, raw_args, args = n.target, n.args, {}
-      local nargs = target:sub(1, 5) == "aten." and #layout(overload_of(target)).names or 3
-      for i = 1, nargs do args[i] = resolve(raw_args[i], env) end
-      args.n = nargs
-      if target == "getitem" then
-        env[n.name] = args[1][args[2] + 1]
-      elseif target == "fxdb.assign_buffer" then
-        tr:assign_buffer(args[3], args[1], args[2])
-      elseif target:sub(1, 5) == "aten." then
-        local f = tbl[target]
-        local r
-        if f then r = table.pack(f(table.unpack(args, 1, args.n)))
-        else r = table.pack(invoke(target, args)) end
-        env[n.name] = r.n == 1 and r[1] or r
-      else
-        error("run_decompositions: " .. target .. " nodes (" .. n.name .. ") cannot be " ..
-              "replayed yet; export with the ops inside the higher-order op's body instead", 0)
-      end
+      replay_node(n, env, tbl, tr)
+    elseif n.op == "get_attr" then
+      env[n.name] = n.subgraph -- a higher-order op's body
     elseif n.op == "output" then
       outs = resolve(n.args[1], env)
     end
@@ -325,13 +374,14 @@ function E.program_methods.run_decompositions(ep, decomp_table)
   local tbl = normalize_table(decomp_table or defaults)
   local tr = E.tracer{}
   local co = coroutine.create(replay)
-  local prev_active = active
+  local prev_active, prev_tracer, prev_strict = active, E.active_tracer, E.active_strict
   active = tbl
+  E.active_tracer, E.active_strict = tr, false -- higher-order ops record their bodies here
   tr:bind(co, false)
   local res = table.pack(coroutine.resume(co, ep, tr, tbl))
   tr:unbind(co)
   tr:set_location(nil)
-  active = prev_active
+  active, E.active_tracer, E.active_strict = prev_active, prev_tracer, prev_strict
   if not res[1] then error(res[2], 0) end
   tr:finish(res[3])
   local out = tr:build(res[2], {training_ir = false})

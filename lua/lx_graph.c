@@ -481,7 +481,12 @@ static int node_index(lua_State *L) {
         push_meta(L, n, gidx);
     else if (!strcmp(k, "graph"))
         lua_pushvalue(L, gidx);
-    else if (!strcmp(k, "next"))
+    else if (!strcmp(k, "subgraph")) {
+        /* the body graph a higher-order op's get_attr node holds (owned by the node's graph,
+         * which the returned Graph keeps alive), or nil */
+        if (n->subgraph) lx_push_graph(L, n->subgraph, gidx);
+        else lua_pushnil(L);
+    } else if (!strcmp(k, "next"))
         lx_push_node(L, n->next, gidx);
     else if (!strcmp(k, "prev"))
         lx_push_node(L, n->prev, gidx);

@@ -135,6 +135,39 @@ T.test("mv and dot lowered to mul + sum.dim_IntList", function()
   T.truthy(c.ok and c.max_abs_error < 1e-5, tostring(c))
 end)
 
+-- higher-order ops replay with their bodies, which are lowered too (as make_fx retraces them)
+local Hop = nn.Module:extend("Hop")
+function Hop:init() self.lin = nn.Linear(3, 3); self:register_buffer("s", torch.zeros(3)) end
+function Hop:forward(x, xs)
+  local y = torch.cond(x:sum():gt(0), function(a) return self.lin(a) end,
+                       function(a) return nn.functional.silu(a) end, {x})
+  local c, ys = torch._higher_order_ops.scan(function(cc, t) return cc + t, (cc * t):sum() end, y, xs)
+  local z = torch.map(function(t, b) return t * b end, xs, y)
+  self.s:add_(c:sum(0))
+  return y, ys, z
+end
+T.test("cond / scan / map programs: bodies lowered, mutations kept, both IRs", function()
+  local m = Hop()
+  for _, ir in ipairs{"functional", "training"} do
+    for _, sign in ipairs{1, -1} do
+      local args = {torch.randn(2, 3):abs() * sign, torch.randn(4, 2, 3)}
+      local d = torch.export.export(m, args, {ir = ir}):run_decompositions()
+      local code = tostring(d.graph_module.code)
+      local text = tostring(d)
+      T.falsy(text:find("aten.linear", 1, true), "linear lowered inside true_graph_0")
+      T.falsy(text:find("aten.silu", 1, true), "silu lowered inside false_graph_0")
+      T.truthy(text:find("sum.dim_IntList(mul, [])", 1, true), "sum lowered inside the scan body")
+      T.truthy(code:find("torch.ops.higher_order.cond(gt, true_graph_0, false_graph_0, [x, p_lin_weight, p_lin_bias])",
+        1, true), code)
+      local _, outs = P.sig(d)
+      T.eq(outs, "add: BUFFER_MUTATION target='s'\ngetitem: USER_OUTPUT\ngetitem_2: USER_OUTPUT\n" ..
+        "getitem_3: USER_OUTPUT")
+      local c = fxdb.check(m, d, args)
+      T.truthy(c.ok and c.max_abs_error < 1e-5, tostring(c))
+    end
+  end
+end)
+
 T.test("decomp_table entries: user functions, checked arguments", function()
   local tbl = {["aten.sin.default"] = function(x) return torch.ops.aten.cos.default(x) end}
   local d = torch.export.export(Lin(), {torch.randn(4, 4)}):run_decompositions(tbl)
