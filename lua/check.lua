@@ -114,6 +114,7 @@ C.SIGNATURES = {
   ["fxdb.help"] = "name:string",   -- repl/help.c
   ["fxdb.lesson"] = "n:integer|string?, opts:options.lesson?",
   ["fxdb.explain"] = "ep:ExportedProgram?",
+  ["fxdb.summary"] = "value:any, max_lines:integer?",
   ["fxdb.render"] = "graph:Graph|ExportedProgram|GraphModule, file:string?, opts:options.render?",
   ["torch.cond"] = "pred:Tensor|boolean|number, true_fn:callable, false_fn:callable, operands:table?",
   ["torch.map"] = "f:callable, xs:Tensor|table, ...",

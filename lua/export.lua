@@ -280,6 +280,16 @@ local function full_path(mod, name)
   return p == "" and name or (p .. "." .. name)
 end
 
+-- Non-strict mode: assignments are judged after the call, as aot_autograd does, but the hook
+-- notes where each one happened, so the error can point at the assignment's Lua line.
+local function nonstrict_hook(job)
+  return function(mod, name)
+    job.assigned[mod] = job.assigned[mod] or {}
+    job.assigned[mod][name] = user_frame()
+    return false
+  end
+end
+
 -- Strict mode: module attribute assignments are watched as they happen (Dynamo's rules).
 local function strict_hook(tr)
   return function(mod, name, value)
@@ -565,7 +575,7 @@ local function export_begin(m, args, opts, strict, tr)
 
   return {m = m, args = args, opts = opts, strict = strict, tr = tr, paths = paths,
           module_stack = {}, state = state, statelist = statelist, names = names, targs = targs,
-          containers = containers,
+          containers = containers, assigned = {}, -- assigned[module][name] = frame (non-strict)
           nargs = nargs, leaves = leaves,
           co = coroutine.create(function(...) return m(...) end)}
 end
@@ -577,7 +587,7 @@ local function export_resume(job, ...)
   local outer_stack, outer_paths, outer_hook = nn._module_stack, nn._paths, nn._on_setattr
   local outer_tracer, outer_strict = E.active_tracer, E.active_strict
   nn._module_stack, nn._paths = job.module_stack, job.paths
-  nn._on_setattr = job.strict and strict_hook(job.tr) or nil
+  nn._on_setattr = job.strict and strict_hook(job.tr) or nonstrict_hook(job)
   E.active_tracer, E.active_strict = job.tr, job.strict -- higher-order ops record here (hop.lua)
   job.tr:bind(job.co, job.strict)
   local res = table.pack(coroutine.resume(job.co, ...))
@@ -612,7 +622,7 @@ local function export_complete(job, res)
             "attributes must be registered as buffers using the `register_buffer` API " ..
             "(https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.register_buffer).",
             'register it with self:register_buffer("' .. s.name .. '", ...) to export this as ' ..
-            "a buffer mutation", opts._call_frame)
+            "a buffer mutation", (job.assigned[slot.owner] or {})[slot.name] or opts._call_frame)
         end
       end
     end
@@ -630,7 +640,8 @@ local function export_complete(job, res)
               "The tensor attribute self." .. p .. " was assigned during export. Such attributes " ..
               "must be registered as buffers using the `register_buffer` API " ..
               "(https://pytorch.org/docs/stable/generated/torch.nn.Module.html#torch.nn.Module.register_buffer).",
-              'register it with self:register_buffer("' .. k .. '", ...)', opts._call_frame)
+              'register it with self:register_buffer("' .. k .. '", ...)',
+              (job.assigned[mod] or {})[k] or opts._call_frame)
           end
         end
       end

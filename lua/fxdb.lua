@@ -45,9 +45,18 @@ function fxdb.node(name, ep)
   return n
 end
 
+-- A list of nodes that prints one per line: %name, its target (or op) and its type, in columns.
 local function node_list(nodes, title)
+  local rows, w1, w2 = {}, 0, 0
+  for i, n in ipairs(nodes) do
+    local what = n.op == "call_function" and tostring(n.target) or n.op
+    rows[i] = {"%" .. n.name, what, n.type or ""}
+    w1, w2 = math.max(w1, #rows[i][1]), math.max(w2, #what)
+  end
   local lines = {}
-  for _, n in ipairs(nodes) do lines[#lines + 1] = "  %" .. n.name end
+  for i, r in ipairs(rows) do
+    lines[i] = (string.format("  %-" .. w1 .. "s  %-" .. w2 .. "s  %s", r[1], r[2], r[3]):gsub("%s+$", ""))
+  end
   return setmetatable({table.unpack(nodes)}, {__tostring = function()
     return title .. (#lines > 0 and ("\n" .. table.concat(lines, "\n")) or " (none)")
   end})
@@ -85,6 +94,81 @@ end
 -- ops where nothing reads the old value later (and the copy_ they make redundant removed).
 function fxdb.reinplace(ep)
   return current(ep):module({reinplace = true})
+end
+
+-- ---- printing big programs ------------------------------------------------------------------------
+
+local SUMMARY_LINES = 100 -- a program or graph longer than this prints summarized in the REPL
+
+local function lines_of(text)
+  local out = {}
+  for l in (text .. "\n"):gmatch("(.-)\n") do out[#out + 1] = l end
+  return out
+end
+
+local function count_ops(g)
+  local n = 0
+  for _, node in ipairs(g.nodes) do if node.op == "call_function" then n = n + 1 end end
+  return n
+end
+
+-- The signature of ep in a few lines: inputs and outputs counted by kind, user inputs and outputs
+-- named.
+local function signature_summary(ep)
+  local function part(specs)
+    local counts, order, users = {}, {}, {}
+    for _, s in ipairs(specs) do
+      if not counts[s.kind] then counts[s.kind] = 0; order[#order + 1] = s.kind end
+      counts[s.kind] = counts[s.kind] + 1
+      if s.kind == "USER_INPUT" or s.kind == "USER_OUTPUT" then users[#users + 1] = s.arg.name end
+    end
+    local parts = {}
+    for _, k in ipairs(order) do parts[#parts + 1] = counts[k] .. " " .. k end
+    return table.concat(parts, ", ") .. (#users > 0 and ("  (" .. table.concat(users, ", ") .. ")") or "")
+  end
+  local sig = ep.graph_signature
+  return {"Graph signature (summarized; :sig prints it whole):",
+          "    # inputs:  " .. part(sig.input_specs), "    # outputs: " .. part(sig.output_specs)}
+end
+
+-- fxdb.summary(v[, max_lines]) -> text: tostring(v), except that an ExportedProgram or Graph
+-- longer than max_lines (default 100) is summarized: the head of its code, its signature (counted
+-- by kind when long), and how many lines and ops were left out. The REPL prints :export, :graph
+-- and :print this way; `:graph --all` and print() show everything.
+function fxdb.summary(v, max_lines)
+  max_lines = max_lines or SUMMARY_LINES
+  local mt = getmetatable(v)
+  local kind = type(mt) == "table" and mt.__name
+  if kind ~= "ExportedProgram" and kind ~= "Graph" then return tostring(v) end
+  local text = tostring(v)
+  local lines = lines_of(text)
+  if #lines <= max_lines then return text end
+  local head = math.floor(max_lines * 2 / 3)
+  local out = {}
+  if kind == "Graph" then
+    for i = 1, head do out[#out + 1] = lines[i] end
+    out[#out + 1] = string.format("    ... %d more lines (%d nodes, %d ops in all; :graph --all " ..
+      "prints them all)", #lines - head - 1, #v.nodes, count_ops(v))
+    out[#out + 1] = lines[#lines]
+    return table.concat(out, "\n")
+  end
+  local sig_at = #lines + 1
+  for i, l in ipairs(lines) do if l == "Graph signature:" then sig_at = i break end end
+  for i = 1, math.min(head, sig_at - 1) do out[#out + 1] = lines[i] end
+  out[#out + 1] = string.format("            ... %d more lines of code (%d ops in all; :graph " ..
+    "--all prints the graph, print(fxdb.current) the whole program)", sig_at - 1 - head,
+    count_ops(v.graph))
+  out[#out + 1] = ""
+  local rest = #lines - sig_at + 1
+  if rest <= max_lines - head then
+    for i = sig_at, #lines do out[#out + 1] = lines[i] end
+  else
+    for _, l in ipairs(signature_summary(v)) do out[#out + 1] = l end
+    for i = sig_at, #lines do
+      if lines[i]:match("^Range constraints") then out[#out + 1] = "" out[#out + 1] = lines[i] end
+    end
+  end
+  return table.concat(out, "\n")
 end
 
 -- ---- running and checking -------------------------------------------------------------------------
@@ -142,9 +226,11 @@ local CHECK_MT = {}
 CHECK_MT.__tostring = function(c)
   local lines = {string.format("check: %s  (%d outputs, %d mutations; max abs error %g)",
     c.ok and "OK" or "MISMATCH", c.noutputs, c.nbuffers, c.max_abs_error)}
+  local w1, w2 = 28, 12 -- columns widen for long state names and types
+  for _, e in ipairs(c.entries) do w1, w2 = math.max(w1, #e.what), math.max(w2, #e.type) end
   for _, e in ipairs(c.entries) do
-    lines[#lines + 1] = string.format("  %-28s %-12s max abs error %g%s", e.what, e.type, e.err,
-      e.ok and "" or "   <-- mismatch")
+    lines[#lines + 1] = string.format("  %-" .. w1 .. "s %-" .. w2 .. "s max abs error %g%s", e.what,
+      e.type, e.err, e.ok and "" or "   <-- mismatch")
   end
   return table.concat(lines, "\n")
 end

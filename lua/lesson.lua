@@ -216,6 +216,21 @@ local function reason(f, r, written)
   return why
 end
 
+-- Words of text in lines of at most `width` characters, each starting with `indent`.
+local function wrap(text, indent, width)
+  local lines, cur = {}, indent
+  for word in text:gmatch("%S+") do
+    if #cur > #indent and #cur + 1 + #word > width then
+      lines[#lines + 1] = cur
+      cur = indent .. word
+    else
+      cur = cur .. (#cur > #indent and " " or "") .. word
+    end
+  end
+  if #cur > #indent then lines[#lines + 1] = cur end
+  return table.concat(lines, "\n")
+end
+
 local EXPLAIN_MT = {__tostring = function(x)
   local parts = {}
   for _, e in ipairs(x) do parts[#parts + 1] = tostring(e) end
@@ -266,8 +281,8 @@ function fxdb.explain(ep)
       end
       lines[3] = "  a functional graph has no in-place ops, so it became:"
       for _, f in ipairs(made[r.name] or {}) do
-        lines[#lines + 1] = string.format("    %%%s = %s: %s", f.name, tostring(f.target),
-          reason(f, r, dst and dst.name or "?"))
+        lines[#lines + 1] = string.format("    %%%s = %s", f.name, tostring(f.target))
+        lines[#lines + 1] = wrap(reason(f, r, dst and dst.name or "?"), "        ", 96)
       end
       if not made[r.name] then
         lines[#lines + 1] = "    nothing: its result is never read, so it was removed"
@@ -277,9 +292,9 @@ function fxdb.explain(ep)
   end
   for i, spec in ipairs(ep.graph_signature.output_specs) do
     if spec.kind:match("MUTATION$") then
-      res.outputs[#res.outputs + 1] = string.format(
+      res.outputs[#res.outputs + 1] = wrap(string.format(
         "output %d, %%%s, is %s target='%s': the last version, returned so that the caller stores it",
-        i - 1, spec.arg.name, spec.kind, spec.target)
+        i - 1, spec.arg.name, spec.kind, spec.target), "", 96)
     end
   end
   return res

@@ -213,6 +213,23 @@ function fxdb.break_on(spec, opts)
     if not f then error("no current file for line " .. b.line .. ": give FILE:N", 2) end
     b.file, b.arg = f.file, f.file .. ":" .. b.line
   end
+  if b.kind == "line" then
+    -- a line that cannot record an op (blank, a comment, past the end) is refused with the reason
+    local f = io.open(b.file)
+    if f then
+      local k, text = 0, nil
+      for l in f:lines() do
+        k = k + 1
+        if k == b.line then text = l break end
+      end
+      f:close()
+      local why = text == nil and ("is past the end of the file (" .. k .. " lines)") or
+        (text:match("^%s*$") and "is blank") or (text:match("^%s*%-%-") and "is a comment") or nil
+      if why then
+        error("no op is recorded at line " .. b.arg .. ": the line " .. why, 2)
+      end
+    end
+  end
   if b.cond then
     local fn, msg = load("return " .. b.cond, "=(condition)", "t", {})
     if not fn then error("bad condition '" .. b.cond .. "': " .. msg, 2) end
@@ -470,6 +487,9 @@ function fxdb.print(...)
     local v = select(i, ...)
     if torch.is_tensor(v) and s then
       out[#out + 1] = describe_tensor(v, s)
+    elseif fxdb.summary and (getmetatable(v) or {}).__name == "ExportedProgram" or
+           (getmetatable(v) or {}).__name == "Graph" then
+      out[#out + 1] = fxdb.summary(v) -- a big program: head, signature, counts
     elseif is_node(v) and s and s._node_value then
       local ok, val = s:_node_value(v.name)
       out[#out + 1] = ok and (torch.is_tensor(val) and describe_tensor(val, s) or tostring(val)) or
@@ -1139,11 +1159,29 @@ function Trace:_complete()
       outs[#outs + 1] = spec.arg.name .. (n and n.type ~= "" and (" " .. n.type) or "")
     end
   end
+  -- a line breakpoint that never stopped because its line recorded no op says so
+  local notes = {}
+  for _, b in ipairs(D.breaks) do
+    if b.kind == "line" and b.enabled and b.hits == 0 and b.file then
+      local recorded = false
+      for _, n in ipairs(ep.raw_graph.nodes) do
+        for _, f in ipairs(node_frames(n)) do
+          if f.line == b.line and file_matches(f.file, b.file) then recorded = true break end
+        end
+        if recorded then break end
+      end
+      if not recorded then
+        notes[#notes + 1] = "\n  note: breakpoint " .. b.id .. " (line " .. b.arg .. ") never " ..
+          "stopped: no op was recorded at that line"
+      end
+    end
+  end
   return make_stop(self, {reason = "done", ep = ep, banner =
     "trace finished: " .. counted("node", self.count) .. " recorded, " ..
     counted("mutation output", nmut) ..
       "; the exported program is now current (:graph, :why, :run --step)" ..
-    "\n  returned: " .. (#outs > 0 and table.concat(outs, ", ") or "(nothing)")})
+    "\n  returned: " .. (#outs > 0 and table.concat(outs, ", ") or "(nothing)") ..
+    table.concat(notes)})
 end
 
 -- A failed export: the session stays at the failing op. For errors after forward (attribute
@@ -1840,6 +1878,11 @@ end
 -- names for Tab completion: node names of the graph in view, module paths, state names
 function fxdb._complete_names(kind)
   local out = {}
+  if kind == "break" then -- the kinds of WHERE (:break, :tbreak, :until)
+    for k in pairs(KINDS) do out[#out + 1] = k end
+    table.sort(out)
+    return out
+  end
   if kind == "local" then
     local s = fxdb.session
     local level = s and s.kind == "trace" and s.status ~= "finished" and s.job and s:_user_level()

@@ -26,9 +26,22 @@ local function resolve_graph(g, which)
         type(g) .. ")", 3)
 end
 
+-- The ExportedProgram behind a diff argument: the program itself, or for the stages "exported"
+-- and "functional" the current program (whose graph g is); nil for raw and unlifted graphs.
+local function program_of(arg, g)
+  local mt = getmetatable(arg)
+  if type(mt) == "table" and mt.__name == "ExportedProgram" then return arg end
+  if (arg == "exported" or arg == "functional") and fxdb.current and fxdb.current.graph == g then
+    return fxdb.current
+  end
+  return nil
+end
+
 -- fxdb.diff(g1, g2) -> Diff: node-keyed comparison. A node of g2 matches the node of g1 with the
 -- same name, else the g1 node it came from (meta.from_node: raw -> functional). Markers:
--- "=" same target and type, "~" changed, "-" only in g1, "+" only in g2.
+-- "=" same target and type, "~" changed, "-" only in g1, "+" only in g2. Then the outputs of
+-- both (d.outputs) and, when both sides are programs, their signatures spec by spec
+-- (d.signature: {marker, name, description}).
 function fxdb.diff(g1, g2)
   local a, la = resolve_graph(g1, 1)
   local b, lb = resolve_graph(g2, 2)
@@ -73,6 +86,9 @@ function fxdb.diff(g1, g2)
   local lines = {"diff " .. la .. " -> " .. lb .. "  (node-keyed: " ..
     ((fa ~= fb) and "from_node, then same name)" or "same name)")}
   local function desc(n) return n.op == "call_function" and n.target or n.op end
+  local w = 22 -- the name column widens for long names
+  for _, n in ipairs(an) do w = math.max(w, #n.name + 1) end
+  for _, n in ipairs(bn) do w = math.max(w, #n.name + 1) end
   for _, n in ipairs(an) do
     local m = match_of[n]
     if m then
@@ -80,17 +96,17 @@ function fxdb.diff(g1, g2)
       local rec = {a = n, b = m}
       if same then
         d.same[#d.same + 1] = rec
-        lines[#lines + 1] = string.format("  = %%%-22s %s", n.name, desc(n))
+        lines[#lines + 1] = string.format("  = %-" .. w .. "s %s", "%" .. n.name, desc(n))
       else
         d.changed[#d.changed + 1] = rec
         local names = n.name == m.name and ("%" .. n.name) or ("%" .. n.name .. " -> %" .. m.name)
         local what = desc(n) == desc(m) and desc(n) or (desc(n) .. " -> " .. desc(m))
         if n.type ~= m.type then what = what .. "  " .. n.type .. " -> " .. m.type end
-        lines[#lines + 1] = string.format("  ~ %-23s %s", names, what)
+        lines[#lines + 1] = string.format("  ~ %-" .. w .. "s %s", names, what)
       end
     else
       d.removed[#d.removed + 1] = n
-      lines[#lines + 1] = string.format("  - %%%-22s %s", n.name, desc(n))
+      lines[#lines + 1] = string.format("  - %-" .. w .. "s %s", "%" .. n.name, desc(n))
     end
   end
   local mset = {}
@@ -100,12 +116,77 @@ function fxdb.diff(g1, g2)
       d.added[#d.added + 1] = n
       local from = {}
       for i, src in ipairs(n.meta.from_node or {}) do from[i] = src.name end
-      lines[#lines + 1] = string.format("  + %%%-22s %s%s", n.name, desc(n),
+      lines[#lines + 1] = string.format("  + %-" .. w .. "s %s%s", "%" .. n.name, desc(n),
         #from > 0 and ("   (from %" .. table.concat(from, ", %") .. ")") or "")
     end
   end
   lines[#lines + 1] = string.format("%d same, %d changed, %d only in %s, %d only in %s",
     #d.same, #d.changed, #d.removed, la, #d.added, lb)
+  -- the outputs, each with its type and (where the side has a signature) its kind
+  local pa, pb = program_of(g1, a), program_of(g2, b)
+  local function outputs(g, ep)
+    local kinds = {}
+    if ep then
+      for _, s in ipairs(ep.graph_signature.output_specs) do
+        kinds[s.arg.name] = s.kind .. (s.target and (" '" .. s.target .. "'") or "")
+      end
+    end
+    local out = {}
+    local last = g.nodes[#g.nodes]
+    for _, n in ipairs(last and last.op == "output" and last.args[1] or {}) do
+      if type(n) == "userdata" and n.name then
+        out[#out + 1] = n.name .. " " .. (n.type or "") .. (kinds[n.name] and (" " .. kinds[n.name]) or "")
+      end
+    end
+    return out
+  end
+  d.outputs = {outputs(a, pa), outputs(b, pb)}
+  local oa, ob = table.concat(d.outputs[1], ", "), table.concat(d.outputs[2], ", ")
+  if oa == ob then
+    lines[#lines + 1] = "outputs: the same  (" .. oa .. ")"
+  else
+    local w = math.max(#la, #lb)
+    lines[#lines + 1] = "outputs:"
+    lines[#lines + 1] = string.format("  %-" .. w .. "s  (%s)", la, oa)
+    lines[#lines + 1] = string.format("  %-" .. w .. "s  (%s)", lb, ob)
+  end
+  -- the graph signatures, spec by spec (matched by argument name), when both sides have one
+  if pa and pb then
+    d.signature = {}
+    local nsame = 0
+    for _, which in ipairs{"input_specs", "output_specs"} do
+      local sa, sb, by_b, seen = pa.graph_signature[which], pb.graph_signature[which], {}, {}
+      for _, s in ipairs(sb) do by_b[s.arg.name] = s end
+      local function desc(s)
+        return s.kind .. (s.target and (" target='" .. s.target .. "'") or "") ..
+          (s.persistent ~= nil and (" persistent=" .. (s.persistent and "True" or "False")) or "")
+      end
+      for _, s in ipairs(sa) do
+        local o = by_b[s.arg.name]
+        seen[s.arg.name] = true
+        if not o then
+          d.signature[#d.signature + 1] = {"-", s.arg.name, desc(s)}
+        elseif desc(o) ~= desc(s) then
+          d.signature[#d.signature + 1] = {"~", s.arg.name, desc(s) .. " -> " .. desc(o)}
+        else
+          nsame = nsame + 1
+        end
+      end
+      for _, s in ipairs(sb) do
+        if not seen[s.arg.name] then d.signature[#d.signature + 1] = {"+", s.arg.name, desc(s)} end
+      end
+    end
+    if #d.signature == 0 then
+      lines[#lines + 1] = "signature: the same  (" .. nsame .. " specs)"
+    else
+      lines[#lines + 1] = "signature: " .. nsame .. " specs the same, " .. #d.signature .. " differ:"
+      for _, r in ipairs(d.signature) do
+        lines[#lines + 1] = string.format("  %s %-22s %s", r[1], r[2], r[3])
+      end
+    end
+  elseif pa or pb then
+    lines[#lines + 1] = "signature: only " .. (pa and la or lb) .. " has one (:sig prints it)"
+  end
   d.text = table.concat(lines, "\n")
   return d
 end

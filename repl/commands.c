@@ -219,6 +219,34 @@ static int invoke(lua_State *L, int nargs) {
     return CMD_OK;
 }
 
+/* Pushes fxdb.summary and returns true when it is a function; pushes nothing otherwise (then
+ * values print whole). */
+static bool push_summary(lua_State *L) {
+    int top = lua_gettop(L);
+    if (lua_getglobal(L, "fxdb") == LUA_TTABLE && lua_getfield(L, -1, "summary") == LUA_TFUNCTION) {
+        lua_remove(L, -2);                            /* [summary] */
+        return true;
+    }
+    lua_settop(L, top);
+    return false;
+}
+
+/* Below the function and its nargs arguments lies fxdb.summary: calls the function for one
+ * result, then prints fxdb.summary(result) (a big program or graph summarized). */
+static int invoke_summarized(lua_State *L, int nargs) {
+    int status = call_docall(L, nargs, 1);            /* [summary, result] */
+    if (status == LUA_OK)
+        status = call_docall(L, 1, 1);                /* [text] */
+    else
+        lua_remove(L, -2);                            /* [err] */
+    if (status != LUA_OK) {
+        call_report(L, status);
+        return CMD_ERROR;
+    }
+    call_print_values(L, 1);
+    return CMD_OK;
+}
+
 /* Option value of the row's i-th option, or NULL when not given. */
 #define OPT(c, i) ((c)->opt[(i)])
 
@@ -288,18 +316,28 @@ static bool push_module_and_args(lua_State *L, cmd_ctx *c, int opt_args) {
 /* :export and :trace share this: fxdb.<verb>(m, args, {strict = ..., real = ...}).
  * Options: 0 --non-strict, 1 --real, 2 --args*. */
 static int export_like(lua_State *L, cmd_ctx *c, const char *verb) {
-    if (!push_fxdb(L, verb))                          /* [fn] */
-        return CMD_ERROR;
-    if (!push_module_and_args(L, c, 2)) {             /* [fn, m, args] */
-        lua_pop(L, 1);
+    int base = lua_gettop(L);
+    /* a big program prints summarized: [summary] */
+    bool summarize = strcmp(verb, "export") == 0 && push_summary(L);
+    if (!push_fxdb(L, verb)) {                        /* [summary, fn] */
+        lua_settop(L, base);
         return CMD_ERROR;
     }
-    lua_createtable(L, 0, 2);                         /* [fn, m, args, opts] */
+    if (!push_module_and_args(L, c, 2)) {             /* [summary, fn, m, args] */
+        lua_settop(L, base);
+        return CMD_ERROR;
+    }
+    lua_createtable(L, 0, 2);                         /* [summary?, fn, m, args, opts] */
     lua_pushboolean(L, OPT(c, 0) == NULL);
     lua_setfield(L, -2, "strict");
     lua_pushboolean(L, OPT(c, 1) != NULL);
     lua_setfield(L, -2, "real");
-    return invoke(L, 3);
+    int rc = summarize ? invoke_summarized(L, 3) : invoke(L, 3);
+    if (rc == CMD_ERROR && strcmp(verb, "export") == 0)
+        fprintf(stderr, "  post-mortem: :trace %s%s%s%s stops at the failure (then :where, :print, "
+                        ":graph)\n", c->expr ? c->expr : "EXPR", OPT(c, 0) ? " --non-strict" : "",
+                OPT(c, 2) ? " --args " : "", OPT(c, 2) ? OPT(c, 2) : "");
+    return rc;
 }
 
 static int c_export(lua_State *L, cmd_ctx *c) {
@@ -326,12 +364,15 @@ static int c_graph(lua_State *L, cmd_ctx *c) {
     if (stage != NULL && !is_stage(stage))
         return cmd_error(c, 1, stage, "unknown stage",
                          "stages are raw, functional, exported (the default), unlifted");
-    if (!push_fxdb(L, "graph"))
+    int base = lua_gettop(L);
+    bool summarize = OPT(c, 0) == NULL && push_summary(L);   /* [summary] unless --all */
+    if (!push_fxdb(L, "graph")) {
+        lua_settop(L, base);
         return CMD_ERROR;
-    if (stage == NULL)
-        return invoke(L, 0);
-    lua_pushstring(L, stage);
-    return invoke(L, 1);
+    }
+    if (stage != NULL)
+        lua_pushstring(L, stage);
+    return summarize ? invoke_summarized(L, stage != NULL) : invoke(L, stage != NULL);
 }
 
 /* Commands without arguments that call fxdb.<name>() and print what it returns. */
@@ -780,7 +821,7 @@ static int c_complete(lua_State *L, cmd_ctx *c) {
     for (char **p = cands; p != NULL && *p != NULL; p++)
         printf("%s\n", *p);
     if (cands == NULL)
-        printf(complete_wants_files(text) ? "(file names)\n" : "(no completions)\n");
+        printf("(no completions)\n");
     fflush(stdout);
     complete_free(cands);
     return CMD_OK;
@@ -829,7 +870,7 @@ static int c_quit(lua_State *L, cmd_ctx *c) {
 static const cmd_row cmd_table[] = {
     /* --- export and inspection --- */
     {"export", 1, c_export, "--non-strict --real --args*", 0},
-    {"graph", 1, c_graph, NULL, 0},
+    {"graph", 1, c_graph, "--all", 0},
     {"code", 3, c_code, NULL, 0},
     {"sig", 2, c_sig, NULL, 0},
     {"node", 2, c_node, NULL, 0},

@@ -10,15 +10,19 @@
  *                      session's graph, else fxdb.current.graph (fxdb._complete_names)
  *   ":watch st", ":why st", ":break module la", ":render --why st"
  *                      module paths and state (buffer, parameter, input) names
- *   ":load f", ":render f"   file names (libedit's own completion)
+ *   ":break mu"        the kinds of WHERE (fxdb._complete_names("break"): mutation, op, line, ...)
+ *   ":load examples/le", ":render out/g"
+ *                      file names, inside subdirectories too (directories end in '/')
  * The value before the cursor is found without running user code: the prefix must be names
  * joined by dots, and each step is a raw lookup that follows metatable __index only while it is
  * a table. Only node-name completion calls Lua (__index of graph objects), and it does so in
  * protected mode. All Lua work runs under lua_pcall, so an error (even out of memory) is dropped
  * and the candidate list is freed by the caller side. */
 #include <ctype.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -390,6 +394,80 @@ static void run_protected(lua_State *L, lua_CFunction fn, complete_job *job) {
 }
 
 /* ======================================================================================== */
+/* file names                                                                                 */
+/* ======================================================================================== */
+
+/* File-name candidates for the word line[start, end) of a :load / :render argument. The argument
+ * runs from the blank before `start` to the cursor ("examples/gen"); its directory part is listed
+ * (the current one when there is none) and every entry that starts with the part after the last
+ * '/' is a candidate, cut to replace only the word (word breaks such as '-' may split the name),
+ * with '/' after a directory. Hidden entries only when that part starts with '.'. */
+static void file_words(cand_list *c, const char *line, int start, int end) {
+    int argstart = start;
+    while (argstart > 0 && line[argstart - 1] != ' ' && line[argstart - 1] != '\t')
+        argstart--;
+    const char *arg = line + argstart;
+    size_t alen = (size_t)(end - argstart);
+    size_t slash = alen;                               /* index of the last '/', or alen */
+    for (size_t i = 0; i < alen; i++)
+        if (arg[i] == '/')
+            slash = i;
+    size_t dlen = slash < alen ? slash + 1 : 0;        /* "examples/" */
+    const char *base = arg + dlen;
+    size_t blen = alen - dlen;
+    size_t wlen = (size_t)(end - start);
+    if (wlen > blen)
+        return;                                        /* the word spans a '/': not a path */
+    size_t skip = blen - wlen;
+    char *dir = malloc(dlen + 2);
+    char *path = NULL;
+    if (dir == NULL) {
+        c->oom = true;
+        return;
+    }
+    if (dlen > 0)
+        memcpy(dir, arg, dlen), dir[dlen] = '\0';
+    else
+        strcpy(dir, "./");
+    DIR *d = opendir(dir);
+    for (struct dirent *e = d ? readdir(d) : NULL; e != NULL; e = readdir(d)) {
+        const char *n = e->d_name;
+        if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || (n[0] == '.' && base[0] != '.'))
+            continue;
+        if (strlen(n) < blen || strncmp(n, base, blen) != 0)
+            continue;
+        size_t plen = strlen(dir) + strlen(n) + 1;
+        char *np = realloc(path, plen);
+        if (np == NULL) {
+            c->oom = true;
+            break;
+        }
+        path = np;
+        snprintf(path, plen, "%s%s", dir, n);
+        struct stat st;
+        bool is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+        if (is_dir) {
+            size_t ln = strlen(n + skip);
+            char *v = malloc(ln + 2);
+            if (v == NULL) {
+                c->oom = true;
+                break;
+            }
+            memcpy(v, n + skip, ln);
+            v[ln] = '/', v[ln + 1] = '\0';
+            cand_add(c, "", v);
+            free(v);
+        } else {
+            cand_add(c, "", n + skip);
+        }
+    }
+    if (d != NULL)
+        closedir(d);
+    free(path);
+    free(dir);
+}
+
+/* ======================================================================================== */
 /* entry point                                                                                */
 /* ======================================================================================== */
 
@@ -403,6 +481,17 @@ static bool previous_word_is(const char *line, int start, const char *w) {
         b--;
     size_t n = strlen(w);
     return (size_t)(e - b) == n && strncmp(line + b, w, n) == 0;
+}
+
+/* True when the word at `start` is the first argument of the command whose ':' is at `lead`. */
+static bool is_first_argument(const char *line, int start, int lead) {
+    int e = start;
+    while (e > 0 && (line[e - 1] == ' ' || line[e - 1] == '\t'))
+        e--;
+    int b = e;
+    while (b > 0 && line[b - 1] != ' ' && line[b - 1] != '\t')
+        b--;
+    return b == lead && e < start;
 }
 
 /* Stage names `:graph` and `:diff` take. */
@@ -467,9 +556,14 @@ char **complete_candidates(lua_State *L, const char *line, int start, int end) {
             job.kind = "state";
             run_protected(L, names_words, &job);
         } else if (name != NULL
+                   && (strcmp(name, "break") == 0 || strcmp(name, "tbreak") == 0
+                       || strcmp(name, "until") == 0)
+                   && is_first_argument(line, start, lead)) {
+            job.kind = "break";                        /* the first word: a kind of WHERE */
+            run_protected(L, names_words, &job);
+        } else if (name != NULL
                    && (strcmp(name, "load") == 0 || strcmp(name, "render") == 0)) {
-            free(word);
-            return NULL;                               /* file names: the editor's own */
+            file_words(&c, line, start, end);
         } else {
             run_protected(L, lua_words, &job);
         }
@@ -482,22 +576,4 @@ char **complete_candidates(lua_State *L, const char *line, int start, int end) {
         return NULL;
     }
     return cand_finish(&c);
-}
-
-/* True when completion found nothing because file names are wanted (":load", ":render"). */
-bool complete_wants_files(const char *line) {
-    if (!syntax_is_command(line))
-        return false;
-    int lead = 0;
-    while (line[lead] == ' ' || line[lead] == '\t')
-        lead++;
-    char cmd[32];
-    size_t k = 0;
-    for (const char *p = line + lead + 1; *p && *p != ' ' && *p != '\t' && k + 1 < sizeof cmd; p++)
-        cmd[k++] = *p;
-    cmd[k] = '\0';
-    if (line[lead + 1 + k] == '\0')
-        return false;                                  /* still on the command word */
-    const char *name = cmd_resolve(cmd);
-    return name != NULL && (strcmp(name, "load") == 0 || strcmp(name, "render") == 0);
 }

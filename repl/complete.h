@@ -26,9 +26,6 @@ void complete_set_commands(const complete_commands *cmds);
  * whole word. Reads Lua state without calling Lua code except through protected calls.
  * [-0, +0, -] */
 char **complete_candidates(lua_State *L, const char *line, int start, int end);
-/* True when the cursor is in an argument of a command that takes a file name (:load, :render):
- * then the editor's own file-name completion applies. */
-bool complete_wants_files(const char *line);
 /* Frees an array returned by complete_candidates (NULL is fine). */
 void complete_free(char **cands);
 /* The characters that separate words for completion. */

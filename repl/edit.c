@@ -83,9 +83,9 @@ static char *cand_generator(const char *text, int state) {
 
 /* rl_attempted_completion_function: computes every candidate for the word [start, end) once,
  * then lets libedit build the match list (it also computes the common prefix). Never falls back
- * to file names except where complete.c asks for nothing. */
+ * to libedit's file names: complete.c completes them itself, inside subdirectories too. */
 static char **attempt_completion(const char *text, int start, int end) {
-    rl_attempted_completion_over = !complete_wants_files(rl_line_buffer);
+    rl_attempted_completion_over = 1;
     complete_free(g_cands);
     g_cands = complete_candidates(g_L, rl_line_buffer, start, end);
     if (g_cands == NULL || g_cands[0] == NULL) {

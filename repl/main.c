@@ -164,16 +164,24 @@ static void createargtable(lua_State *L, char **argv, int argc, int script) {
     lua_setglobal(L, "arg");                              /* [] */
 }
 
-/* Starts lesson g_lesson (fxdb.lesson, lua/lesson.lua); when stdin is not a terminal every step
- * runs at once, since nobody is there to ask for the next. Returns the call's status.
+/* Starts lesson g_lesson (fxdb.lesson, lua/lesson.lua): on a terminal its first step, as
+ * `:lesson N` does; otherwise every step at once, since nobody is there to ask for the next.
+ * Returns the call's status.
  * [-0, +0, e] */
 static int start_lesson(lua_State *L) {
+    if (term_is_tty(STDIN_FILENO)) {
+        /* through the command, so that an empty line then runs the next step */
+        const char *line = lua_pushfstring(L, ":lesson %s", g_lesson);
+        int rc = repl_run_line(L, line, "=(command line)");
+        lua_pop(L, 1);
+        return rc == CMD_OK ? LUA_OK : LUA_ERRRUN;
+    }
     lua_getglobal(L, "fxdb");                             /* [fxdb] */
     lua_getfield(L, -1, "lesson");                        /* [fxdb, fn] */
     lua_remove(L, -2);                                    /* [fn] */
     lua_pushstring(L, g_lesson);                          /* [fn, N] */
     lua_createtable(L, 0, 1);                             /* [fn, N, opts] */
-    lua_pushboolean(L, !term_is_tty(STDIN_FILENO));
+    lua_pushboolean(L, 1);
     lua_setfield(L, -2, "all");
     return call_report(L, call_docall(L, 2, 0));
 }

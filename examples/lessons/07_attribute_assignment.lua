@@ -36,8 +36,9 @@ assignment where it happens: the error points at the assignment's Lua line.]],
     print("hint:     " .. tostring(err.hint))
   end},
   {"Non-strict mode", [[
-Non-strict export runs forward as ordinary code and finds the assignment afterwards, by
-comparing the module's attributes with what they were. The message is PyTorch's.]],
+Non-strict export runs forward as ordinary code and judges the assignment afterwards, by
+comparing the module's attributes with what they were; the message is PyTorch's. fxdb also notes
+where each assignment happened, so the error points at the assignment, not at the export call.]],
   function()
     local ok, err = pcall(torch.export.export, Plain(), {torch.ones(2)}, {strict = false})
     print("kind:     " .. tostring(err.kind))

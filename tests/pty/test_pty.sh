@@ -195,6 +195,24 @@ wait_prompt
 T send-keys -t fx '=2+3' Enter
 check "the REPL still works after the session" wait_for '^5$'
 
+# 6b. Tab completes file names inside folders (:load) and the kinds of a breakpoint (:break)
+wait_prompt
+T send-keys -t fx ':load examples/les' Tab
+check "Tab completes a folder in a folder: :load examples/les -> :load examples/lessons/" \
+    wait_for '^fxdb> :load examples/lessons/$'
+T send-keys -t fx '03' Tab
+check "Tab completes a file there: lessons/03 -> lessons/03_functionalization.lua" \
+    wait_for '^fxdb> :load examples/lessons/03_functionalization\.lua$'
+T send-keys -t fx C-u
+T send-keys -t fx ':break mu' Tab
+check "Tab completes a breakpoint kind: :break mu -> :break mutation" \
+    wait_for '^fxdb> :break mutation$'
+T send-keys -t fx C-u
+T send-keys -t fx ':tbreak ' Tab Tab
+check "a second Tab lists the breakpoint kinds" \
+    wait_for 'item[[:space:]]+line[[:space:]]+module[[:space:]]+mutation'
+T send-keys -t fx C-u
+
 # 7. Ctrl-D quits with status 0 (written by the wrapper: tmux itself may reap a multi-threaded
 #    child late and leave #{pane_dead_status} empty)
 wait_prompt
