@@ -202,20 +202,24 @@ local function is_container(v)
   return type(v) == "table" and getmetatable(v) == nil
 end
 
+-- The order of a container's non-list keys: numbers before strings, each sorted.
+local function key_less(a, b)
+  local ta, tb = type(a), type(b)
+  if ta ~= tb then return ta == "number" end
+  return a < b
+end
+
 local function tree_keys(t)
   local n, keys, extra = #t, {}, {}
   for i = 1, n do keys[i] = i end
   for k in next, t do
     if not (math.type(k) == "integer" and k >= 1 and k <= n) then extra[#extra + 1] = k end
   end
-  table.sort(extra, function(a, b)
-    local ta, tb = type(a), type(b)
-    if ta ~= tb then return ta == "number" end
-    return a < b
-  end)
+  table.sort(extra, key_less)
   for _, k in ipairs(extra) do keys[#keys + 1] = k end
   return keys, n
 end
+E.tree_keys = tree_keys
 
 -- Replaces every tensor leaf of v by leaf(tensor, path_name) (the tree is copied); path names
 -- follow PyTorch's input naming: name_0, name_1 for list items, name_key for other keys.
@@ -385,11 +389,7 @@ local function compare_tree(path, old, new, out)
         if not seen[key] then seen[key] = true; keys[#keys + 1] = key end
       end
     end
-    table.sort(keys, function(a, b)
-      local ta, tb = type(a), type(b)
-      if ta ~= tb then return ta == "number" end
-      return a < b
-    end)
+    table.sort(keys, key_less)
     for _, key in ipairs(keys) do compare_tree(path .. key_str(key, n), old[key], new[key], out) end
   end
 end

@@ -124,18 +124,7 @@ end
 local function unflatten(template, leaves, pos)
   if type(template) ~= "table" or getmetatable(template) ~= nil then return leaves[pos], pos + 1 end
   local out = {}
-  local n = #template
-  for i = 1, n do out[i], pos = unflatten(template[i], leaves, pos) end
-  local extra = {}
-  for k in next, template do
-    if not (math.type(k) == "integer" and k >= 1 and k <= n) then extra[#extra + 1] = k end
-  end
-  table.sort(extra, function(a, b)
-    local ta, tb = type(a), type(b)
-    if ta ~= tb then return ta == "number" end
-    return a < b
-  end)
-  for _, k in ipairs(extra) do out[k], pos = unflatten(template[k], leaves, pos) end
+  for _, k in ipairs((E.tree_keys(template))) do out[k], pos = unflatten(template[k], leaves, pos) end
   return out, pos
 end
 

@@ -251,16 +251,22 @@ debug.getregistry()["fxdb.module_call"] = inst_call
 
 local function inst_len(self) return #dict(self)._modules end
 
--- Iterates submodules in order as (index or name, module): for containers.
-local function inst_pairs(self)
+-- An iterator over self's submodules in order, yielding (key(i, name), module).
+local function children_iter(self, key)
   local mods = dict(self)._modules
   local i = 0
   return function()
     i = i + 1
     local name = mods[i]
     if name == nil then return nil end
-    return math.tointeger(tonumber(name)) or name, mods[name]
-  end, self, nil
+    return key(i, name), mods[name]
+  end
+end
+
+-- Iterates submodules in order as (index or name, module): for containers.
+local function inst_pairs(self)
+  return children_iter(self, function(_, name) return math.tointeger(tonumber(name)) or name end),
+         self, nil
 end
 
 local function new_instance(cls, ...)
@@ -942,16 +948,7 @@ function nn.ModuleDict:items() return self:named_children() end
 -- the 0-based __index and silently skip layer 0. Other values keep Lua's own ipairs.
 local lua_ipairs = ipairs
 function ipairs(v)
-  if is_module(v) then
-    local mods = dict(v)._modules
-    local i = 0
-    return function()
-      i = i + 1
-      local name = mods[i]
-      if name == nil then return nil end
-      return i, mods[name]
-    end, v, 0
-  end
+  if is_module(v) then return children_iter(v, function(i) return i end), v, 0 end
   return lua_ipairs(v)
 end
 
