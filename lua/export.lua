@@ -326,10 +326,14 @@ end
 -- taken before the call; a tensor leaf that is not the same object afterwards (or a new one) is an
 -- assigned tensor attribute, named by its pytree path (self.tensors[0], self.cache['k']).
 
-local function tree_copy(v)
+-- A copy of the containers of v (cycles kept as cycles of the copy).
+local function tree_copy(v, seen)
   if not is_container(v) then return v end
+  seen = seen or {}
+  if seen[v] then return seen[v] end
   local c = {}
-  for key, x in next, v do c[key] = tree_copy(x) end
+  seen[v] = c
+  for key, x in next, v do c[key] = tree_copy(x, seen) end
   return c
 end
 
@@ -352,6 +356,18 @@ local function container_snapshot(m)
   return out
 end
 
+-- The keys of two containers together, in pytree order, and the longer list part's length.
+local function union_keys(a, b)
+  local keys, seen = {}, {}
+  for _, t in ipairs{a, b} do
+    for _, key in ipairs((tree_keys(t))) do
+      if not seen[key] then seen[key] = true; keys[#keys + 1] = key end
+    end
+  end
+  table.sort(keys, key_less)
+  return keys, math.max(#a, #b)
+end
+
 local function key_str(key, n)
   if math.type(key) == "integer" and key >= 1 and key <= n then return "[" .. (key - 1) .. "]" end
   if type(key) == "string" then return "['" .. key .. "']" end
@@ -360,17 +376,15 @@ end
 
 -- Dynamo's names of the objects a strict-mode forward changed: L['self'].x for a rebound
 -- attribute, L['self'].y['k'] for a changed container item (non-tensor values).
-local function side_effects(path, old, new, out)
+local function side_effects(path, old, new, out, visited)
   if rawequal(old, new) or torch.is_tensor(old) or torch.is_tensor(new) then return end
   if is_container(old) and is_container(new) then
-    local n, seen = math.max(#old, #new), {}
-    for _, t in ipairs{old, new} do
-      for _, key in ipairs((tree_keys(t))) do
-        if not seen[key] then
-          seen[key] = true
-          side_effects(path .. key_str(key, n), old[key], new[key], out)
-        end
-      end
+    visited = visited or {}
+    if visited[old] then return end -- a cycle
+    visited[old] = true
+    local keys, n = union_keys(old, new)
+    for _, key in ipairs(keys) do
+      side_effects(path .. key_str(key, n), old[key], new[key], out, visited)
     end
     return
   end
@@ -378,19 +392,17 @@ local function side_effects(path, old, new, out)
 end
 
 -- Appends to `out` the paths under `path` whose tensor leaf differs between old and new.
-local function compare_tree(path, old, new, out)
+local function compare_tree(path, old, new, out, visited)
   if rawequal(old, new) then return end
   if torch.is_tensor(new) then out[#out + 1] = path; return end
   if is_container(old) and is_container(new) then
-    local n = math.max(#old, #new)
-    local keys, seen = {}, {}
-    for _, t in ipairs{old, new} do
-      for _, key in ipairs((tree_keys(t))) do
-        if not seen[key] then seen[key] = true; keys[#keys + 1] = key end
-      end
+    visited = visited or {}
+    if visited[old] then return end -- a cycle
+    visited[old] = true
+    local keys, n = union_keys(old, new)
+    for _, key in ipairs(keys) do
+      compare_tree(path .. key_str(key, n), old[key], new[key], out, visited)
     end
-    table.sort(keys, key_less)
-    for _, key in ipairs(keys) do compare_tree(path .. key_str(key, n), old[key], new[key], out) end
   end
 end
 
@@ -407,10 +419,13 @@ end
 -- modes; the container is module state, not a traced value); a container attribute rebound to a
 -- new table of tensors is PyTorch ≥ 2.6's warning (the new table is a traced local, as
 -- model_attr_mutation exports in torch 2.10).
-local function has_tensor(v)
+local function has_tensor(v, seen)
   if torch.is_tensor(v) then return true end
   if is_container(v) then
-    for _, x in next, v do if has_tensor(x) then return true end end
+    seen = seen or {}
+    if seen[v] then return false end
+    seen[v] = true
+    for _, x in next, v do if has_tensor(x, seen) then return true end end
   end
   return false
 end
@@ -434,8 +449,14 @@ local function check_containers(job)
       local n = #changed
       side_effects("L['self']." .. rel, c.copy, now, changed)
       if #changed > n and not has_tensor(now) then
-        job.replay[#job.replay + 1] = {mod = c.mod, name = c.name, value = tree_copy(now),
-                                       into = rawequal(now, c.value) and is_container(now) and now}
+        local into = rawequal(now, c.value) and is_container(now) and now or nil
+        local value = tree_copy(now)
+        if into then -- the contents, with references to the container itself kept
+          local seen = {[now] = now}
+          value = {}
+          for k, x in next, now do value[k] = tree_copy(x, seen) end
+        end
+        job.replay[#job.replay + 1] = {mod = c.mod, name = c.name, value = value, into = into}
       end
     end
   end

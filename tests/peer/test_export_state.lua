@@ -145,6 +145,24 @@ P.modes(function(strict, mode)
     if strict then T.truthy(w[1].message:find('["L[\'self\'].count"]', 1, true), w[1].message) end
   end)
 
+  -- attribute tables with cycles (a config that refers to itself) are compared and replayed
+  local Cyc = nn.Module:extend("Cyc")
+  function Cyc:init()
+    self.cfg = {n = 1}
+    self.cfg.self = self.cfg
+    self.cache = {k = torch.zeros(2)}
+    self.cache.me = self.cache
+  end
+  function Cyc:forward(x) self.cfg.n = self.cfg.n + 1; return x + self.cache.k + self.cfg.n end
+  T.test("attribute tables with cycles, " .. mode, function()
+    local m = Cyc()
+    local ep = torch.export.export(m, {torch.ones(2)}, {strict = strict})
+    P.values(ep:module()(torch.ones(2)), {2}, {3, 3})
+    T.eq(m.cfg.n, strict and 2 or 1)
+    T.truthy(rawequal(m.cfg.self, m.cfg) and rawequal(m.cache.me, m.cache), "cycles kept")
+    fxdb.warnings{clear = true}
+  end)
+
   -- `self.f = self.f:to(x.device)` reassigns the buffer to itself: no mutation
   local F = nn.Module:extend("F")
   function F:init() self:register_buffer("f", torch.ones(2)) end
