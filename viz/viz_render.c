@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -139,6 +140,13 @@ int vz_run_child(vz_job fn, void *ctx, const char *what, bool progress, fx_err *
     }
     if (pid == 0) {
         signal(SIGINT, SIG_DFL);
+        /* dot recurses once per rank in places: let the stack grow as far as allowed */
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+            rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max;
+            setrlimit(RLIMIT_STACK, &rl);
+        }
         close(fds[0]);
         fx_err cerr;
         fx_err_clear(&cerr);
@@ -196,9 +204,15 @@ int vz_run_child(vz_job fn, void *ctx, const char *what, bool progress, fx_err *
         return FX_EINTERNAL;
     }
     if (got != sizeof cerr) {
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) {
+            fx_err_setf(err, FX_EINTERNAL,
+                        "fxviz: Graphviz crashed laying out this graph "
+                        "(SIGSEGV; dot runs out of stack on very deep graphs)");
+            fx_err_hintf(err, "draw less at once: --depth 0, a module alone, or --collapse");
+            return FX_EINTERNAL;
+        }
         return fx_err_setf(err, FX_EINTERNAL,
-                           "fxviz: the layout process ended without a result "
-                           "(%s %d)",
+                           "fxviz: the layout process ended without a result (%s %d)",
                            WIFSIGNALED(status) ? "signal" : "exit status",
                            WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     }

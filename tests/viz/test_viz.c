@@ -10,10 +10,13 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <graphviz/cgraph.h>
@@ -1039,6 +1042,52 @@ static void test_render_html(void **state) {
     fx_graph_free(g);
 }
 
+/* Ctrl-C during a layout: the child laying out is killed, the render says "layout cancelled" and
+ * returns at once, and the next render works. A helper process sends SIGINT 0.2 s in; the graph
+ * (a 3,000-op chain with skip connections) takes dot over a minute. */
+static void test_render_cancel(void **state) {
+    fx_err err;
+    fx_graph *g = fx_graph_new();
+    fx_node *x = fx_graph_placeholder(g, "x", &err);
+    fx_node *nodes[3000];
+    fx_node *prev = x;
+    for (int i = 0; i < 3000; i++) {
+        fx_ivalue a[2] = {fx_iv_node(prev), fx_iv_node(i >= 5 ? nodes[i - 5] : x)};
+        prev = nodes[i] = call(g, FX_OP_MUL_TENSOR, 2, a);
+    }
+    output_of(g, prev);
+    char path[256];
+    snprintf(path, sizeof path, "%s/cancel.svg", tmpdir);
+    pid_t parent = getpid();
+    pid_t helper = fork();
+    assert_true(helper >= 0);
+    if (helper == 0) {
+        usleep(200000);
+        kill(parent, SIGINT);
+        _exit(0);
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int rc = fxviz_render(g, path, NULL, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    waitpid(helper, NULL, 0);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    if (rc == FX_OK) fail_msg("the layout finished in %.2f s before the SIGINT came", took);
+    assert_int_equal(rc, FX_EINTERNAL);
+    assert_contains(err.msg, "layout cancelled");
+    struct stat st;
+    assert_int_not_equal(stat(path, &st), 0); /* nothing written */
+    /* SIGINT's previous disposition is back (default here: the test would die if not) */
+    struct sigaction now;
+    sigaction(SIGINT, NULL, &now);
+    assert_true(now.sa_handler == SIG_DFL);
+    fx_graph_free(g);
+    fixture f;
+    build_fixture(&f);
+    render_ok(f.g, "after-cancel.svg", NULL, path, sizeof path);
+    free_fixture(&f);
+}
+
 /* Runs fn with stderr sent to a file; returns how many bytes it wrote there. */
 static long stderr_bytes_of(void (*fn)(void *), void *ud) {
     char path[128];
@@ -1202,6 +1251,7 @@ int main(void) {
         cmocka_unit_test(test_render_files),
         cmocka_unit_test(test_render_html),
         cmocka_unit_test(test_render_errors),
+        cmocka_unit_test(test_render_cancel),
         cmocka_unit_test(test_no_leaks_and_oom),
     };
     return cmocka_run_group_tests_name("viz", tests, group_setup, group_teardown);
