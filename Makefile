@@ -9,6 +9,7 @@
 #   make valgrind   unit tests under valgrind
 #   make bench      benchmarks under bench/ (tables, not tests)
 #   make fuzz-programs N=10000 [SEED=1]   the differential random-program tester (tests/fuzz/)
+#   make fuzz-load [FUZZ_SECS=600]   libFuzzer over the PT2 archive loader (clang; build-fuzz/)
 #   make check-layers   the include rule (docs/ARCHITECTURE.md) and acyclic files in repl/
 #   make format-check   clang-format 14 dry run
 #
@@ -19,7 +20,7 @@ CC      ?= cc
 OPT     ?= -O2
 SAN     ?=
 WERROR  ?= $(if $(CI),-Werror,)
-PKGS    := lua5.4 libgvc libcgraph openblas libedit libcjson cmocka
+PKGS    := lua5.4 libgvc libcgraph openblas libedit libcjson cmocka libzip
 
 WARN    := -Wall -Wextra -Wshadow -Wundef -Wwrite-strings -Wmissing-prototypes \
            -Wstrict-prototypes -Wold-style-definition -Wno-unused-parameter
@@ -35,6 +36,7 @@ CORE_LIB_SRC := $(filter-out $(CORE_TEST_SRC),$(CORE_SRC))
 LUA_SRC  := $(wildcard lua/lx_*.c)
 LUA_EMB  := $(wildcard lua/*.lua)
 VIZ_SRC  := $(wildcard viz/*.c)
+PT2_SRC  := $(wildcard pt2/*.c)
 REPL_SRC := $(wildcard repl/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 VIZT_SRC := $(wildcard tests/viz/test_*.c)
@@ -44,6 +46,7 @@ CORE_OBJ := $(call obj,$(CORE_LIB_SRC))
 CORE_TEST_OBJ := $(call obj,$(CORE_TEST_SRC))
 LUA_OBJ  := $(call obj,$(LUA_SRC)) $(BUILD)/lua/embedded.o
 VIZ_OBJ  := $(call obj,$(VIZ_SRC))
+PT2_OBJ  := $(call obj,$(PT2_SRC))
 REPL_OBJ := $(call obj,$(REPL_SRC)) $(BUILD)/repl/api_doc.o
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 VIZT_BIN := $(patsubst tests/viz/%.c,$(BUILD)/tests/%,$(VIZT_SRC))
@@ -61,9 +64,11 @@ $(BUILD)/libfxlua.a: $(LUA_OBJ)
 	@rm -f $@; ar rcs $@ $^
 $(BUILD)/libfxviz.a: $(VIZ_OBJ) $(BUILD)/viz/assets.o
 	@rm -f $@; ar rcs $@ $^
+$(BUILD)/libfxpt2.a: $(PT2_OBJ)
+	@rm -f $@; ar rcs $@ $^
 
-$(BUILD)/fxdb: $(REPL_OBJ) $(BUILD)/libfxlua.a $(BUILD)/libfxviz.a $(BUILD)/libfxdb.a
-	$(CC) $(ALLCFLAGS) -o $@ $(REPL_OBJ) $(BUILD)/libfxlua.a $(BUILD)/libfxviz.a $(BUILD)/libfxdb.a $(LDLIBS_ALL)
+$(BUILD)/fxdb: $(REPL_OBJ) $(BUILD)/libfxlua.a $(BUILD)/libfxpt2.a $(BUILD)/libfxviz.a $(BUILD)/libfxdb.a
+	$(CC) $(ALLCFLAGS) -o $@ $(REPL_OBJ) $(BUILD)/libfxlua.a $(BUILD)/libfxpt2.a $(BUILD)/libfxviz.a $(BUILD)/libfxdb.a $(LDLIBS_ALL)
 
 $(BUILD)/core/%.o: core/%.c
 	@mkdir -p $(dir $@)
@@ -128,7 +133,7 @@ $(BUILD)/viz/assets.o: $(BUILD)/viz/assets.c
 
 # --- dependencies -------------------------------------------------------------------------------
 DEBS := liblua5.4-dev libgraphviz-dev graphviz libopenblas-dev libedit-dev libcjson-dev \
-        libfp16-dev libcmocka-dev xxd pkg-config gcc make tmux chromium
+        libzip-dev libfp16-dev libcmocka-dev xxd pkg-config gcc make tmux chromium
 # npm only where no npm is installed: machines whose Node.js comes from NodeSource ship npm inside
 # their nodejs package, which conflicts with Debian's npm (apt-get would refuse the whole list).
 DEBS += $(if $(shell command -v npm 2>/dev/null),,npm)
@@ -190,12 +195,28 @@ fuzz-programs: need-deps
 	@$(BUILD)/fxdb tests/fuzz/gen_programs.lua $(or $(N),10000) $(or $(SEED),1) --keep-going
 .PHONY: fuzz-programs
 
+# libFuzzer over the PT2 loader (clang, ASan + UBSan, build-fuzz/): FUZZ_SECS seconds (default 600)
+# from a seed corpus of archives saved from the examples. Installs clang from Debian if missing.
+FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+fuzz-load: need-deps
+	@command -v clang >/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang libomp-dev
+	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT=-O1 WERROR= \
+	    SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" build-fuzz/libfxpt2.a build-fuzz/libfxdb.a
+	clang -std=c11 -D_GNU_SOURCE -O1 -g -I. $(FUZZ_SAN) -fsanitize=fuzzer -fopenmp -o build-fuzz/fuzz_load \
+	    tests/fuzz/fuzz_load.c build-fuzz/libfxpt2.a build-fuzz/libfxdb.a \
+	    $(shell pkg-config --libs libzip libcjson openblas 2>/dev/null) -lm
+	@$(MAKE) --no-print-directory $(BUILD)/fxdb
+	@mkdir -p build-fuzz/corpus && $(BUILD)/fxdb tests/pt2/make_corpus.lua build-fuzz/corpus
+	build-fuzz/fuzz_load -max_total_time=$(or $(FUZZ_SECS),600) -max_len=65536 -rss_limit_mb=4096 \
+	    -print_final_stats=1 build-fuzz/corpus
+.PHONY: fuzz-load
+
 check-layers:
 	@tests/check_layers.sh
 	@tests/check_cycles.sh $(BUILD) repl
 
 format-check:
-	@clang-format --dry-run --Werror $(CORE_SRC) $(LUA_SRC) $(VIZ_SRC) $(REPL_SRC) core/*.h lua/*.h viz/*.h
+	@clang-format --dry-run --Werror $(CORE_SRC) $(LUA_SRC) $(VIZ_SRC) $(PT2_SRC) $(REPL_SRC) core/*.h lua/*.h viz/*.h pt2/*.h
 
 clean:
-	rm -rf build build-asan build-debug
+	rm -rf build build-asan build-debug build-fuzz

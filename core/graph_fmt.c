@@ -106,7 +106,7 @@ void fx_graph_format_listing(fx_strbuf *sb, const fx_graph *g) {
         fx_strbuf_appendf(sb, "%%%s : [num_users=%d] = %s", n->name, n->nusers,
                           fx_node_op_name(n->op));
         if (n->op == FX_NODE_CALL_FUNCTION) {
-            if (n->aten || strncmp(n->target, "higher_order.", 13) == 0)
+            if (n->aten || strncmp(n->target, "higher_order.", 13) == 0 || strncmp(n->target, "aten.", 5) == 0)
                 fx_strbuf_appendf(sb, "[target=torch.ops.%s](", n->target);
             else if (!strcmp(n->target, "getitem"))
                 fx_strbuf_append(sb, "[target=operator.getitem](");

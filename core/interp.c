@@ -437,9 +437,34 @@ done:
     return rc;
 }
 
+/* Appends to sb each ATen target of g (and its bodies) that has no op entry — a program loaded
+ * from a file may call ops fxdb does not implement — once. */
+static void unknown_ops(fx_strbuf *sb, const fx_graph *g) {
+    for (const fx_node *n = fx_graph_first(g); n; n = n->next) {
+        if (n->subgraph) unknown_ops(sb, n->subgraph);
+        if (n->op != FX_NODE_CALL_FUNCTION || n->aten || strncmp(n->target, "aten.", 5)) continue;
+        const char *have = fx_strbuf_cstr(sb);
+        size_t tl = strlen(n->target);
+        bool seen = false;
+        for (const char *p = strstr(have, n->target); p && !seen; p = strstr(p + 1, n->target))
+            seen = (p == have || p[-1] == ' ') && (p[tl] == ',' || p[tl] == 0);
+        if (!seen) fx_strbuf_appendf(sb, "%s%s", sb->len ? ", " : "", n->target);
+    }
+}
+
 int fx_interp_new(const fx_graph *g, const fx_ivalue *inputs, int ninputs,
                   const fx_interp_opts *opts, fx_interp **out, fx_err *err) {
     *out = NULL;
+    fx_strbuf unk = FX_STRBUF_INIT;
+    unknown_ops(&unk, g);
+    if (unk.len || unk.oom) {
+        int rc = unk.oom ? fx_err_setf(err, FX_ENOMEM, "out of memory")
+                         : fx_err_setf(err, FX_ENOTIMPL,
+                                       "cannot run this program: fxdb has no kernel for %s",
+                                       fx_strbuf_cstr(&unk));
+        fx_strbuf_free(&unk);
+        return rc;
+    }
     fx_interp *it = fx_calloc(1, sizeof *it);
     if (!it) return fx_err_setf(err, FX_ENOMEM, "out of memory");
     it->g = g;

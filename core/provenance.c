@@ -47,6 +47,46 @@ static int add_step(fx_provenance *pv, int version, fx_node *n, const char *targ
     return FX_OK;
 }
 
+static bool uses_tag(const fx_ivalue *v, int tag) {
+    if (v->tag == FX_IV_NODE) return v->u.node->tag == tag;
+    if (v->tag == FX_IV_LIST)
+        for (int i = 0; i < v->u.list.n; i++)
+            if (uses_tag(&v->u.list.items[i], tag)) return true;
+    return false;
+}
+
+static void tag_args(const fx_ivalue *v, int tag) {
+    if (v->tag == FX_IV_NODE && v->u.node->tag == 1) v->u.node->tag = tag;
+    if (v->tag == FX_IV_LIST)
+        for (int i = 0; i < v->u.list.n; i++) tag_args(&v->u.list.items[i], tag);
+}
+
+/* Without mutation records: the nodes that both depend on the placeholder and feed the mutation
+ * output — the walk back from a BUFFER_MUTATION output that the ExecuTorch maintainers describe
+ * (executorch#4042). Tags: 0 unrelated, 1 reached from the placeholder, 2 also feeds the output. */
+static int walk_data_flow(const fx_program *p, fx_provenance *pv, fx_node *ph, fx_err *err) {
+    fx_node *outn = fx_graph_find(p->graph, pv->output);
+    if (!outn) return FX_OK;
+    for (fx_node *n = fx_graph_first(p->graph); n; n = n->next) {
+        n->tag = 0;
+        if (n == ph) n->tag = 1;
+        for (int a = 0; a < n->nargs && !n->tag && n->op != FX_NODE_OUTPUT; a++)
+            if (uses_tag(&n->args[a], 1)) n->tag = 1;
+    }
+    if (outn->tag != 1) return FX_OK;
+    outn->tag = 2;
+    for (fx_node *n = fx_graph_last(p->graph); n; n = n->prev)
+        if (n->tag == 2)
+            for (int a = 0; a < n->nargs; a++) tag_args(&n->args[a], 2);
+    pv->walked = true;
+    int k = 0, rc = FX_OK;
+    for (fx_node *n = fx_graph_first(p->graph); n && !rc; n = n->next)
+        if (n->tag == 2 && n != ph)
+            rc = add_step(pv, ++k, n, n->target, n->nfrom ? n->from_node[0] : NULL, NULL, err);
+    for (fx_node *n = fx_graph_first(p->graph); n; n = n->next) n->tag = 0;
+    return rc;
+}
+
 int fx_provenance_walk(const fx_program *p, const char *target, fx_provenance **out, fx_err *err) {
     *out = NULL;
     const fx_input_spec *in = NULL;
@@ -84,6 +124,7 @@ int fx_provenance_walk(const fx_program *p, const char *target, fx_provenance **
         rc = add_step(pv, n->mutation->version, n, n->target, n->mutation->from_op,
                       n->mutation->view_path, err);
     }
+    if (!rc && ph && pv->nsteps == 1 && pv->output) rc = walk_data_flow(p, pv, ph, err);
     if (rc) {
         fx_provenance_free(pv);
         return rc;
@@ -94,7 +135,10 @@ int fx_provenance_walk(const fx_program *p, const char *target, fx_provenance **
 
 void fx_provenance_format(fx_strbuf *sb, const fx_provenance *pv) {
     fx_strbuf_appendf(sb, "%s  (%s, ", pv->state, pv->kind);
-    if (pv->output) fx_strbuf_appendf(sb, "output %s)\n", pv->output);
+    if (pv->output && pv->walked)
+        fx_strbuf_appendf(sb, "output %s; no mutation records: the ops between placeholder and output)\n",
+                          pv->output);
+    else if (pv->output) fx_strbuf_appendf(sb, "output %s)\n", pv->output);
     else fx_strbuf_append(sb, "never mutated)\n");
     /* Columns: "name = target" | "from op" | location | source. */
     int w1 = 0, w2 = 0, w3 = 0;

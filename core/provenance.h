@@ -4,6 +4,8 @@
 #ifndef FX_PROVENANCE_H
 #define FX_PROVENANCE_H
 
+#include <stdbool.h>
+
 #include "core/export.h"
 
 typedef struct fx_prov_step {
@@ -22,6 +24,10 @@ typedef struct fx_provenance {
     char *output;         /* the mutation output's name, or NULL if never mutated */
     fx_prov_step *steps;  /* (nsteps,) oldest first; owned */
     int nsteps;
+    bool walked;          /* no mutation records (a program loaded from a file fxdb did not
+                             write): steps are every op on the data flow from the placeholder
+                             to the mutation output, in graph order, each `from_op` naming the
+                             node's first from_node entry when it has one */
 } fx_provenance;
 
 /* Finds `target` by buffer/parameter target, placeholder name or user input name. FX_EARG

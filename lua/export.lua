@@ -825,3 +825,4 @@ function torch.is_grad_enabled()
   return torch._set_grad_enabled()
 end
 
+-- torch.export.save / torch.export.load are lua/lx_pt2.c (PT2 archives, docs/PT2.md).

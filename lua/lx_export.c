@@ -291,7 +291,7 @@ const fx_program *fxlua_check_program(lua_State *L, int idx) {
     return b->p;
 }
 
-static void push_program(lua_State *L, fx_program *p) {
+void lx_push_program(lua_State *L, fx_program *p) {
     lx_program *b = lua_newuserdatauv(L, sizeof *b, 1); /* [ep] */
     b->p = p;
     luaL_setmetatable(L, LX_PROGRAM);
@@ -531,7 +531,7 @@ static int l_tracer_build(lua_State *L) {
     if (fx_tracer_take(t->tr, &raw, &infos, &ninfos, &err)) return lx_error(L, &err);
     fx_program *p;
     if (fx_export_build(raw, infos, ninfos, st, n, &o, &p, &err)) return lx_error(L, &err);
-    push_program(L, p);
+    lx_push_program(L, p);
     return 1;
 }
 

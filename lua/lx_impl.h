@@ -101,6 +101,10 @@ const char *lx_closest(const char *name, const char *const valid[]);
 void lx_push_dtype(lua_State *L, fx_dtype dt);             /* torch.float16 etc. [-0, +1, e] */
 fx_dtype lx_to_dtype(lua_State *L, int idx);               /* UNDEFINED if not a dtype [-0,+0,-] */
 
+/* ---- programs (lx_export.c) -------------------------------------------------------------------- */
+/* Pushes an ExportedProgram userdata that owns p (freed on __gc).  [-0, +1, e] */
+void lx_push_program(lua_State *L, fx_program *p);
+
 /* ---- graphs (lx_graph.c) ------------------------------------------------------------------------ */
 /* Pushes a Graph userdata for g. `owner_idx` is a stack index of the value that keeps g alive
  * (an ExportedProgram), or 0 when the Graph owns g and frees it on __gc. [-0, +1, e] */

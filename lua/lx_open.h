@@ -12,5 +12,6 @@ void lx_open_export(lua_State *L);   /* lx_export.c: torch.export, ExportedProgr
 void lx_open_debug(lua_State *L);    /* lx_debug.c: global fxdb */
 void lx_open_session(lua_State *L);  /* lx_session.c: session hooks, fxdb._partial_functional */
 void lx_open_safetensors(lua_State *L); /* lx_safetensors.c: torch.load/save_safetensors */
+void lx_open_pt2(lua_State *L);      /* lx_pt2.c: torch.export.save / load (.pt2 archives) */
 
 #endif

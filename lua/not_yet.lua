@@ -41,8 +41,6 @@ for _, name in ipairs{"map", "scan", "while_loop"} do
 end
 torch.export = torch.export or {}
 torch.export.Dim = torch.export.Dim or stub("torch.export.Dim", DYN)
-torch.export.save = torch.export.save or stub("torch.export.save", "serialization comes with the PT2 archive issue")
-torch.export.load = torch.export.load or stub("torch.export.load", "serialization comes with the PT2 archive issue")
 torch.sym_min = torch.sym_min or stub("torch.sym_min", DYN)
 torch.sym_max = torch.sym_max or stub("torch.sym_max", DYN)
 torch._check = torch._check or stub("torch._check", UNBACKED)

@@ -5,8 +5,9 @@
 #   core/  only core/ headers, libc/POSIX, <cblas.h>, <cjson/cJSON.h>, <fp16.h>, <omp.h>,
 #          <pthread.h>; and no printf/puts/exit/abort/stdout/stderr in core/*.c (core returns
 #          strings and fx_err, never prints or ends the process)
-#   lua/   core public headers (not *_impl.h, not core/kernels/), lua/ headers, <lua.h>,
-#          <lauxlib.h>, <lualib.h>, libc/POSIX
+#   pt2/   core public headers, pt2/ headers, <zip.h>, <cjson/cJSON.h>, libc/POSIX
+#   lua/   core public headers (not *_impl.h, not core/kernels/), lua/ headers, pt2/pt2.h,
+#          <lua.h>, <lauxlib.h>, <lualib.h>, <cjson/cJSON.h>, libc/POSIX
 #   viz/   core public headers, viz/ headers, <graphviz/...>, libc/POSIX
 #   repl/  lua/fxlua.h, viz/fxviz.h, core/fx.h, repl/ headers, <histedit.h>,
 #          <editline/readline.h>, <lua.h>, <lauxlib.h>, <lualib.h>, libc/POSIX
@@ -53,7 +54,8 @@ allowed() {
         is_libc "$name" && return 0
         case "$layer:$name" in
         core:cblas.h | core:cjson/cJSON.h | core:fp16.h | core:omp.h | core:pthread.h) return 0 ;;
-        lua:lua.h | lua:lauxlib.h | lua:lualib.h) return 0 ;;
+        lua:lua.h | lua:lauxlib.h | lua:lualib.h | lua:cjson/cJSON.h) return 0 ;;
+        pt2:zip.h | pt2:cjson/cJSON.h) return 0 ;;
         viz:graphviz/*) return 0 ;;
         repl:histedit.h | repl:editline/readline.h) return 0 ;;
         repl:lua.h | repl:lauxlib.h | repl:lualib.h) return 0 ;;
@@ -64,7 +66,11 @@ allowed() {
     core) case "$name" in core/*) return 0 ;; esac ;;
     lua)
         is_core_public "$name" && return 0
-        case "$name" in lua/*.h) return 0 ;; esac
+        case "$name" in lua/*.h | pt2/pt2.h) return 0 ;; esac
+        ;;
+    pt2)
+        is_core_public "$name" && return 0
+        case "$name" in pt2/*.h) return 0 ;; esac
         ;;
     viz)
         is_core_public "$name" && return 0
@@ -80,13 +86,14 @@ allowed() {
 rule_text() {
     case "$1" in
     core) echo "core/ may include only core/ headers, libc/POSIX, cblas, cJSON, fp16, omp, pthread" ;;
-    lua) echo "lua/ may include only core public headers, lua/ headers, lua.h/lauxlib.h/lualib.h, libc" ;;
+    lua) echo "lua/ may include only core public headers, lua/ headers, pt2/pt2.h, lua.h/lauxlib.h/lualib.h, cJSON, libc" ;;
+    pt2) echo "pt2/ may include only core public headers, pt2/ headers, <zip.h>, cJSON, libc" ;;
     viz) echo "viz/ may include only core public headers, viz/ headers, <graphviz/...>, libc" ;;
     repl) echo "repl/ may include only lua/fxlua.h, viz/fxviz.h, core/fx.h, repl/ headers, libedit, lua.h/lauxlib.h/lualib.h, libc" ;;
     esac
 }
 
-for layer in core lua viz repl; do
+for layer in core pt2 lua viz repl; do
     [ -d "$layer" ] || continue
     while IFS= read -r -d '' f; do
         dir=$(dirname "$f")

@@ -4,7 +4,7 @@
 # Suites: unit (C, cmocka), viz (Graphviz C tests), browser (the HTML viewer in headless
 # Chromium), lua (tests/lua + tests/seeds), golden (REPL transcripts, lessons among them), cli
 # (command-line options and exit codes), docs (links, the reference against the program), peer
-# (ExportDB ports), fuzz (1,000 random programs), pty (line editing in a real terminal; only when
+# (ExportDB ports), pt2 (PT2 archives: round trips, hand-built and malformed files), fuzz (1,000 random programs), pty (line editing in a real terminal; only when
 # tmux is installed). A suite that ends without its "N passed, N failed" line counts as one
 # failure. The last line is the total, "N passed, N failed"; the exit status is 1 when anything
 # failed.
@@ -48,6 +48,7 @@ run_suite golden "$here/run_golden.sh" "$build"
 run_suite cli "$here/cli/test_cli.sh" "$build"
 run_suite docs "$here/docs/run.sh" "$build"
 run_suite peer "$here/peer/run.sh" "$build"
+run_suite pt2 "$here/pt2/run.sh" "$build"
 run_suite fuzz "$here/fuzz/run.sh" "$build"
 if command -v tmux >/dev/null 2>&1; then
     run_suite pty "$here/pty/test_pty.sh" "$build"

@@ -200,7 +200,7 @@ static void build_fixture(fixture *f) {
                                  NULL,
                                  (char *)"model.lua:10",
                                  NULL};
-    f->pv = (fx_provenance){(char *)"state", (char *)"BUFFER", (char *)"add", f->steps, 3};
+    f->pv = (fx_provenance){(char *)"state", (char *)"BUFFER", (char *)"add", f->steps, 3, false};
 }
 
 static void free_fixture(fixture *f) { fx_graph_free(f->g); }

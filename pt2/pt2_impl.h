@@ -1,0 +1,44 @@
+/* pt2/pt2_impl.h — what the pt2/ files share; private to pt2/.
+ * Layer: pt2. */
+#ifndef FX_PT2_IMPL_H
+#define FX_PT2_IMPL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/fx.h"
+
+/* Record names of the archive spec (torch/export/pt2_archive/constants.py), after the root. */
+#define PT2_ARCHIVE_FORMAT "archive_format"
+#define PT2_ARCHIVE_VERSION "archive_version"
+#define PT2_MODELS_DIR "models/"
+#define PT2_WEIGHTS_DIR "data/weights/"
+#define PT2_CONSTANTS_DIR "data/constants/"
+#define PT2_SAMPLE_INPUTS_DIR "data/sample_inputs/"
+
+/* torch/_export/serde/schema.py ScalarType <-> fx_dtype. -1 / FX_DTYPE_UNDEFINED when the other
+ * side has no such type. */
+int pt2_scalar_type(fx_dtype dt);
+fx_dtype pt2_dtype(int scalar_type);
+
+/* Copies the elements t reaches, in row-major order, into a new buffer of numel * itemsize
+ * bytes (*out, fx_free; NULL with *len 0 for an empty tensor). t must be on the cpu. */
+int pt2_tensor_bytes(const fx_tensor *t, void **out, size_t *len, fx_err *err);
+
+/* Reads a torch.save file (a zip holding <root>/data.pkl and <root>/data/<key> storages) whose
+ * pickle is a dict (or OrderedDict) of str -> tensor (or nn.Parameter). `what` names the file in
+ * messages. *out (n entries, fx_program's fx_named_tensor: names and one reference each) is owned
+ * by the caller. FX_EIO naming `what` and the opcode / global for anything else. */
+int pt2_read_torch_save(const void *data, size_t len, const char *what, fx_named_tensor **out,
+                        int *n, fx_err *err);
+/* The pickle reader itself over data.pkl's bytes; storage(key, dtype, numel) gives the storage
+ * for a persistent id. */
+typedef int (*pt2_storage_fn)(void *ud, const char *key, fx_dtype dt, int64_t numel,
+                              fx_tensor **out, fx_err *err);
+int pt2_unpickle_state(const unsigned char *p, size_t len, const char *what, pt2_storage_fn storage,
+                       void *ud, fx_named_tensor **out, int *n, fx_err *err);
+
+void pt2_free_named(fx_named_tensor *v, int n);
+
+#endif

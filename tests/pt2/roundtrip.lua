@@ -1,0 +1,116 @@
+-- tests/pt2/roundtrip.lua — every export a script makes, saved as a PT2 archive and loaded back.
+-- Layer: tests. Usage: fxdb tests/pt2/roundtrip.lua SCRIPT.lua  (tests/pt2/run.sh runs it over
+-- examples/ and tests/peer/). Wraps torch.export.export: after each successful export the program
+-- (and its training IR, exported again) goes through torch.export.save / torch.export.load, and
+-- the loaded one must print the same
+-- (print(ep), the signature, the raw graph, fxdb.provenance of every mutated input) and run to
+-- bit-identical outputs and mutations (fxdb.run and ep:module(), same seed). Prints
+-- "roundtrip SCRIPT: N passed, N failed".
+local script = assert(arg[1], "usage: fxdb tests/pt2/roundtrip.lua SCRIPT.lua")
+local tmp = os.tmpname()
+os.remove(tmp)
+tmp = tmp .. ".pt2"
+local passed, failed = 0, 0
+
+-- bit-for-bit: same dtype, shape and bytes (through safetensors files, NaN payloads included)
+local function file_bytes(path)
+  local f = assert(io.open(path, "rb"))
+  local d = f:read("a")
+  f:close()
+  return d
+end
+local function same_tensor(a, b)
+  if tostring(a.dtype) ~= tostring(b.dtype) or tostring(a.shape) ~= tostring(b.shape) then
+    return false
+  end
+  torch.save_safetensors({t = a:contiguous()}, tmp .. ".a")
+  torch.save_safetensors({t = b:contiguous()}, tmp .. ".b")
+  local same = file_bytes(tmp .. ".a") == file_bytes(tmp .. ".b")
+  os.remove(tmp .. ".a")
+  os.remove(tmp .. ".b")
+  return same
+end
+
+-- a copy of the example inputs (ep:module() may mutate user inputs in place)
+local function clone_args(v)
+  if type(v) == "userdata" and v.dtype then return v:clone() end
+  if type(v) == "table" then
+    local c = {}
+    for k, x in pairs(v) do c[k] = clone_args(x) end
+    return setmetatable(c, getmetatable(v))
+  end
+  return v
+end
+
+local function same_value(a, b)
+  if type(a) ~= type(b) then return false end
+  if type(a) == "userdata" and a.dtype then return same_tensor(a, b) end
+  if type(a) == "table" then
+    for k, v in pairs(a) do if not same_value(v, b[k]) then return false end end
+    for k in pairs(b) do if a[k] == nil then return false end end
+    return true
+  end
+  return a == b
+end
+
+local function check(what, ok, detail)
+  if not ok then error(what .. (detail and (":\n" .. detail) or ""), 0) end
+end
+
+local function compare(ep, m, args)
+  torch.export.save(ep, tmp)
+  local ep2 = torch.export.load(tmp)
+  os.remove(tmp)
+  check("print(ep)", tostring(ep) == tostring(ep2), tostring(ep) .. "\n--- loaded:\n" .. tostring(ep2))
+  check("signature", tostring(ep.graph_signature) == tostring(ep2.graph_signature))
+  check("raw graph", tostring(ep.raw) == tostring(ep2.raw), tostring(ep.raw) .. "\n--- loaded:\n" .. tostring(ep2.raw))
+  for _, spec in ipairs(ep.graph_signature.output_specs) do
+    if spec.kind ~= "USER_OUTPUT" then
+      local a, b = tostring(fxdb.provenance(ep, spec.target)), tostring(fxdb.provenance(ep2, spec.target))
+      check("provenance of " .. spec.target, a == b, a .. "\n--- loaded:\n" .. b)
+    end
+  end
+  for k, v in pairs(ep.state_dict) do check("state_dict " .. k, same_tensor(v, ep2.state_dict[k])) end
+  local okr, r1 = pcall(function() torch.manual_seed(0); return fxdb.run(ep, clone_args(args)) end)
+  if okr then
+    torch.manual_seed(0)
+    local r2 = fxdb.run(ep2, clone_args(args))
+    check("fxdb.run outputs", same_value(r1.outputs, r2.outputs))
+    check("fxdb.run mutations", same_value(r1.mutations, r2.mutations))
+    local okm, o1 = pcall(function() torch.manual_seed(0); return table.pack(ep:module()(table.unpack(clone_args(args)))) end)
+    if okm then
+      torch.manual_seed(0)
+      local o2 = table.pack(ep2:module()(table.unpack(clone_args(args))))
+      check("ep:module() outputs", same_value(o1, o2))
+    end
+  end
+end
+
+local export = torch.export.export
+torch.export.export = function(m, args, opts)
+  local ep = export(m, args, opts)
+  local function one(what, p)
+    local ok, err = pcall(compare, p, m, args or {})
+    if ok then
+      passed = passed + 1
+    else
+      failed = failed + 1
+      io.stderr:write("ROUNDTRIP FAIL (" .. script .. ", " .. what .. "): " .. tostring(err) .. "\n")
+    end
+  end
+  one(ep.training_ir and "training IR" or "functional", ep)
+  -- the training IR of the same export too (when the script asked for the functional one)
+  if not ep.training_ir then
+    local o = {}
+    for k, v in pairs(opts or {}) do o[k] = v end
+    o.ir = "training"
+    local okt, tep = pcall(export, m, args, o)
+    if okt then one("training IR", tep) end
+  end
+  return ep
+end
+
+local chunk = assert(loadfile(script))
+local ok, err = pcall(chunk)
+if not ok then io.stderr:write("(script error: " .. tostring(err) .. ")\n") end
+print(string.format("roundtrip %s: %d passed, %d failed", script, passed, failed))
