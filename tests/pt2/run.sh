@@ -7,16 +7,19 @@ build=${1:?usage: tests/pt2/run.sh BUILD}
 fxdb="$build/fxdb"
 passed=0
 failed=0
-for f in examples/*.lua tests/peer/test_*.lua; do
-    out=$(NO_COLOR=1 "$fxdb" tests/pt2/roundtrip.lua "$f" 2>&1)
+for run in examples/*.lua tests/peer/test_*.lua; do
+  for mode in functional training; do
+    f=$run
+    out=$(NO_COLOR=1 "$fxdb" tests/pt2/roundtrip.lua "$f" "$mode" 2>&1)
     line=$(printf '%s\n' "$out" | grep -E '^roundtrip .*: [0-9]+ passed, [0-9]+ failed' | tail -n 1)
     p=$(printf '%s' "$line" | sed -nE 's/.*: ([0-9]+) passed, ([0-9]+) failed/\1/p')
     n=$(printf '%s' "$line" | sed -nE 's/.*: ([0-9]+) passed, ([0-9]+) failed/\2/p')
     if [ -z "$line" ]; then p=0; n=1; fi
     if [ "$n" -ne 0 ]; then printf '%s\n' "$out" | grep -A30 'ROUNDTRIP FAIL\|script error' | head -60; fi
-    echo "roundtrip $f: $p passed, $n failed"
+    echo "roundtrip $f ($mode): $p passed, $n failed"
     passed=$((passed + p))
     failed=$((failed + n))
+  done
 done
 for f in tests/pt2/test_*.lua; do
     [ -f "$f" ] || continue
