@@ -22,8 +22,9 @@
 #include "pt2/pt2.h"
 
 static int l_save(lua_State *L) {
-    const fx_program *p = fxlua_check_program(L, 1);
-    const char *path = luaL_checkstring(L, 2);
+    const fx_program *p = fxlua_to_program(L, 1);
+    if (!p) lx_typeerror(L, 1, "ExportedProgram");
+    const char *path = lx_checkstring(L, 2);
     fx_err err;
     fx_err_clear(&err);
     if (fx_pt2_save(p, path, &err)) return lx_error(L, &err);
@@ -31,7 +32,7 @@ static int l_save(lua_State *L) {
 }
 
 static int l_load(lua_State *L) {
-    const char *path = luaL_checkstring(L, 1);
+    const char *path = lx_checkstring(L, 1);
     fx_err err;
     fx_err_clear(&err);
     fx_program *p;
@@ -41,8 +42,8 @@ static int l_load(lua_State *L) {
 }
 
 static int l_zip_write(lua_State *L) {
-    const char *path = luaL_checkstring(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
+    const char *path = lx_checkstring(L, 1);
+    lx_checktype(L, 2, LUA_TTABLE);
     int n = (int)lua_rawlen(L, 2);
     const char **names = lua_newuserdatauv(L, sizeof *names * (size_t)(n + 1), 0);
     const void **data = lua_newuserdatauv(L, sizeof *data * (size_t)(n + 1), 0);
