@@ -47,6 +47,28 @@ static int op_tl(fx_opctx *c, fx_op_id id, fx_tensor *t, int n, const int64_t *l
     return rc;
 }
 
+/* op(t, [sizes...]) with symbolic sizes (plain ones become ints, as op_tl) */
+static int op_tsl(fx_opctx *c, fx_op_id id, fx_tensor *t, int n, const fx_symint *l,
+                  fx_tensor **out) {
+    fx_ivalue v = borrow(t), lv;
+    int rc = fx_iv_list(n, &lv, c->err);
+    if (rc) return rc;
+    for (int i = 0; i < n; i++) lv.u.list.items[i] = fx_iv_symint(l[i]);
+    rc = fx_call_t(c->ctx, id, out, c->err, 2, &v, &lv);
+    fx_ivalue_clear(&lv);
+    return rc;
+}
+
+static void sym_sizes(const fx_tensor *t, fx_symint *out) {
+    for (int d = 0; d < t->ndim; d++) out[d] = fx_tensor_sym_size(t, d);
+}
+
+/* An int / SymInt argument's hint (0 for anything else). */
+static int64_t hint_of(const fx_ivalue *v) {
+    fx_symint s;
+    return fx_ivalue_symint(v, &s) ? s.hint : 0;
+}
+
 /* chain(op(..., *t, ..., next), t, next): *t becomes *next, the old *t is released (also on
  * failure, when *t becomes NULL). */
 static int chain(int rc, fx_tensor **t, fx_tensor **next) {
@@ -94,21 +116,43 @@ int fx_c_reshape(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *self, *r = NULL;
     int64_t shape[FX_MAX_DIMS], sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
     int n, rc;
-    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_ints_arg(ctx, a, 1, shape, &n)))
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
+    if (a[1].tag == FX_IV_LIST) { /* SymInts (dynamic shapes) count by their hints here */
+        n = a[1].u.list.n;
+        if (n > FX_MAX_DIMS)
+            return fx_err_setf(ctx->err, FX_ESHAPE, "fxdb supports at most %d dimensions, got %d",
+                               FX_MAX_DIMS, n);
+        for (int i = 0; i < n; i++) shape[i] = hint_of(&a[1].u.list.items[i]);
+    } else if ((rc = fx_kb_ints_arg(ctx, a, 1, shape, &n))) {
         return rc;
+    }
     if (fx_tensor_is_contiguous(self)) {
-        rc = op_tl(ctx, FX_OP_VIEW, self, n, shape, &r);
+        fx_ivalue sv = borrow(self);
+        rc = fx_call_t(ctx->ctx, FX_OP_VIEW, &r, ctx->err, 2, &sv, &a[1]);
     } else {
         if ((rc = fx_infer_view_shape(n, shape, fx_tensor_numel(self), sizes, ctx->err))) return rc;
+        /* the same shape as symbolic sizes: the -1 is numel // (the others) */
+        fx_symint ss[FX_MAX_DIMS], numel = FX_SI(1), known = FX_SI(1);
+        int infer = -1;
+        for (int d = 0; d < self->ndim; d++) numel = fx_si_mul(numel, fx_tensor_sym_size(self, d));
+        for (int i = 0; i < n; i++) {
+            if (a[1].tag != FX_IV_LIST || !fx_ivalue_symint(&a[1].u.list.items[i], &ss[i]))
+                ss[i] = FX_SI(shape[i]);
+            if (!ss[i].expr && ss[i].hint == -1)
+                infer = i;
+            else
+                known = fx_si_mul(known, ss[i]);
+        }
+        if (infer >= 0 && (rc = fx_si_floordiv(numel, known, &ss[infer], ctx->err))) return rc;
         if (fx_view_strides(self->ndim, self->sizes, self->strides, n, sizes, strides)) {
-            rc = op_tl(ctx, FX_OP_VIEW, self, n, sizes, &r);
+            rc = op_tsl(ctx, FX_OP_VIEW, self, n, ss, &r);
         } else {
             fx_ivalue sv = borrow(self), mf = fx_iv_str("torch.contiguous_format");
             if (mf.tag != FX_IV_STR) return fx_err_setf(ctx->err, FX_ENOMEM, "out of memory");
             rc = fx_call_t(ctx->ctx, FX_OP_CLONE, &r, ctx->err, 2, &sv, &mf);
             fx_ivalue_clear(&mf);
             fx_tensor *u = NULL;
-            if (!rc) rc = chain(op_tl(ctx, FX_OP__UNSAFE_VIEW, r, n, sizes, &u), &r, &u);
+            if (!rc) rc = chain(op_tsl(ctx, FX_OP__UNSAFE_VIEW, r, n, ss, &u), &r, &u);
         }
     }
     if (rc) return rc;
@@ -163,16 +207,17 @@ static int matmul_fold(fx_opctx *ctx, fx_tensor *t1, fx_tensor *t2, fx_tensor **
         a = fx_tensor_retain(t1);
         b = fx_tensor_retain(t2);
     }
-    int64_t oshape[FX_MAX_DIMS], folded_dim = 1;
+    fx_symint oshape[FX_MAX_DIMS], folded_dim = FX_SI(1);
     int on = 0;
     if (!rc) {
-        for (int d = 0; d + 1 < a->ndim; d++) folded_dim *= (oshape[on++] = a->sizes[d]);
-        if (b->ndim == 2) oshape[on++] = b->sizes[1];
-        int64_t fs[2] = {folded_dim, a->sizes[a->ndim - 1]};
-        rc = op_tl(ctx, FX_OP_RESHAPE, a, 2, fs, &folded);
+        for (int d = 0; d + 1 < a->ndim; d++)
+            folded_dim = fx_si_mul(folded_dim, (oshape[on++] = fx_tensor_sym_size(a, d)));
+        if (b->ndim == 2) oshape[on++] = fx_tensor_sym_size(b, 1);
+        fx_symint fs[2] = {folded_dim, fx_tensor_sym_size(a, a->ndim - 1)};
+        rc = op_tsl(ctx, FX_OP_RESHAPE, a, 2, fs, &folded);
     }
     if (!rc) rc = op_tt(ctx, b->ndim == 2 ? FX_OP_MM : FX_OP_MV, folded, b, &r);
-    if (!rc) rc = chain(op_tl(ctx, FX_OP__UNSAFE_VIEW, r, on, oshape, &tmp), &r, &tmp);
+    if (!rc) rc = chain(op_tsl(ctx, FX_OP__UNSAFE_VIEW, r, on, oshape, &tmp), &r, &tmp);
     if (!rc && transpose && b->ndim == 2) {
         rc = chain(op_tii(ctx, FX_OP_TRANSPOSE_INT, r, -2, -1, &tmp), &r, &tmp);
         if (!rc) rc = chain(op_t(ctx, FX_OP_CONTIGUOUS, r, &tmp), &r, &tmp);
@@ -211,39 +256,53 @@ static int matmul_batched(fx_opctx *ctx, fx_tensor *t1, fx_tensor *t2, fx_tensor
             return rc;
         }
     }
-    int64_t batch[FX_MAX_DIMS], shape[FX_MAX_DIMS];
+    int64_t batch[FX_MAX_DIMS];
     int nb;
     if ((rc = fx_broadcast_shape(nb1, t1->sizes, nb2, t2->sizes, &nb, batch, ctx->err))) return rc;
     if (nb + 2 > FX_MAX_DIMS)
         return fx_err_setf(ctx->err, FX_ESHAPE, "fxdb supports at most %d dimensions, got %d",
                            FX_MAX_DIMS, nb + 2);
-    int64_t bp = 1;
-    for (int d = 0; d < nb; d++) bp *= batch[d];
+    /* the same sizes as symbolic values: a broadcast batch dim is the operand's that is not a
+     * plain 1 (expand guards the two equal when both are symbolic) */
+    fx_symint sbatch[FX_MAX_DIMS], shape[FX_MAX_DIMS];
+    for (int d = 0; d < nb; d++) {
+        int i1 = nb1 - nb + d, i2 = nb2 - nb + d;
+        fx_symint x = i1 >= 0 ? fx_tensor_sym_size(t1, i1) : FX_SI(1);
+        fx_symint y = i2 >= 0 ? fx_tensor_sym_size(t2, i2) : FX_SI(1);
+        sbatch[d] = (!x.expr && x.hint == 1) ? y : x;
+    }
+    fx_symint sn = d1 > 1 ? fx_tensor_sym_size(t1, d1 - 2) : FX_SI(1);
+    fx_symint sm1 = fx_tensor_sym_size(t1, d1 - 1);
+    fx_symint sm2 = d2 > 1 ? fx_tensor_sym_size(t2, d2 - 2) : fx_tensor_sym_size(t2, 0);
+    fx_symint sp = d2 > 1 ? fx_tensor_sym_size(t2, d2 - 1) : FX_SI(1);
+    (void)n, (void)m1, (void)m2, (void)p;
+    fx_symint bp = FX_SI(1);
+    for (int d = 0; d < nb; d++) bp = fx_si_mul(bp, sbatch[d]);
     fx_tensor *e1 = NULL, *e2 = NULL, *r = NULL, *tmp = NULL;
-    memcpy(shape, batch, sizeof(int64_t) * (size_t)nb);
-    shape[nb] = n, shape[nb + 1] = m1;
-    int64_t s3[3] = {bp, n, m1};
-    rc = op_tl(ctx, FX_OP_EXPAND, t1, nb + 2, shape, &e1);
-    if (!rc) rc = chain(op_tl(ctx, FX_OP_RESHAPE, e1, 3, s3, &tmp), &e1, &tmp);
+    memcpy(shape, sbatch, sizeof(fx_symint) * (size_t)nb);
+    shape[nb] = sn, shape[nb + 1] = sm1;
+    fx_symint s3[3] = {bp, sn, sm1};
+    rc = op_tsl(ctx, FX_OP_EXPAND, t1, nb + 2, shape, &e1);
+    if (!rc) rc = chain(op_tsl(ctx, FX_OP_RESHAPE, e1, 3, s3, &tmp), &e1, &tmp);
     if (!rc && d2 == 1) {
-        shape[nb] = m2;
-        int64_t s2[2] = {bp, m2};
-        rc = op_tl(ctx, FX_OP_EXPAND, t2, nb + 1, shape, &e2);
-        if (!rc) rc = chain(op_tl(ctx, FX_OP_RESHAPE, e2, 2, s2, &tmp), &e2, &tmp);
+        shape[nb] = sm2;
+        fx_symint s2[2] = {bp, sm2};
+        rc = op_tsl(ctx, FX_OP_EXPAND, t2, nb + 1, shape, &e2);
+        if (!rc) rc = chain(op_tsl(ctx, FX_OP_RESHAPE, e2, 2, s2, &tmp), &e2, &tmp);
         if (!rc) rc = chain(op_ti(ctx, FX_OP_UNSQUEEZE, e2, 2, &tmp), &e2, &tmp);
     } else if (!rc) {
-        shape[nb] = m2, shape[nb + 1] = p;
-        int64_t t3[3] = {bp, m2, p};
-        rc = op_tl(ctx, FX_OP_EXPAND, t2, nb + 2, shape, &e2);
-        if (!rc) rc = chain(op_tl(ctx, FX_OP_RESHAPE, e2, 3, t3, &tmp), &e2, &tmp);
+        shape[nb] = sm2, shape[nb + 1] = sp;
+        fx_symint t3[3] = {bp, sm2, sp};
+        rc = op_tsl(ctx, FX_OP_EXPAND, t2, nb + 2, shape, &e2);
+        if (!rc) rc = chain(op_tsl(ctx, FX_OP_RESHAPE, e2, 3, t3, &tmp), &e2, &tmp);
     }
     int on = nb;
-    memcpy(shape, batch, sizeof(int64_t) * (size_t)nb);
-    if (d1 > 1) shape[on++] = n;
-    if (d2 > 1) shape[on++] = p;
+    memcpy(shape, sbatch, sizeof(fx_symint) * (size_t)nb);
+    if (d1 > 1) shape[on++] = sn;
+    if (d2 > 1) shape[on++] = sp;
     if (!rc) rc = op_tt(ctx, FX_OP_BMM, e1, e2, &r);
     if (!rc && d2 == 1) rc = chain(op_ti(ctx, FX_OP_SQUEEZE_DIM, r, -1, &tmp), &r, &tmp);
-    if (!rc) rc = chain(op_tl(ctx, FX_OP__UNSAFE_VIEW, r, on, shape, &tmp), &r, &tmp);
+    if (!rc) rc = chain(op_tsl(ctx, FX_OP__UNSAFE_VIEW, r, on, shape, &tmp), &r, &tmp);
     fx_tensor_release(e1);
     fx_tensor_release(e2);
     if (rc) {
@@ -334,7 +393,10 @@ int fx_c_narrow(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self))) return rc;
     if (self->ndim == 0)
         return fx_err_setf(ctx->err, FX_EINDEX, "narrow() cannot be applied to a 0-dim tensor.");
-    int64_t start = a[2].u.i, length = a[3].u.i;
+    fx_symint sstart, slength;
+    if (!fx_ivalue_symint(&a[2], &sstart) || !fx_ivalue_symint(&a[3], &slength))
+        return fx_err_setf(ctx->err, FX_EARG, "narrow(): start and length must be integers");
+    int64_t start = sstart.hint, length = slength.hint;
     if (length < 0) return fx_err_setf(ctx->err, FX_EARG, "narrow(): length must be non-negative.");
     if ((rc = fx_wrap_dim(a[1].u.i, self->ndim, &d, ctx->err))) return rc;
     int64_t size = self->sizes[d];
@@ -348,9 +410,13 @@ int fx_c_narrow(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         return fx_err_setf(ctx->err, FX_EINDEX,
                            "start (%lld) + length (%lld) exceeds dimension size (%lld).",
                            (long long)start, (long long)length, (long long)size);
-    fx_ivalue sv = borrow(self), dv = fx_iv_int(a[1].u.i), bv = fx_iv_int(start),
-              ev = fx_iv_int(start + length);
-    return fx_call(ctx->ctx, FX_OP_SLICE_TENSOR, &out[0], ctx->err, 4, &sv, &dv, &bv, &ev);
+    if (sstart.hint < 0) sstart = fx_si_add(sstart, fx_tensor_sym_size(self, d));
+    fx_ivalue sv = borrow(self), dv = fx_iv_int(a[1].u.i), bv = fx_iv_symint(sstart),
+              ev = fx_iv_symint(fx_si_add(sstart, slength));
+    rc = fx_call(ctx->ctx, FX_OP_SLICE_TENSOR, &out[0], ctx->err, 4, &sv, &dv, &bv, &ev);
+    fx_ivalue_clear(&bv);
+    fx_ivalue_clear(&ev);
+    return rc;
 }
 
 /* flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a): aten's
@@ -366,23 +432,23 @@ int fx_c_flatten(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (s > e)
         return fx_err_setf(ctx->err, FX_EARG,
                            "flatten() has invalid args: start_dim cannot come after end_dim");
-    int64_t shape[FX_MAX_DIMS];
+    fx_symint shape[FX_MAX_DIMS];
     int n = 0;
     if (self->ndim == 0) {
-        shape[n++] = 1;
+        shape[n++] = FX_SI(1);
     } else {
         if (s == e) {
             out[0] = fx_iv_tensor(self);
             return FX_OK;
         }
-        int64_t prod = 1;
-        for (int d = 0; d < s; d++) shape[n++] = self->sizes[d];
-        for (int d = s; d <= e; d++) prod *= self->sizes[d];
+        fx_symint prod = FX_SI(1);
+        for (int d = 0; d < s; d++) shape[n++] = fx_tensor_sym_size(self, d);
+        for (int d = s; d <= e; d++) prod = fx_si_mul(prod, fx_tensor_sym_size(self, d));
         shape[n++] = prod;
-        for (int d = e + 1; d < self->ndim; d++) shape[n++] = self->sizes[d];
+        for (int d = e + 1; d < self->ndim; d++) shape[n++] = fx_tensor_sym_size(self, d);
     }
     fx_tensor *r;
-    if ((rc = op_tl(ctx, FX_OP_RESHAPE, self, n, shape, &r))) return rc;
+    if ((rc = op_tsl(ctx, FX_OP_RESHAPE, self, n, shape, &r))) return rc;
     out[0] = fx_iv_tensor_steal(r);
     return FX_OK;
 }
@@ -437,7 +503,9 @@ int fx_c_expand_as(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     int rc;
     if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) || (rc = fx_kb_tensor_arg(ctx, a, 1, &other)))
         return rc;
-    if ((rc = op_tl(ctx, FX_OP_EXPAND, self, other->ndim, other->sizes, &r))) return rc;
+    fx_symint sz[FX_MAX_DIMS];
+    sym_sizes(other, sz);
+    if ((rc = op_tsl(ctx, FX_OP_EXPAND, self, other->ndim, sz, &r))) return rc;
     out[0] = fx_iv_tensor_steal(r);
     return FX_OK;
 }
@@ -469,8 +537,15 @@ int fx_c_chunk(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         fx_ivalue_clear(&lv);
         return rc;
     }
-    fx_ivalue nv = fx_iv_int(split);
-    return fx_call(ctx->ctx, FX_OP_SPLIT_TENSOR, &out[0], ctx->err, 3, &sv, &nv, &dv);
+    fx_symint ssplit;
+    if ((rc = fx_si_floordiv(fx_si_add(fx_tensor_sym_size(self, d), FX_SI(chunks - 1)),
+                             FX_SI(chunks), &ssplit, ctx->err)))
+        return rc;
+    if (ssplit.hint != split) return fx_err_setf(ctx->err, FX_EINTERNAL, "chunk: split size");
+    fx_ivalue nv = fx_iv_symint(ssplit);
+    rc = fx_call(ctx->ctx, FX_OP_SPLIT_TENSOR, &out[0], ctx->err, 3, &sv, &nv, &dv);
+    fx_ivalue_clear(&nv);
+    return rc;
 }
 
 /* split.sizes(Tensor(a -> *) self, SymInt[] split_size, int dim=0) -> Tensor(a)[]: what
@@ -526,8 +601,8 @@ int fx_c_outer(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (vec->ndim != 1)
         return fx_err_setf(ctx->err, FX_ESHAPE, "outer: Expected 1-D argument vec2, but got %d-D",
                            vec->ndim);
-    int64_t shape[2] = {self->sizes[0], 1};
-    if ((rc = op_tl(ctx, FX_OP_RESHAPE, self, 2, shape, &col))) return rc;
+    fx_symint shape[2] = {fx_tensor_sym_size(self, 0), FX_SI(1)};
+    if ((rc = op_tsl(ctx, FX_OP_RESHAPE, self, 2, shape, &col))) return rc;
     fx_tensor *r = NULL;
     rc = op_tt(ctx, FX_OP_MUL_TENSOR, col, vec, &r);
     fx_tensor_release(col);

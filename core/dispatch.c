@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/ops_impl.h"
+#include "core/sym_dispatch.h"
 
 void fx_debug_break(const struct fx_node *n) {
     (void)n;
@@ -29,6 +30,7 @@ static const char *iv_kind(const fx_ivalue *v) {
     case FX_IV_STR: return "str";
     case FX_IV_LIST: return "list";
     case FX_IV_NODE: return "Node";
+    case FX_IV_SYMINT: return "SymInt";
     }
     return "?";
 }
@@ -38,19 +40,21 @@ static const char *iv_kind(const fx_ivalue *v) {
 static bool arg_ok(const fx_arg_schema *a, const fx_ivalue *v) {
     if (v->tag == FX_IV_NONE) return a->optional;
     switch (a->type) {
-    case FX_TY_TENSOR: return v->tag == FX_IV_TENSOR || fx_ivalue_is_scalar(v);
-    case FX_TY_INT: return v->tag == FX_IV_INT;
+    case FX_TY_TENSOR:
+        return v->tag == FX_IV_TENSOR || fx_ivalue_is_scalar(v) || v->tag == FX_IV_SYMINT;
+    case FX_TY_INT: return v->tag == FX_IV_INT || v->tag == FX_IV_SYMINT;
     case FX_TY_FLOAT: return v->tag == FX_IV_FLOAT || v->tag == FX_IV_INT;
-    case FX_TY_SCALAR: return fx_ivalue_is_scalar(v);
+    case FX_TY_SCALAR: return fx_ivalue_is_scalar(v) || v->tag == FX_IV_SYMINT;
     case FX_TY_BOOL: return v->tag == FX_IV_BOOL;
     case FX_TY_DTYPE: return v->tag == FX_IV_DTYPE;
     case FX_TY_DEVICE: return v->tag == FX_IV_DEVICE || v->tag == FX_IV_STR;
     case FX_TY_STR: return v->tag == FX_IV_STR;
     case FX_TY_INT_LIST:
-        if (v->tag == FX_IV_INT) return true; /* int[1] accepts a single int */
+        if (v->tag == FX_IV_INT || v->tag == FX_IV_SYMINT) return true; /* int[1]: one int */
         if (v->tag != FX_IV_LIST) return false;
         for (int i = 0; i < v->u.list.n; i++)
-            if (v->u.list.items[i].tag != FX_IV_INT) return false;
+            if (v->u.list.items[i].tag != FX_IV_INT && v->u.list.items[i].tag != FX_IV_SYMINT)
+                return false;
         return true;
     case FX_TY_TENSOR_LIST:
         if (v->tag != FX_IV_LIST) return false;
@@ -73,6 +77,47 @@ static bool any_meta(const fx_ivalue *v) {
         for (int i = 0; i < v->u.list.n; i++)
             if (any_meta(&v->u.list.items[i])) return true;
     return false;
+}
+
+/* Runs meta (+ kernel) on args `m` and records `a` (the same, or with SymInts where `m` has
+ * their hints); with `sym`, the symbolic rule gives the outputs their symbolic shapes. */
+static int run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalue *out, bool sym) {
+    fx_ctx *ctx = oc->ctx;
+    const fx_opdef *op = oc->op;
+    const fx_schema *s = &op->schema;
+    fx_err *err = oc->err;
+    if (op->flags & FX_OPF_COMPOSITE) return op->kernel(oc, m, out);
+
+    /* Autograd's check on in-place writes into leaves that require grad (eager only: export
+     * reports these itself, as aot_autograd does, naming the parameter). */
+    if (ctx->mode == FX_MODE_EAGER && !ctx->no_grad && s->mutated_arg >= 0 &&
+        m[s->mutated_arg].tag == FX_IV_TENSOR) {
+        const fx_tensor *t = m[s->mutated_arg].u.t;
+        const fx_tensor *leaf = fx_tensor_base(t) ? fx_tensor_base(t) : t;
+        if (fx_tensor_requires_grad(leaf))
+            return fx_err_setf(
+                err, FX_EARG,
+                fx_tensor_base(t) ? "a view of a leaf Variable that requires grad is being used in "
+                                    "an in-place operation."
+                                  : "a leaf Variable that requires grad is being used in an "
+                                    "in-place operation.");
+    }
+
+    int rc = op->meta ? op->meta(oc, m, out)
+                      : fx_err_setf(err, FX_ENOTIMPL, "%s has no meta function", op->qualname);
+    if (rc == FX_OK && sym) rc = fx_sym_apply_rule(oc, a, m, out);
+    if (rc == FX_OK && oc->device == FX_DEVICE_CPU && op->kernel) {
+        ctx->depth++;
+        rc = op->kernel(oc, m, out);
+        ctx->depth--;
+    }
+    if (rc == FX_OK && s->mutated_arg >= 0 && m[s->mutated_arg].tag == FX_IV_TENSOR)
+        fx_tensor_bump_version(m[s->mutated_arg].u.t);
+    if (rc == FX_OK && ctx->mode == FX_MODE_TRACE && ctx->depth == 0 && ctx->record)
+        rc = ctx->record(ctx->record_ud, op, a, out, err);
+    if (rc != FX_OK)
+        for (int i = 0; i < s->nrets; i++) fx_ivalue_clear(&out[i]);
+    return rc;
 }
 
 int fx_dispatch(fx_ctx *ctx, const fx_opdef *op, const fx_ivalue *args, fx_ivalue *out,
@@ -108,7 +153,7 @@ int fx_dispatch(fx_ctx *ctx, const fx_opdef *op, const fx_ivalue *args, fx_ivalu
                                : as->type == FX_TY_STR       ? "str"
                                                              : "a valid value",
                                as->optional ? " or None" : "", iv_kind(&a[i]));
-        if (as->type == FX_TY_INT_LIST && a[i].tag == FX_IV_INT) {
+        if (as->type == FX_TY_INT_LIST && (a[i].tag == FX_IV_INT || a[i].tag == FX_IV_SYMINT)) {
             single[i] = a[i];
             a[i].tag = FX_IV_LIST;
             a[i].u.list.items = &single[i];
@@ -122,36 +167,20 @@ int fx_dispatch(fx_ctx *ctx, const fx_opdef *op, const fx_ivalue *args, fx_ivalu
         if (any_meta(&a[i])) oc.device = FX_DEVICE_META;
     for (int i = 0; i < s->nrets; i++) out[i].tag = FX_IV_UNSET;
 
-    if (op->flags & FX_OPF_COMPOSITE) return op->kernel(&oc, a, out);
-
-    /* Autograd's check on in-place writes into leaves that require grad (eager only: export
-     * reports these itself, as aot_autograd does, naming the parameter). */
-    if (ctx->mode == FX_MODE_EAGER && !ctx->no_grad && s->mutated_arg >= 0 &&
-        a[s->mutated_arg].tag == FX_IV_TENSOR) {
-        const fx_tensor *t = a[s->mutated_arg].u.t;
-        const fx_tensor *leaf = fx_tensor_base(t) ? fx_tensor_base(t) : t;
-        if (fx_tensor_requires_grad(leaf))
-            return fx_err_setf(err, FX_EARG,
-                               fx_tensor_base(t)
-                                   ? "a view of a leaf Variable that requires grad is being used in "
-                                     "an in-place operation."
-                                   : "a leaf Variable that requires grad is being used in an "
-                                     "in-place operation.");
-    }
-
-    int rc = op->meta ? op->meta(&oc, a, out)
-                      : fx_err_setf(err, FX_ENOTIMPL, "%s has no meta function", op->qualname);
-    if (rc == FX_OK && oc.device == FX_DEVICE_CPU && op->kernel) {
-        ctx->depth++;
-        rc = op->kernel(&oc, a, out);
-        ctx->depth--;
-    }
-    if (rc == FX_OK && s->mutated_arg >= 0 && a[s->mutated_arg].tag == FX_IV_TENSOR)
-        fx_tensor_bump_version(a[s->mutated_arg].u.t);
-    if (rc == FX_OK && ctx->mode == FX_MODE_TRACE && ctx->depth == 0 && ctx->record)
-        rc = ctx->record(ctx->record_ud, op, a, out, err);
-    if (rc != FX_OK)
-        for (int i = 0; i < s->nrets; i++) fx_ivalue_clear(&out[i]);
+    /* Symbolic inputs (dynamic shapes): meta and kernel see the hints, the rule of
+     * core/meta_sym.c gives the outputs symbolic shapes, the recorder sees the SymInts. */
+    fx_shape_env *senv = fx_sym_args_env(op, a);
+    if (!senv) return run_op(&oc, a, a, out, false);
+    bool use_rule;
+    fx_ivalue h[FX_SCHEMA_MAX_ARGS];
+    fx_sym_hints keep;
+    int rc = fx_sym_plan(op, senv, a, &use_rule, err);
+    if (!rc && !use_rule) rc = fx_sym_specialize_args(op, a, err);
+    if (!rc) rc = fx_sym_hint_args(op, a, h, &keep, err);
+    if (rc) return rc;
+    rc = run_op(&oc, (op->flags & FX_OPF_COMPOSITE) && use_rule ? a : h, a, out, use_rule);
+    fx_sym_hints_free(&keep);
+    fx_shape_env_set_op(senv, NULL);
     return rc;
 }
 

@@ -48,6 +48,7 @@ void fx_program_free(fx_program *p) {
     fx_free(p->sig.outputs);
     free_named(p->state, p->nstate);
     free_named(p->constants, p->nconstants);
+    fx_shape_env_release(p->shape_env);
     fx_free(p);
 }
 
@@ -199,6 +200,7 @@ int fx_export_build(fx_graph *raw, fx_input_info *infos, int ninfos, const fx_na
     p->raw = raw;
     raw = NULL;
     p->training_ir = o.training_ir;
+    p->shape_env = fx_shape_env_retain(o.shape_env);
     if ((rc = order_inputs(p->raw, infos, ninfos, err))) goto fail;
     if (o.training_ir) {
         p->graph = fx_graph_clone(p->raw, err);
@@ -332,7 +334,48 @@ void fx_program_format(fx_strbuf *sb, const fx_program *p) {
     fx_graph_format_code(sb, p->graph, 4, "GraphModule");
     fx_strbuf_append(sb, "Graph signature:\n");
     fx_signature_format(sb, &p->sig, 4);
-    fx_strbuf_append(sb, "\nRange constraints: {}\n");
+    fx_strbuf_append(sb, "\nRange constraints: ");
+    fx_program_format_ranges(sb, p);
+    fx_strbuf_putc(sb, '\n');
+}
+
+fx_vr fx_symbol_constraint_range(const fx_symbol_info *s) {
+    fx_vr r = s->vr;
+    if (!s->unbacked && r.lo == 2 && s->declared.lo < 2) r.lo = s->declared.lo;
+    return r;
+}
+
+int fx_program_range_symbols(const fx_program *p, const fx_symbol_info **out, int max) {
+    if (!p->shape_env) return 0;
+    int nsyms, n = 0;
+    const fx_symbol_info *syms = fx_shape_env_symbols(p->shape_env, &nsyms);
+    for (int i = 0; i < nsyms && n < max; i++) {
+        if (syms[i].replacement) continue;
+        bool used = syms[i].unbacked;
+        for (const fx_node *nd = fx_graph_first(p->graph); nd && !used; nd = nd->next) {
+            if (nd->op != FX_NODE_PLACEHOLDER) continue;
+            const fx_tensor *t = fx_node_tensor(nd);
+            for (int d = 0; t && d < fx_tensor_ndim(t) && !used; d++) {
+                fx_symint si = fx_tensor_sym_size(t, d);
+                used = si.expr && fx_shape_env_simplify(p->shape_env, si.expr) == syms[i].sym;
+            }
+        }
+        if (used) out[n++] = &syms[i];
+    }
+    return n;
+}
+
+void fx_program_format_ranges(fx_strbuf *sb, const fx_program *p) {
+    const fx_symbol_info *s[64];
+    int n = fx_program_range_symbols(p, s, 64);
+    fx_strbuf_putc(sb, '{');
+    for (int i = 0; i < n; i++) {
+        if (i) fx_strbuf_append(sb, ", ");
+        fx_sym_format(sb, s[i]->sym);
+        fx_strbuf_append(sb, ": ");
+        fx_vr_format(sb, fx_symbol_constraint_range(s[i]));
+    }
+    fx_strbuf_putc(sb, '}');
 }
 
 fx_tensor *fx_program_input_value(const fx_program *p, int i) {

@@ -54,11 +54,14 @@ typedef struct fx_program {
     fx_named_tensor *constants; /* lifted constants and non-persistent buffers; owned */
     int nconstants;
     bool training_ir;         /* in-place ops kept, no mutation outputs */
+    fx_shape_env *shape_env;  /* dynamic shapes: the trace's environment (one ref), or NULL */
 } fx_program;
 
 typedef struct fx_export_opts {
     bool training_ir;             /* {ir = "training"} */
     bool lift_mutated_constants;  /* mutated tensor constants become non-persistent buffers */
+    fx_shape_env *shape_env;      /* the trace's shape environment (borrowed; the program keeps a
+                                     reference), or NULL for a static export */
 } fx_export_opts;
 
 /* Builds a program from a finished trace: functionalizes the raw graph (unless training_ir),
@@ -73,6 +76,15 @@ void fx_program_free(fx_program *p);
 
 /* The whole program as ExportedProgram.__str__ prints it (API.md §7). */
 void fx_program_format(fx_strbuf *sb, const fx_program *p);
+/* The range constraints of p as torch 2.5 prints them: "{s0: VR[2, 64], s1: VR[2, int_oo]}" —
+ * every symbol (not replaced by another) that sizes a user input, in symbol order, with its
+ * range; "{}" for a static program. */
+void fx_program_format_ranges(fx_strbuf *sb, const fx_program *p);
+/* The symbols of those constraints, in that order (at most max; returns how many). Borrowed. */
+int fx_program_range_symbols(const fx_program *p, const fx_symbol_info **out, int max);
+/* The range printed for a symbol: its current range, except that a lower bound of 2 set only by
+ * 0/1 specialization shows the declared one (Dim's min). */
+fx_vr fx_symbol_constraint_range(const fx_symbol_info *s);
 /* Just the "Graph signature:" block body ("    # inputs\n    b_state: BUFFER target=...") */
 void fx_signature_format(fx_strbuf *sb, const fx_signature *sig, int indent);
 /* The value of placeholder input i of the signature: the state or constant tensor for state

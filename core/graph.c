@@ -711,13 +711,19 @@ fx_tensor *fx_node_tensor(const fx_node *n) {
     return n->val.tag == FX_IV_TENSOR ? n->val.u.t : NULL;
 }
 
+bool fx_node_has_type(const fx_node *n) { return fx_node_tensor(n) || n->val.tag == FX_IV_SYMINT; }
+
 void fx_node_format_type(fx_strbuf *sb, const fx_node *n) {
+    if (n->val.tag == FX_IV_SYMINT) { /* torch.export prints a SymInt value as "Sym(s0 + 1)" */
+        fx_strbuf_append(sb, "Sym(");
+        fx_sym_format(sb, n->val.u.si.expr);
+        fx_strbuf_putc(sb, ')');
+        return;
+    }
     const fx_tensor *t = fx_node_tensor(n);
     if (!t) return;
-    fx_strbuf_appendf(sb, "%s[", fx_dtype_short(fx_tensor_dtype(t)));
-    for (int d = 0; d < fx_tensor_ndim(t); d++)
-        fx_strbuf_appendf(sb, d ? ", %lld" : "%lld", (long long)fx_tensor_size(t, d));
-    fx_strbuf_putc(sb, ']');
+    fx_strbuf_append(sb, fx_dtype_short(fx_tensor_dtype(t)));
+    fx_tensor_format_sizes(sb, t);
 }
 
 const char *fx_node_op_name(fx_node_op op) {

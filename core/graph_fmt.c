@@ -205,7 +205,7 @@ static void format_forward(fx_strbuf *out, const fx_graph *g, int indent, bool v
         fx_node *n = by_pos[i];
         if (n->op != FX_NODE_PLACEHOLDER) continue;
         fx_strbuf_appendf(&sb, ", %s", n->name);
-        if (verbose && fx_node_tensor(n)) {
+        if (verbose && fx_node_has_type(n)) {
             fx_strbuf_append(&sb, ": \"");
             fx_node_format_type(&sb, n);
             fx_strbuf_putc(&sb, '"');
@@ -243,7 +243,7 @@ static void format_forward(fx_strbuf *out, const fx_graph *g, int indent, bool v
             continue;
         }
         fx_strbuf_append(&sb, n->name);
-        if (verbose && fx_node_tensor(n)) {
+        if (verbose && fx_node_has_type(n)) {
             fx_strbuf_append(&sb, ": \"");
             fx_node_format_type(&sb, n);
             fx_strbuf_putc(&sb, '"');
@@ -251,6 +251,20 @@ static void format_forward(fx_strbuf *out, const fx_graph *g, int indent, bool v
         fx_strbuf_append(&sb, " = ");
         if (n->op == FX_NODE_GET_ATTR) {
             fx_strbuf_appendf(&sb, "self.%s", n->target);
+        } else if (!n->aten && !strncmp(n->target, "operator.", 9) && n->nargs == 2) {
+            /* SymInt arithmetic, as FX prints operator.add: `add = sym_size_int + 1` */
+            static const char *const ops[][2] = {
+                {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"floordiv", "//"}, {"mod", "%"}};
+            const char *sym = "?";
+            for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+                if (!strcmp(n->target + 9, ops[k][0])) sym = ops[k][1];
+            fx_ivalue_format(&sb, &n->args[0], false);
+            fx_strbuf_appendf(&sb, " %s ", sym);
+            fx_ivalue_format(&sb, &n->args[1], false);
+        } else if (!n->aten && !strncmp(n->target, "torch.", 6)) {
+            fx_strbuf_appendf(&sb, "%s(", n->target);
+            fmt_args(&sb, n, false);
+            fx_strbuf_putc(&sb, ')');
         } else if (!n->aten && !strcmp(n->target, "getitem") && n->nargs == 2) {
             fx_ivalue_format(&sb, &n->args[0], false);
             fx_strbuf_putc(&sb, '[');

@@ -455,6 +455,16 @@ static void unknown_ops(fx_strbuf *sb, const fx_graph *g) {
 int fx_interp_new(const fx_graph *g, const fx_ivalue *inputs, int ninputs,
                   const fx_interp_opts *opts, fx_interp **out, fx_err *err) {
     *out = NULL;
+    for (const fx_node *n = fx_graph_first(g); n; n = n->next) {
+        const fx_tensor *t = fx_node_tensor(n);
+        if (n->val.tag == FX_IV_SYMINT || (t && fx_tensor_is_symbolic(t))) {
+            fx_err_kind(err, "not_implemented");
+            return fx_err_setf(err, FX_ENOTIMPL,
+                               "running a program exported with dynamic shapes is not supported "
+                               "by fxdb yet (node %s has symbolic sizes)",
+                               n->name);
+        }
+    }
     fx_strbuf unk = FX_STRBUF_INIT;
     unknown_ops(&unk, g);
     if (unk.len || unk.oom) {

@@ -20,6 +20,24 @@ fx_ivalue fx_iv_tensor(fx_tensor *t) {
 }
 fx_ivalue fx_iv_tensor_steal(fx_tensor *t) { return (fx_ivalue){.tag = FX_IV_TENSOR, .u.t = t}; }
 fx_ivalue fx_iv_node(struct fx_node *n) { return (fx_ivalue){.tag = FX_IV_NODE, .u.node = n}; }
+fx_ivalue fx_iv_symint(fx_symint v) {
+    if (!v.expr) return fx_iv_int(v.hint);
+    fx_shape_env_retain(fx_sym_env(v.expr));
+    return (fx_ivalue){.tag = FX_IV_SYMINT, .u.si = v};
+}
+
+bool fx_ivalue_symint(const fx_ivalue *v, fx_symint *out) {
+    if (v->tag == FX_IV_INT) {
+        *out = FX_SI(v->u.i);
+        return true;
+    }
+    if (v->tag == FX_IV_SYMINT) {
+        *out = v->u.si;
+        return true;
+    }
+    return false;
+}
+
 fx_ivalue fx_iv_str(const char *s) {
     char *d = fx_strdup(s);
     if (!d) return fx_iv_none();
@@ -52,6 +70,7 @@ void fx_ivalue_clear(fx_ivalue *v) {
     switch (v->tag) {
     case FX_IV_TENSOR: fx_tensor_release(v->u.t); break;
     case FX_IV_STR: fx_free(v->u.s); break;
+    case FX_IV_SYMINT: fx_shape_env_release(fx_sym_env(v->u.si.expr)); break;
     case FX_IV_LIST:
         for (int i = 0; i < v->u.list.n; i++) fx_ivalue_clear(&v->u.list.items[i]);
         fx_free(v->u.list.items);
@@ -80,6 +99,7 @@ int fx_ivalue_copy(fx_ivalue *dst, const fx_ivalue *src, fx_err *err) {
         }
         return FX_OK;
     }
+    case FX_IV_SYMINT: *dst = fx_iv_symint(src->u.si); return FX_OK;
     default: *dst = *src; return FX_OK;
     }
 }
@@ -110,6 +130,7 @@ bool fx_ivalue_equal(const fx_ivalue *a, const fx_ivalue *b) {
     case FX_IV_DEVICE: return a->u.device == b->u.device;
     case FX_IV_STR: return strcmp(a->u.s, b->u.s) == 0;
     case FX_IV_NODE: return a->u.node == b->u.node;
+    case FX_IV_SYMINT: return a->u.si.expr == b->u.si.expr;
     case FX_IV_LIST:
         if (a->u.list.n != b->u.list.n) return false;
         for (int i = 0; i < a->u.list.n; i++)
@@ -182,12 +203,12 @@ void fx_ivalue_format(fx_strbuf *sb, const fx_ivalue *v, bool fx_listing) {
         break;
     case FX_IV_TENSOR: {
         const fx_tensor *t = v->u.t;
-        fx_strbuf_appendf(sb, "tensor<%s[", fx_dtype_short(fx_tensor_dtype(t)));
-        for (int d = 0; d < fx_tensor_ndim(t); d++)
-            fx_strbuf_appendf(sb, d ? ", %lld" : "%lld", (long long)fx_tensor_size(t, d));
-        fx_strbuf_append(sb, "]>");
+        fx_strbuf_appendf(sb, "tensor<%s", fx_dtype_short(fx_tensor_dtype(t)));
+        fx_tensor_format_sizes(sb, t);
+        fx_strbuf_putc(sb, '>');
         break;
     }
+    case FX_IV_SYMINT: fx_sym_format(sb, v->u.si.expr); break;
     case FX_IV_LIST:
         fx_strbuf_putc(sb, '[');
         for (int i = 0; i < v->u.list.n; i++) {

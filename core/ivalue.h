@@ -26,6 +26,8 @@ typedef enum fx_ivtag {
     FX_IV_STR,       /* u.s: owned copy */
     FX_IV_LIST,      /* u.list: items owned */
     FX_IV_NODE,      /* u.node: borrowed reference to a node of the graph holding the value */
+    FX_IV_SYMINT,    /* u.si: a symbolic integer (SymInt) of a dynamic trace; holds one
+                        reference to its expression's shape environment */
 } fx_ivtag;
 
 typedef struct fx_ivalue {
@@ -43,6 +45,7 @@ typedef struct fx_ivalue {
             int n;
         } list;
         struct fx_node *node;
+        fx_symint si;
     } u;
 } fx_ivalue;
 
@@ -58,6 +61,10 @@ fx_ivalue fx_iv_tensor(fx_tensor *t);         /* retains t */
 fx_ivalue fx_iv_tensor_steal(fx_tensor *t);   /* takes over the caller's reference */
 fx_ivalue fx_iv_str(const char *s);
 fx_ivalue fx_iv_node(struct fx_node *n);
+/* A SymInt: FX_IV_INT when v is a plain integer, else FX_IV_SYMINT (retains the environment). */
+fx_ivalue fx_iv_symint(fx_symint v);
+/* INT or SYMINT as a size value; false for anything else. */
+bool fx_ivalue_symint(const fx_ivalue *v, fx_symint *out);
 /* A list of n items, each FX_IV_NONE. FX_ENOMEM on failure (*out is then FX_IV_NONE). */
 int fx_iv_list(int n, fx_ivalue *out, fx_err *err);
 /* A list of ints. */

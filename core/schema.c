@@ -161,6 +161,8 @@ int fx_schema_parse(const char *text, fx_schema *s, fx_err *err) {
             if (s->nargs >= FX_SCHEMA_MAX_ARGS) return fail(&r, "too many arguments");
             fx_arg_schema *a = &s->args[s->nargs++];
             a->def.tag = FX_IV_UNSET;
+            skip_ws(&r);
+            a->symint = !strncmp(r.p, "SymInt", 6);
             if ((rc = read_type(&r, &a->type, &a->optional, &a->elem_optional, &a->list_len,
                                 &a->alias, &a->alias_write)))
                 return rc;

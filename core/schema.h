@@ -45,6 +45,7 @@ typedef struct fx_arg_schema {
     int list_len;        /* N of int[N], else 0 */
     char alias;          /* alias set letter ('a'), or 0 */
     bool alias_write;    /* (a!) */
+    bool symint;         /* declared SymInt / SymInt[] / SymInt? (may be symbolic) */
 } fx_arg_schema;
 
 typedef struct fx_ret_schema {

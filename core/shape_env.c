@@ -101,6 +101,7 @@ static int add_symbol(fx_shape_env *env, bool unbacked, int64_t hint, fx_vr vr, 
     info->unbacked = unbacked;
     info->hint = hint;
     info->vr = vr;
+    info->declared = vr;
     info->source = fx_strdup(source ? source : "");
     char loc[FX_ERR_SHORT] = "", line[FX_ERR_SHORT] = "";
     if (env->where) env->where(env->where_ud, loc, sizeof loc, line, sizeof line);
@@ -122,6 +123,7 @@ static int add_symbol(fx_shape_env *env, bool unbacked, int64_t hint, fx_vr vr, 
 
 int fx_shape_env_create_symbol(fx_shape_env *env, int64_t hint, fx_vr vr, bool is_size,
                                const char *source, const fx_sym **out, fx_err *err) {
+    fx_vr declared = vr;
     if (is_size) vr = vr_meet(vr, (fx_vr){2, FX_INT_OO});
     if (hint < vr.lo || hint > vr.hi) {
         char lo[32], hi[32];
@@ -130,7 +132,9 @@ int fx_shape_env_create_symbol(fx_shape_env *env, int64_t hint, fx_vr vr, bool i
         fx_err_kind(err, "constraint_violation");
         return fx_err_setf(err, FX_EARG, "%lld not in range [%s, %s]", (long long)hint, lo, hi);
     }
-    return add_symbol(env, false, hint, vr, source, out, err);
+    int rc = add_symbol(env, false, hint, vr, source, out, err);
+    if (!rc) env->syms[env->nsyms - 1].declared = declared;
+    return rc;
 }
 
 int fx_shape_env_create_unbacked(fx_shape_env *env, const char *source, const fx_sym **out,

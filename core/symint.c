@@ -25,6 +25,15 @@ fx_shape_env *fx_sym_env(const fx_sym *e) { return e ? e->env : NULL; }
 int64_t fx_sym_const_value(const fx_sym *e) {
     return (e->kind == FX_SYM_CONST || e->kind == FX_SYM_BOOL) ? e->v : 0;
 }
+int64_t fx_sym_coeff(const fx_sym *e) {
+    switch (e->kind) {
+    case FX_SYM_MUL:
+    case FX_SYM_ADD:
+    case FX_SYM_CONST: return e->v;
+    default: return 1;
+    }
+}
+int64_t fx_sym_exp(const fx_sym *e, int i) { return e->kind == FX_SYM_MUL ? e->exps[i] : 1; }
 int fx_sym_nargs(const fx_sym *e) { return e->n; }
 const fx_sym *fx_sym_arg(const fx_sym *e, int i) { return e->args[i]; }
 bool fx_sym_is_constant(const fx_sym *e) {

@@ -82,6 +82,7 @@ typedef struct fx_symbol_info {
     bool unbacked;             /* u<N>: no example value */
     int64_t hint;              /* example value (backed); a fallback for unbacked ones */
     fx_vr vr;                  /* current value range (narrowed by guards / checks) */
+    fx_vr declared;            /* the range asked for at creation (before 0/1 specialization) */
     const fx_sym *replacement; /* what guards proved it equal to (s1 -> s0, s0 -> 4), or NULL */
     char *source;              /* "x.size()[0]", "x.item()" ...; owned by the env */
     char *loc;                 /* Lua location that created it, "" when unknown */
@@ -166,6 +167,11 @@ int64_t fx_sym_const_value(const fx_sym *e);
 /* Arguments of a compound expression (ADD: terms; MUL: factors; others: operands). */
 int fx_sym_nargs(const fx_sym *e);
 const fx_sym *fx_sym_arg(const fx_sym *e, int i);
+/* The numeric part: a MUL's coefficient, an ADD's constant, a CONST's value; 1 for anything
+ * else. */
+int64_t fx_sym_coeff(const fx_sym *e);
+/* The exponent of factor i of a MUL (1 for other kinds). */
+int64_t fx_sym_exp(const fx_sym *e, int i);
 /* Whether the expression has no symbols (a constant or bool). */
 bool fx_sym_is_constant(const fx_sym *e);
 /* Whether e contains an unbacked symbol. */

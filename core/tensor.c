@@ -140,7 +140,12 @@ int fx_tensor_scalar(double v, fx_dtype dt, fx_tensor **out, fx_err *err) {
 }
 
 int fx_tensor_empty_strided_like(const fx_tensor *t, fx_device dev, fx_tensor **out, fx_err *err) {
-    return fx_tensor_empty_strided(t->ndim, t->sizes, t->strides, t->dtype, dev, out, err);
+    int rc = fx_tensor_empty_strided(t->ndim, t->sizes, t->strides, t->dtype, dev, out, err);
+    if (rc == FX_OK && t->sym && (rc = fx_tensor_copy_sym(*out, t, err))) {
+        fx_tensor_release(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 int fx_tensor_as_strided(fx_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
@@ -179,8 +184,15 @@ fx_tensor *fx_tensor_retain(fx_tensor *t) {
     return t;
 }
 
+static void sym_free(fx_symshape *s) {
+    if (!s) return;
+    fx_shape_env_release(s->env);
+    fx_free(s);
+}
+
 void fx_tensor_release(fx_tensor *t) {
     if (!t || --t->refcount > 0) return;
+    sym_free(t->sym);
     storage_release(t->storage);
     fx_tensor_release(t->base);
     fx_free(t);
@@ -300,4 +312,105 @@ struct fx_node *fx_tensor_trace_node(const fx_tensor *t, uint32_t trace_id) {
 void fx_tensor_set_trace_node(fx_tensor *t, uint32_t trace_id, struct fx_node *n) {
     t->trace_id = trace_id;
     t->trace_node = n;
+}
+
+/* ---- symbolic shape ------------------------------------------------------------------------- */
+
+bool fx_tensor_is_symbolic(const fx_tensor *t) { return t->sym != NULL; }
+fx_shape_env *fx_tensor_shape_env(const fx_tensor *t) { return t->sym ? t->sym->env : NULL; }
+
+fx_symint fx_tensor_sym_size(const fx_tensor *t, int dim) {
+    fx_symint r = {t->sizes[dim], t->sym ? t->sym->size[dim] : NULL};
+    return r;
+}
+fx_symint fx_tensor_sym_stride(const fx_tensor *t, int dim) {
+    fx_symint r = {t->strides[dim], t->sym ? t->sym->stride[dim] : NULL};
+    return r;
+}
+fx_symint fx_tensor_sym_offset(const fx_tensor *t) {
+    fx_symint r = {t->offset, t->sym ? t->sym->offset : NULL};
+    return r;
+}
+
+void fx_sym_contiguous_strides(int ndim, const fx_symint *sizes, fx_symint *strides) {
+    fx_symint st = FX_SI(1);
+    for (int d = ndim - 1; d >= 0; d--) {
+        strides[d] = st;
+        /* PyTorch's contiguous strides treat a size 0 as 1 (max(size, 1)) */
+        st = fx_si_mul(st, sizes[d].expr ? sizes[d] : FX_SI(sizes[d].hint ? sizes[d].hint : 1));
+    }
+}
+
+static int sym_slot(fx_shape_env **env, const fx_sym **slot, fx_symint v, int64_t want,
+                    fx_err *err) {
+    *slot = NULL;
+    if (!v.expr) {
+        if (v.hint != want)
+            return fx_err_setf(err, FX_EINTERNAL, "symbolic shape hint %lld != size %lld",
+                               (long long)v.hint, (long long)want);
+        return FX_OK;
+    }
+    if (fx_sym_is_error(v.expr))
+        return fx_err_setf(err, FX_ENOMEM, "out of memory in a symbolic size expression");
+    if (v.hint != want)
+        return fx_err_setf(err, FX_EINTERNAL, "symbolic shape hint %lld != size %lld",
+                           (long long)v.hint, (long long)want);
+    if (!*env) *env = fx_sym_env(v.expr);
+    *slot = v.expr;
+    return FX_OK;
+}
+
+int fx_tensor_set_sym(fx_tensor *t, const fx_symint *sizes, const fx_symint *strides,
+                      fx_symint offset, fx_err *err) {
+    fx_symshape tmp;
+    memset(&tmp, 0, sizeof tmp);
+    fx_symint cs[FX_MAX_DIMS];
+    if (!strides) {
+        fx_sym_contiguous_strides(t->ndim, sizes, cs);
+        strides = cs;
+    }
+    int rc = FX_OK;
+    for (int d = 0; d < t->ndim && !rc; d++) {
+        rc = sym_slot(&tmp.env, &tmp.size[d], sizes[d], t->sizes[d], err);
+        if (!rc) rc = sym_slot(&tmp.env, &tmp.stride[d], strides[d], t->strides[d], err);
+    }
+    if (!rc) rc = sym_slot(&tmp.env, &tmp.offset, offset, t->offset, err);
+    if (rc) return rc;
+    sym_free(t->sym);
+    t->sym = NULL;
+    if (!tmp.env) return FX_OK;
+    fx_symshape *s = fx_malloc(sizeof *s);
+    if (!s) return fx_err_setf(err, FX_ENOMEM, "out of memory allocating a tensor");
+    *s = tmp;
+    fx_shape_env_retain(s->env);
+    t->sym = s;
+    return FX_OK;
+}
+
+void fx_tensor_drop_sym(fx_tensor *t) {
+    sym_free(t->sym);
+    t->sym = NULL;
+}
+
+int fx_tensor_copy_sym(fx_tensor *t, const fx_tensor *src, fx_err *err) {
+    if (!src->sym) {
+        sym_free(t->sym);
+        t->sym = NULL;
+        return FX_OK;
+    }
+    fx_symint sz[FX_MAX_DIMS], st[FX_MAX_DIMS];
+    for (int d = 0; d < src->ndim; d++) {
+        sz[d] = fx_tensor_sym_size(src, d);
+        st[d] = fx_tensor_sym_stride(src, d);
+    }
+    return fx_tensor_set_sym(t, sz, st, fx_tensor_sym_offset(src), err);
+}
+
+void fx_tensor_format_sizes(fx_strbuf *sb, const fx_tensor *t) {
+    fx_strbuf_putc(sb, '[');
+    for (int d = 0; d < t->ndim; d++) {
+        if (d) fx_strbuf_append(sb, ", ");
+        fx_si_format(sb, fx_tensor_sym_size(t, d));
+    }
+    fx_strbuf_putc(sb, ']');
 }

@@ -10,6 +10,7 @@
 
 #include "core/dtype.h"
 #include "core/fx_err.h"
+#include "core/symint.h"
 
 #define FX_MAX_DIMS 8
 
@@ -80,6 +81,32 @@ void fx_tensor_bump_version(fx_tensor *t);
 int64_t fx_storage_nbytes(const fx_storage *s);
 /* A unique id of the storage for the process lifetime (for printing aliasing). */
 uint64_t fx_storage_id(const fx_storage *s);
+
+/* ---- symbolic shape (dynamic export; see core/symint.h) ------------------------------------- */
+/* Whether t carries a symbolic shape (some size, stride or the offset is an expression). */
+bool fx_tensor_is_symbolic(const fx_tensor *t);
+/* The shape environment of t's expressions, or NULL when t is not symbolic. Borrowed. */
+fx_shape_env *fx_tensor_shape_env(const fx_tensor *t);
+/* Size / stride (dim already wrapped) and storage offset as size values: the concrete value as
+ * hint, with its expression when it has one. */
+fx_symint fx_tensor_sym_size(const fx_tensor *t, int dim);
+fx_symint fx_tensor_sym_stride(const fx_tensor *t, int dim);
+fx_symint fx_tensor_sym_offset(const fx_tensor *t);
+/* Makes sizes[0..ndim) / strides / offset t's symbolic shape (strides NULL: contiguous strides
+ * of sizes; a NULL offset expression: plain). The hints must equal t's concrete values
+ * (FX_EINTERNAL otherwise); the error expression anywhere is FX_ENOMEM. When nothing is
+ * symbolic t is left plain. Replaces any earlier symbolic shape. */
+int fx_tensor_set_sym(fx_tensor *t, const fx_symint *sizes, const fx_symint *strides,
+                      fx_symint offset, fx_err *err);
+/* Makes t plain again (its concrete shape stays). */
+void fx_tensor_drop_sym(fx_tensor *t);
+/* Copies src's symbolic shape onto t (same ndim and concrete shape; FX_OK and nothing when src
+ * is plain). */
+int fx_tensor_copy_sym(fx_tensor *t, const fx_tensor *src, fx_err *err);
+/* Contiguous strides of symbolic sizes (row-major): strides[ndim-1] = 1, ... */
+void fx_sym_contiguous_strides(int ndim, const fx_symint *sizes, fx_symint *strides);
+/* Prints t's sizes as "[s0, 4]" (the concrete values when t is plain). */
+void fx_tensor_format_sizes(fx_strbuf *sb, const fx_tensor *t);
 
 /* ---- element access (slow; for printing, tests, Lua tolist/item) ---------------------------- */
 /* Reads the element at multi-index idx (ndim entries) as double / int64. t must be cpu. */

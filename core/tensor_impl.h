@@ -18,6 +18,16 @@ struct fx_storage {
     fx_device device;
 };
 
+/* Symbolic sizes / strides / offset of a tensor traced with dynamic shapes. Each entry is the
+ * expression of the matching concrete value of the tensor (which stays its hint), or NULL when
+ * that value is a plain integer. Owned by the tensor; holds one reference to env. */
+typedef struct fx_symshape {
+    fx_shape_env *env;
+    const fx_sym *size[FX_MAX_DIMS];   /* (ndim,) */
+    const fx_sym *stride[FX_MAX_DIMS]; /* (ndim,) */
+    const fx_sym *offset;
+} fx_symshape;
+
 struct fx_tensor {
     int64_t refcount;
     fx_storage *storage;           /* one reference held */
@@ -31,6 +41,7 @@ struct fx_tensor {
     fx_tensor *base;               /* x._base: the non-view tensor this views, one ref; or NULL */
     uint32_t trace_id;             /* trace that set trace_node, 0 = none */
     struct fx_node *trace_node;    /* borrowed; valid only while that trace's graph lives */
+    fx_symshape *sym;              /* symbolic shape, or NULL when every size is a plain integer */
 };
 
 #endif

@@ -28,6 +28,10 @@ struct fx_tracer {
     fx_tensor **captured;     /* (ncaptured,) parent tensors lifted into placeholders; one ref */
     fx_node **captured_node;  /* (ncaptured,) their placeholders */
     int ncaptured, captured_cap;
+    fx_shape_env *senv;      /* dynamic shapes: the environment (one ref), or NULL */
+    const fx_sym **sym_expr; /* (nsym,) expressions that have a node in the graph ... */
+    fx_node **sym_node;      /* (nsym,) ... and that node (sym_size.int, operator.add, ...) */
+    int nsym, sym_cap;
 };
 
 static uint32_t g_trace_ids;
@@ -63,6 +67,9 @@ void fx_input_infos_free(fx_input_info *infos, int n) {
 
 void fx_tracer_free(fx_tracer *tr) {
     if (!tr) return;
+    fx_free(tr->sym_expr);
+    fx_free(tr->sym_node);
+    fx_shape_env_release(tr->senv);
     for (int i = 0; i < tr->ncaptured; i++) fx_tensor_release(tr->captured[i]);
     fx_free(tr->captured);
     fx_free(tr->captured_node);
@@ -245,7 +252,10 @@ int fx_tracer_align_captures(fx_tracer *tr, fx_tensor *const *want, int n, fx_er
     return FX_OK;
 }
 
-/* Tensor -> node reference (lifting unseen tensors); lists recursively; the rest copied. */
+static int sym_node_of(fx_tracer *tr, const fx_sym *e, fx_ivalue *out, fx_err *err);
+
+/* Tensor -> node reference (lifting unseen tensors); SymInt -> the node computing it; lists
+ * recursively; the rest copied. */
 static int to_node_arg(fx_tracer *tr, const fx_ivalue *v, fx_ivalue *out, fx_err *err) {
     if (v->tag == FX_IV_TENSOR) {
         fx_node *n = fx_tensor_trace_node(v->u.t, tr->id);
@@ -255,6 +265,7 @@ static int to_node_arg(fx_tracer *tr, const fx_ivalue *v, fx_ivalue *out, fx_err
         *out = fx_iv_node(n);
         return FX_OK;
     }
+    if (v->tag == FX_IV_SYMINT) return sym_node_of(tr, v->u.si.expr, out, err);
     if (v->tag == FX_IV_LIST) {
         int rc = fx_iv_list(v->u.list.n, out, err);
         for (int i = 0; !rc && i < v->u.list.n; i++)
@@ -436,4 +447,260 @@ int fx_tracer_take(fx_tracer *tr, fx_graph **graph, fx_input_info **infos, int *
     tr->infos = NULL;
     tr->ninfos = tr->cap = 0;
     return tr->g ? FX_OK : fx_err_setf(err, FX_ENOMEM, "out of memory");
+}
+
+/* ==== dynamic shapes ========================================================================== */
+
+/* The shape environment's location callback: the innermost model frame. */
+static void sym_where(void *ud, char *loc, int loc_cap, char *line, int line_cap) {
+    fx_tracer *tr = ud;
+    if (!tr->opts.where) return;
+    fx_frame frames[1];
+    fx_module_entry mods[1];
+    int nf = 0, nm = 0;
+    tr->opts.where(tr->opts.where_ud, frames, 1, &nf, mods, 0, &nm);
+    if (nf < 1) return;
+    snprintf(loc, (size_t)loc_cap, "%s:%d", frames[0].file, frames[0].line);
+    snprintf(line, (size_t)line_cap, "%s", frames[0].code ? frames[0].code : "");
+}
+
+fx_shape_env *fx_tracer_shape_env(fx_tracer *tr, fx_err *err) {
+    if (tr->senv) return tr->senv;
+    if (tr->parent) {
+        fx_shape_env *p = fx_tracer_shape_env(tr->parent, err);
+        tr->senv = fx_shape_env_retain(p);
+        return p;
+    }
+    tr->senv = fx_shape_env_new(err);
+    if (tr->senv) fx_shape_env_set_where(tr->senv, sym_where, tr);
+    return tr->senv;
+}
+
+int fx_tracer_input_sym(fx_tracer *tr, fx_input_kind kind, const char *name,
+                        const fx_tensor *example, const fx_symint *sizes, fx_tensor **out,
+                        fx_err *err) {
+    int rc = fx_tracer_input(tr, kind, name, NULL, false, example, out, err);
+    if (rc || !sizes) return rc;
+    /* strides: dense in the example's stride order (contiguous for a contiguous example) */
+    fx_tensor *t = *out;
+    int nd = t->ndim, order[FX_MAX_DIMS];
+    for (int i = 0; i < nd; i++) order[i] = i;
+    for (int i = 1; i < nd; i++)
+        for (int j = i; j > 0; j--) {
+            int x = order[j - 1], y = order[j];
+            if (!(t->strides[x] > t->strides[y] || (t->strides[x] == t->strides[y] && x < y)))
+                break;
+            order[j - 1] = y;
+            order[j] = x;
+        }
+    fx_symint st[FX_MAX_DIMS], p = FX_SI(1);
+    for (int i = 0; i < nd; i++) {
+        int d = order[i];
+        st[d] = p;
+        p = fx_si_mul(p, sizes[d].expr ? sizes[d] : FX_SI(sizes[d].hint ? sizes[d].hint : 1));
+    }
+    for (int d = 0; d < nd; d++)
+        if (st[d].hint != t->strides[d]) st[d] = FX_SI(t->strides[d]); /* not dense: keep */
+    fx_node *n = fx_tensor_trace_node(t, tr->id);
+    rc = fx_tensor_set_sym(t, sizes, st, FX_SI(t->offset), err);
+    if (!rc && n) {
+        fx_ivalue v = fx_iv_tensor(t); /* the placeholder's val is t itself */
+        rc = fx_node_set_val(n, &v, err);
+        fx_ivalue_clear(&v);
+    }
+    if (rc) {
+        fx_tensor_release(t);
+        *out = NULL;
+    }
+    return rc;
+}
+
+static int sym_cache(fx_tracer *tr, const fx_sym *e, fx_node *n, fx_err *err) {
+    if (tr->nsym == tr->sym_cap) {
+        int cap = tr->sym_cap ? tr->sym_cap * 2 : 16;
+        const fx_sym **ne = fx_realloc(tr->sym_expr, sizeof *ne * (size_t)cap);
+        if (ne) tr->sym_expr = ne;
+        fx_node **nn = fx_realloc(tr->sym_node, sizeof *nn * (size_t)cap);
+        if (nn) tr->sym_node = nn;
+        if (!ne || !nn) return fx_err_setf(err, FX_ENOMEM, "out of memory");
+        tr->sym_cap = cap;
+    }
+    tr->sym_expr[tr->nsym] = e;
+    tr->sym_node[tr->nsym++] = n;
+    return FX_OK;
+}
+
+int fx_tracer_bind_symbol(fx_tracer *tr, const fx_sym *e, fx_node *n, fx_err *err) {
+    return sym_cache(tr, e, n, err);
+}
+
+/* A node computing e (its value is e). */
+static fx_node *sym_new(fx_tracer *tr, const char *target, const char *name, const fx_ivalue *args,
+                        int nargs, const fx_sym *e, fx_err *err) {
+    fx_node *n = fx_graph_call_target(tr->g, target, args, nargs, name, err);
+    if (!n) return NULL;
+    fx_ivalue v = fx_iv_symint(fx_si_from_expr(e));
+    int rc = fx_node_set_val(n, &v, err);
+    fx_ivalue_clear(&v);
+    if (!rc) rc = set_location(tr, n, err);
+    if (!rc) rc = sym_cache(tr, e, n, err);
+    return rc ? NULL : n;
+}
+
+static fx_node *sym_binop(fx_tracer *tr, const char *op, const fx_ivalue *x, const fx_ivalue *y,
+                          const fx_sym *e, fx_err *err) {
+    char target[32];
+    snprintf(target, sizeof target, "%s%s", strncmp(op, "sym_", 4) ? "operator." : "torch.", op);
+    fx_ivalue args[2] = {*x, *y};
+    return sym_new(tr, target, op, args, 2, e, err);
+}
+
+/* The graph value of expression e: an int for a constant, else a node reference (made on first
+ * use: sym_size.int of the input that carries a symbol, operator.add / mul / floordiv ... over
+ * those, torch.sym_max / sym_min). */
+static int sym_node_of(fx_tracer *tr, const fx_sym *e, fx_ivalue *out, fx_err *err) {
+    fx_shape_env *env = fx_sym_env(e);
+    if (!env) return fx_err_setf(err, FX_ENOMEM, "out of memory in a symbolic size expression");
+    e = fx_shape_env_simplify(env, e);
+    if (fx_sym_is_error(e))
+        return fx_err_setf(err, FX_ENOMEM, "out of memory in a symbolic size expression");
+    if (fx_sym_kind_of(e) == FX_SYM_CONST) {
+        *out = fx_iv_int(fx_sym_const_value(e));
+        return FX_OK;
+    }
+    for (int i = 0; i < tr->nsym; i++)
+        if (tr->sym_expr[i] == e) {
+            *out = fx_iv_node(tr->sym_node[i]);
+            return FX_OK;
+        }
+    fx_node *n = NULL;
+    fx_ivalue x, y;
+    int rc = FX_OK;
+    switch (fx_sym_kind_of(e)) {
+    case FX_SYM_SYMBOL: {
+        /* the first input whose size carries the symbol */
+        for (int i = 0; i < tr->ninfos && !n; i++) {
+            const fx_tensor *t = fx_node_tensor(tr->infos[i].node);
+            for (int d = 0; t && t->sym && d < t->ndim && !n; d++) {
+                const fx_sym *sd = t->sym->size[d];
+                if (!sd || fx_shape_env_simplify(env, sd) != e) continue;
+                const fx_opdef *op = fx_op_get(FX_OP_SYM_SIZE_INT);
+                fx_ivalue args[2] = {fx_iv_node(tr->infos[i].node), fx_iv_int(d)};
+                if (!(n = fx_graph_call(tr->g, op, args, "sym_size_int", err))) return err->code;
+                fx_ivalue v = fx_iv_symint(fx_si_from_expr(e));
+                rc = fx_node_set_val(n, &v, err);
+                fx_ivalue_clear(&v);
+                if (!rc) rc = set_location(tr, n, err);
+                if (!rc) rc = sym_cache(tr, e, n, err);
+                if (rc) return rc;
+            }
+        }
+        if (!n && tr->parent) {
+            /* a body of a higher-order op: the symbol comes from the parent's graph */
+            char buf[64];
+            return fx_err_setf(err, FX_ENOTIMPL,
+                               "a symbolic size (%s) used inside a higher-order op body is not "
+                               "supported yet",
+                               fx_sym_str(e, buf, sizeof buf));
+        }
+        if (!n) {
+            char buf[64];
+            return fx_err_setf(err, FX_EINTERNAL, "no input of the trace carries %s",
+                               fx_sym_str(e, buf, sizeof buf));
+        }
+        break;
+    }
+    case FX_SYM_ADD: {
+        /* constant + terms: the positive terms added left to right, then the negative ones
+         * subtracted, then the constant */
+        fx_ivalue acc = {.tag = FX_IV_UNSET};
+        const fx_sym *sofar = NULL;
+        for (int pass = 0; pass < 2 && !rc; pass++)
+            for (int i = 0; i < fx_sym_nargs(e) && !rc; i++) {
+                const fx_sym *t = fx_sym_arg(e, i);
+                bool neg = fx_sym_coeff(t) < 0;
+                if ((pass == 1) != neg) continue;
+                const fx_sym *mag = neg ? fx_sym_neg(t) : t;
+                if ((rc = sym_node_of(tr, mag, &y, err))) break;
+                if (acc.tag == FX_IV_UNSET && !neg) {
+                    acc = y;
+                    sofar = t;
+                    continue;
+                }
+                if (acc.tag == FX_IV_UNSET) acc = fx_iv_int(0), sofar = fx_sym_int(env, 0);
+                sofar = neg ? fx_sym_add(sofar, t) : fx_sym_add(sofar, t);
+                if (!(n = sym_binop(tr, neg ? "sub" : "add", &acc, &y, sofar, err)))
+                    rc = err->code;
+                else
+                    acc = fx_iv_node(n);
+            }
+        if (rc) return rc;
+        int64_t c = fx_sym_coeff(e);
+        if (c != 0) {
+            y = fx_iv_int(c < 0 ? -c : c);
+            if (!(n = sym_binop(tr, c < 0 ? "sub" : "add", &acc, &y, e, err))) return err->code;
+        } else {
+            n = acc.u.node;
+        }
+        break;
+    }
+    case FX_SYM_MUL: {
+        /* coeff * f0**k0 * f1**k1 ...: the factors multiplied left to right, then the
+         * coefficient */
+        fx_ivalue acc = {.tag = FX_IV_UNSET};
+        const fx_sym *sofar = NULL;
+        for (int i = 0; i < fx_sym_nargs(e); i++) {
+            const fx_sym *f = fx_sym_arg(e, i);
+            if ((rc = sym_node_of(tr, f, &y, err))) return rc;
+            for (int64_t k = 0; k < fx_sym_exp(e, i); k++) {
+                if (acc.tag == FX_IV_UNSET) {
+                    acc = y;
+                    sofar = f;
+                    continue;
+                }
+                sofar = fx_sym_mul(sofar, f);
+                if (!(n = sym_binop(tr, "mul", &acc, &y, sofar, err))) return err->code;
+                acc = fx_iv_node(n);
+            }
+        }
+        int64_t c = fx_sym_coeff(e);
+        if (c != 1) {
+            x = fx_iv_int(c);
+            if (!(n = sym_binop(tr, "mul", &x, &acc, e, err))) return err->code;
+        } else {
+            n = acc.u.node;
+        }
+        break;
+    }
+    case FX_SYM_FLOORDIV:
+    case FX_SYM_MOD:
+    case FX_SYM_MAX:
+    case FX_SYM_MIN: {
+        fx_sym_kind k = fx_sym_kind_of(e);
+        const char *op = k == FX_SYM_FLOORDIV ? "floordiv"
+                         : k == FX_SYM_MOD    ? "mod"
+                         : k == FX_SYM_MAX    ? "sym_max"
+                                              : "sym_min";
+        if ((rc = sym_node_of(tr, fx_sym_arg(e, 0), &x, err))) return rc;
+        const fx_sym *sofar = fx_sym_arg(e, 0);
+        for (int i = 1; i < fx_sym_nargs(e); i++) {
+            if ((rc = sym_node_of(tr, fx_sym_arg(e, i), &y, err))) return rc;
+            sofar = k == FX_SYM_FLOORDIV ? fx_sym_floordiv(sofar, fx_sym_arg(e, i))
+                    : k == FX_SYM_MOD    ? fx_sym_mod(sofar, fx_sym_arg(e, i))
+                    : k == FX_SYM_MAX    ? fx_sym_max(sofar, fx_sym_arg(e, i))
+                                         : fx_sym_min(sofar, fx_sym_arg(e, i));
+            if (!(n = sym_binop(tr, op, &x, &y, i + 1 == fx_sym_nargs(e) ? e : sofar, err)))
+                return err->code;
+            x = fx_iv_node(n);
+        }
+        break;
+    }
+    default: {
+        char buf[64];
+        return fx_err_setf(err, FX_ENOTIMPL, "cannot pass %s as a graph argument",
+                           fx_sym_str(e, buf, sizeof buf));
+    }
+    }
+    *out = fx_iv_node(n);
+    return FX_OK;
 }

@@ -89,6 +89,22 @@ fx_node *fx_tracer_node_of(fx_tracer *tr, const fx_tensor *t);
  * by the trace is lifted as a constant). */
 int fx_tracer_finish(fx_tracer *tr, const fx_ivalue *outs, int nouts, fx_err *err);
 
+/* ---- dynamic shapes ---------------------------------------------------------------------------
+ */
+/* The trace's shape environment, made on first use (a body tracer shares its parent's); borrowed,
+ * lives as long as the tracer (tensors and SymInts keep their own references). NULL with
+ * FX_ENOMEM. Guards recorded in it carry the location from the trace's where callback. */
+fx_shape_env *fx_tracer_shape_env(fx_tracer *tr, fx_err *err);
+/* As fx_tracer_input for a user input whose sizes are `sizes` (ndim of example; NULL = all
+ * plain): the tracing tensor carries them (symbols made by the caller with
+ * fx_shape_env_create_symbol), with strides dense in the example's layout. */
+int fx_tracer_input_sym(fx_tracer *tr, fx_input_kind kind, const char *name,
+                        const fx_tensor *example, const fx_symint *sizes, fx_tensor **out,
+                        fx_err *err);
+/* Makes n the node standing for expression e in the graph (e.g. the _local_scalar_dense node of
+ * an unbacked symbol). Later SymInt arguments equal to e refer to n. */
+int fx_tracer_bind_symbol(fx_tracer *tr, const fx_sym *e, fx_node *n, fx_err *err);
+
 /* Signature info remembered per placeholder, in placeholder order. */
 typedef struct fx_input_info {
     fx_node *node;        /* the placeholder */

@@ -704,6 +704,163 @@ static int dtype_index(lua_State *L) {
     return 1;
 }
 
+/* ==== SymInt ================================================================================== */
+
+/* A symbolic integer of a dynamic export (torch.SymInt): the size value plus one reference to
+ * its shape environment. Plain integers are pushed as Lua integers, so a static dim is a number
+ * and only a symbolic one is this userdata. */
+typedef struct lx_symint_ud {
+    fx_symint v; /* v.expr != NULL; NULL after __gc */
+} lx_symint_ud;
+
+void lx_push_symint(lua_State *L, fx_symint v) {
+    if (!v.expr) {
+        lua_pushinteger(L, (lua_Integer)v.hint);
+        return;
+    }
+    lx_symint_ud *u = lua_newuserdatauv(L, sizeof *u, 0); /* [ud] */
+    u->v.expr = NULL;
+    luaL_setmetatable(L, LX_SYMINT);
+    fx_shape_env_retain(fx_sym_env(v.expr));
+    u->v = v;
+}
+
+bool lx_to_symint(lua_State *L, int idx, fx_symint *out) {
+    if (lua_isinteger(L, idx)) {
+        *out = FX_SI(lua_tointeger(L, idx));
+        return true;
+    }
+    if (lua_type(L, idx) == LUA_TNUMBER) {
+        lua_Integer i;
+        if (lua_numbertointeger(lua_tonumber(L, idx), &i)) {
+            *out = FX_SI(i);
+            return true;
+        }
+        return false;
+    }
+    lx_symint_ud *u = luaL_testudata(L, idx, LX_SYMINT);
+    if (!u || !u->v.expr) return false;
+    *out = u->v;
+    return true;
+}
+
+bool lx_is_symint(lua_State *L, int idx) { return luaL_testudata(L, idx, LX_SYMINT) != NULL; }
+
+static fx_symint check_si(lua_State *L, int idx, const char *op) {
+    fx_symint v;
+    if (!lx_to_symint(L, idx, &v))
+        luaL_error(L, "unsupported operand for %s: SymInt and %s", op, luaL_typename(L, idx));
+    return v;
+}
+
+static int symint_gc(lua_State *L) {
+    lx_symint_ud *u = luaL_checkudata(L, 1, LX_SYMINT);
+    if (u->v.expr) fx_shape_env_release(fx_sym_env(u->v.expr));
+    u->v.expr = NULL;
+    return 0;
+}
+
+static int symint_tostring(lua_State *L) {
+    fx_symint v = check_si(L, 1, "tostring");
+    fx_strbuf sb = FX_STRBUF_INIT;
+    fx_si_format(&sb, v);
+    lua_pushstring(L, sb.oom ? "<oom>" : fx_strbuf_cstr(&sb));
+    fx_strbuf_free(&sb);
+    return 1;
+}
+
+static int symint_result(lua_State *L, fx_symint r) {
+    if (r.expr && fx_sym_is_error(r.expr))
+        return lx_errorf(L, FX_ENOMEM, NULL, "out of memory in a symbolic size expression");
+    lx_push_symint(L, r);
+    return 1;
+}
+
+/* A float operand makes the result a float of the hint, which would bake a symbolic value into
+ * the program: refused loudly (torch.sym_float is the explicit way). */
+static void no_float(lua_State *L, const char *op) {
+    for (int i = 1; i <= 2; i++)
+        if (lua_type(L, i) == LUA_TNUMBER && !lua_isinteger(L, i)) {
+            lua_Integer k;
+            if (!lua_numbertointeger(lua_tonumber(L, i), &k))
+                luaL_error(L,
+                           "SymInt %s float is not supported during export: use torch.sym_float "
+                           "explicitly, or keep the arithmetic in integers",
+                           op);
+        }
+}
+
+static int symint_add(lua_State *L) {
+    no_float(L, "+");
+    return symint_result(L, fx_si_add(check_si(L, 1, "+"), check_si(L, 2, "+")));
+}
+static int symint_sub(lua_State *L) {
+    no_float(L, "-");
+    return symint_result(L, fx_si_sub(check_si(L, 1, "-"), check_si(L, 2, "-")));
+}
+static int symint_mul(lua_State *L) {
+    no_float(L, "*");
+    return symint_result(L, fx_si_mul(check_si(L, 1, "*"), check_si(L, 2, "*")));
+}
+static int symint_unm(lua_State *L) {
+    return symint_result(L, fx_si_sub(FX_SI(0), check_si(L, 1, "-")));
+}
+
+static int symint_divmod(lua_State *L, bool mod) {
+    no_float(L, mod ? "%" : "//");
+    fx_symint r;
+    fx_err e;
+    fx_err_clear(&e);
+    int rc = (mod ? fx_si_mod : fx_si_floordiv)(check_si(L, 1, mod ? "%" : "//"),
+                                                check_si(L, 2, mod ? "%" : "//"), &r, &e);
+    if (rc) return lx_error(L, &e);
+    return symint_result(L, r);
+}
+static int symint_idiv(lua_State *L) { return symint_divmod(L, false); }
+static int symint_mod(lua_State *L) { return symint_divmod(L, true); }
+static int symint_div(lua_State *L) {
+    return luaL_error(L, "true division of a SymInt gives a float and is not supported during "
+                         "export: use // for sizes");
+}
+
+int lx_symint_compare(lua_State *L, fx_sym_kind rel, int i1, int i2) {
+    fx_symint a = check_si(L, i1, "comparison"), b = check_si(L, i2, "comparison");
+    bool r;
+    fx_err e;
+    fx_err_clear(&e);
+    if (fx_si_cmp(rel, a, b, &r, &e)) return lx_error(L, &e);
+    lua_pushboolean(L, r);
+    return 1;
+}
+static int symint_lt(lua_State *L) { return lx_symint_compare(L, FX_SYM_LT, 1, 2); }
+static int symint_le(lua_State *L) { return lx_symint_compare(L, FX_SYM_LE, 1, 2); }
+/* Lua calls __eq only between two SymInts (never between a SymInt and a number: use
+ * torch.sym_eq(s, 4) or s:eq(4) for that, see docs/CHOICES.md). */
+static int symint_eq(lua_State *L) { return lx_symint_compare(L, FX_SYM_EQ, 1, 2); }
+
+static int symint_method_eq(lua_State *L) { return lx_symint_compare(L, FX_SYM_EQ, 1, 2); }
+static int symint_method_ne(lua_State *L) { return lx_symint_compare(L, FX_SYM_NE, 1, 2); }
+static int symint_hint(lua_State *L) {
+    lua_pushinteger(L, (lua_Integer)check_si(L, 1, "hint").hint);
+    return 1;
+}
+static int symint_concat(lua_State *L) {
+    luaL_tolstring(L, 1, NULL);
+    luaL_tolstring(L, 2, NULL);
+    lua_concat(L, 2);
+    return 1;
+}
+
+static const luaL_Reg symint_meta[] = {{"__gc", symint_gc},         {"__tostring", symint_tostring},
+                                       {"__add", symint_add},       {"__sub", symint_sub},
+                                       {"__mul", symint_mul},       {"__unm", symint_unm},
+                                       {"__idiv", symint_idiv},     {"__mod", symint_mod},
+                                       {"__div", symint_div},       {"__lt", symint_lt},
+                                       {"__le", symint_le},         {"__eq", symint_eq},
+                                       {"__concat", symint_concat}, {NULL, NULL}};
+static const luaL_Reg symint_methods[] = {
+    {"eq", symint_method_eq}, {"ne", symint_method_ne}, {"hint", symint_hint}, {NULL, NULL}};
+
 /* ==== ivalue <-> Lua ========================================================================= */
 
 /* Converts the Lua value at idx as described in lx_impl.h. Tables become lists; on an error the
@@ -730,6 +887,11 @@ void lx_to_ivalue(lua_State *L, int idx, fx_ivalue *out) {
         fx_tensor *t = lx_to_tensor(L, idx);
         if (t) {
             *out = fx_iv_tensor(t);
+            return;
+        }
+        fx_symint si;
+        if (lx_is_symint(L, idx) && lx_to_symint(L, idx, &si)) {
+            *out = fx_iv_symint(si);
             return;
         }
         fx_dtype dt = lx_to_dtype(L, idx);
@@ -773,6 +935,7 @@ void lx_push_ivalue(lua_State *L, const fx_ivalue *v) {
     case FX_IV_DEVICE: lua_pushstring(L, v->u.device == FX_DEVICE_META ? "meta" : "cpu"); return;
     case FX_IV_STR: lua_pushstring(L, v->u.s); return;
     case FX_IV_NODE: lua_pushstring(L, v->u.node ? v->u.node->name : "?"); return;
+    case FX_IV_SYMINT: lx_push_symint(L, v->u.si); return;
     case FX_IV_LIST:
         lua_createtable(L, v->u.list.n, 0); /* [list] */
         for (int i = 0; i < v->u.list.n; i++) {
@@ -860,6 +1023,14 @@ void lx_open_aux(lua_State *L) {
     luaL_newmetatable(L, LX_IVBOX);
     lua_pushcfunction(L, ivbox_gc);
     lua_setfield(L, -2, "__gc");
+    lua_pop(L, 1);
+    /* SymInt */
+    luaL_newmetatable(L, LX_SYMINT); /* [mt] */
+    luaL_setfuncs(L, symint_meta, 0);
+    lua_pushstring(L, "SymInt");
+    lua_setfield(L, -2, "__name");
+    luaL_newlib(L, symint_methods); /* [mt, methods] */
+    lua_setfield(L, -2, "__index"); /* [mt] */
     lua_pop(L, 1);
     /* dtypes: one userdata per dtype, so torch.float16 == torch.half */
     luaL_newmetatable(L, LX_DTYPE); /* [mt] */

@@ -17,6 +17,7 @@
 #define LX_PROVENANCE "fxdb.Provenance"
 #define LX_DTYPE "fxdb.dtype"
 #define LX_ERROR "fxdb.Error"
+#define LX_SYMINT "fxdb.SymInt"
 
 /* ---- dispatch state per coroutine ----------------------------------------------------------- */
 /* Each Lua thread (coroutine) dispatches through one context. The main thread and any thread not
@@ -60,6 +61,17 @@ int lx_dispatch(lua_State *L, const fx_opdef *op, fx_ivalue *args);
 /* lx_dispatch where stack_of[i] > 0 is the stack index holding tensor argument i: a result that
  * is that tensor (an in-place op's self) is pushed from there without a cache lookup. */
 int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int *stack_of);
+
+/* ---- SymInt (lx_aux.c) ------------------------------------------------------------------------
+ */
+/* Pushes v: a Lua integer when plain, else a SymInt userdata (retains its env).  [-0, +1, e] */
+void lx_push_symint(lua_State *L, fx_symint v);
+/* Reads an integer (or integral float) or a SymInt at idx; false for anything else.  [-0, +0, -] */
+bool lx_to_symint(lua_State *L, int idx, fx_symint *out);
+bool lx_is_symint(lua_State *L, int idx); /* [-0, +0, -] */
+/* Pushes the decision of `a rel b` (values at i1, i2) through the guard function, raising the
+ * data-dependent error with the Lua location when it cannot decide.  [-0, +1, e] */
+int lx_symint_compare(lua_State *L, fx_sym_kind rel, int i1, int i2);
 
 /* ---- errors and locations ----------------------------------------------------------------------- */
 /* Raises err as an fxdb error object; fills err->loc / err->source from the innermost Lua frame

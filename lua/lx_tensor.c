@@ -155,6 +155,22 @@ void lx_push_size(lua_State *L, int n, const int64_t *sizes) {
     luaL_setmetatable(L, LX_SIZE);
 }
 
+/* t's shape table: SymInts for the symbolic sizes of a tensor traced with dynamic shapes.
+ * [-0, +1, e] */
+static void push_tensor_size(lua_State *L, fx_tensor *t) {
+    if (!fx_tensor_is_symbolic(t)) {
+        lx_push_size(L, fx_tensor_ndim(t), fx_tensor_sizes(t));
+        return;
+    }
+    int n = fx_tensor_ndim(t);
+    lua_createtable(L, n, 0); /* [size] */
+    for (int i = 0; i < n; i++) {
+        lx_push_symint(L, fx_tensor_sym_size(t, i)); /* [size, s] */
+        lua_rawseti(L, -2, i + 1);                   /* [size] */
+    }
+    luaL_setmetatable(L, LX_SIZE);
+}
+
 /* tostring(x.shape) = "torch.Size([2, 3])".  [-0, +1, e] */
 static int size_tostring(lua_State *L) {
     lx_checktype(L, 1, LUA_TTABLE);
@@ -163,8 +179,10 @@ static int size_tostring(lua_State *L) {
     luaL_addstring(&b, "torch.Size([");
     lua_Integer n = (lua_Integer)lua_rawlen(L, 1);
     for (lua_Integer i = 1; i <= n; i++) {
-        lua_rawgeti(L, 1, i);
         if (i > 1) luaL_addstring(&b, ", ");
+        lua_rawgeti(L, 1, i);        /* [.., v] */
+        luaL_tolstring(L, -1, NULL); /* [.., v, s] (SymInts print their expression) */
+        lua_remove(L, -2);           /* [.., s] */
         luaL_addvalue(&b);
     }
     luaL_addstring(&b, "])");
@@ -205,11 +223,11 @@ static int wrap_dim(lua_State *L, fx_tensor *t, lua_Integer d) {
 static int t_size(lua_State *L) {
     fx_tensor *t = lx_check_tensor(L, 1);
     if (lua_isnoneornil(L, 2)) {
-        lx_push_size(L, fx_tensor_ndim(t), fx_tensor_sizes(t));
+        push_tensor_size(L, t);
         return 1;
     }
     int d = wrap_dim(L, t, lx_checkinteger(L, 2));
-    lua_pushinteger(L, (lua_Integer)fx_tensor_size(t, d));
+    lx_push_symint(L, fx_tensor_sym_size(t, d));
     return 1;
 }
 
@@ -567,7 +585,7 @@ static int t_index(lua_State *L) {
         switch (k[0]) {
         case 's':
             if (!strcmp(k, "shape")) {
-                lx_push_size(L, fx_tensor_ndim(t), fx_tensor_sizes(t));
+                push_tensor_size(L, t);
                 return 1;
             }
             break;

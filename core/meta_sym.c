@@ -1,0 +1,1088 @@
+/* core/meta_sym.c — symbolic shapes through the meta functions (dynamic export).
+ * Layer: core. When an op's inputs carry symbolic sizes (or SymInt arguments), dispatch runs the
+ * op's ordinary meta function on the hints (so every check and every concrete size stays what
+ * the static path computes) and then the op family's symbolic rule here, which computes the
+ * outputs' symbolic sizes / strides / offset with fx_symint and records a guard (through
+ * fx_shape_env_evaluate) for every decision the shapes force: broadcasting two symbolic sizes
+ * guards them equal, a view guards that numels agree, a slice bound guards on its sign, as
+ * PyTorch's meta functions do under FakeTensor. Ops without a rule (and rules that meet a case
+ * they do not handle) specialize instead: every symbolic input size is guarded equal to its hint
+ * and the outputs are plain — always correct, and export later reports the specialized dims.
+ *
+ * Rules receive the symbolic arguments `a` (tensors with symbolic shapes, SymInt ivalues) and
+ * the hint arguments `h` (the same with every SymInt replaced by its hint), and the outputs the
+ * meta function made. They return FX_OK, an error, or SYM_SPECIALIZE. */
+#include <string.h>
+
+#include "core/fx_alloc.h"
+#include "core/meta_common.h"
+#include "core/ops_impl.h"
+#include "core/ops_shape.h"
+#include "core/shape.h"
+#include "core/sym_dispatch.h"
+
+#define SYM_SPECIALIZE (-1)
+
+typedef int (*sym_rule)(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out);
+static int rule_none(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out);
+static int need_eq(fx_opctx *ctx, fx_symint x, fx_symint y);
+
+/* ---- reading symbolic values ------------------------------------------------------------------
+ */
+
+static fx_symint simp(fx_symint v) {
+    if (!v.expr || fx_sym_is_error(v.expr)) return v;
+    const fx_sym *e = fx_shape_env_simplify(fx_sym_env(v.expr), v.expr);
+    if (e == v.expr) return v;
+    fx_symint r = fx_si_from_expr(e);
+    r.hint = v.hint; /* replacements hold under the example values */
+    return r;
+}
+
+static fx_symint SZ(const fx_tensor *t, int d) { return simp(fx_tensor_sym_size(t, d)); }
+static fx_symint ST(const fx_tensor *t, int d) { return simp(fx_tensor_sym_stride(t, d)); }
+static fx_symint OFF(const fx_tensor *t) { return simp(fx_tensor_sym_offset(t)); }
+
+static bool si_same(fx_symint a, fx_symint b) {
+    return a.expr == b.expr && (a.expr || a.hint == b.hint);
+}
+
+/* An INT / SYMINT argument (None -> false). */
+static bool arg_si(const fx_ivalue *v, fx_symint *out) {
+    if (!fx_ivalue_symint(v, out)) return false;
+    *out = simp(*out);
+    return true;
+}
+
+/* An int list argument (a single int counts as a list of one). */
+static int arg_sis(fx_opctx *ctx, const fx_ivalue *v, fx_symint *out, int *n) {
+    if (v->tag == FX_IV_INT || v->tag == FX_IV_SYMINT) {
+        arg_si(v, &out[0]);
+        *n = 1;
+        return FX_OK;
+    }
+    if (v->tag != FX_IV_LIST || v->u.list.n > FX_MAX_DIMS) return SYM_SPECIALIZE;
+    for (int i = 0; i < v->u.list.n; i++)
+        if (!arg_si(&v->u.list.items[i], &out[i])) return SYM_SPECIALIZE;
+    *n = v->u.list.n;
+    return FX_OK;
+}
+
+static int guard_eq(fx_opctx *ctx, fx_symint a, fx_symint b, bool *out) {
+    return fx_si_cmp(FX_SYM_EQ, a, b, out, ctx->err);
+}
+
+/* ---- writing outputs ------------------------------------------------------------------------ */
+
+/* Symbolic strides for a fresh (dense) output t of symbolic sizes: dims ordered by t's concrete
+ * strides (innermost first), each stride the product of the sizes inside it. Falls back to
+ * contiguous strides; SYM_SPECIALIZE when neither matches t's concrete strides. */
+static int dense_strides(const fx_tensor *t, const fx_symint *sizes, fx_symint *st) {
+    int nd = t->ndim, order[FX_MAX_DIMS];
+    for (int i = 0; i < nd; i++) order[i] = i;
+    for (int i = 1; i < nd; i++) /* by stride ascending, later dims first on ties */
+        for (int j = i; j > 0; j--) {
+            int x = order[j - 1], y = order[j];
+            bool swap = t->strides[x] > t->strides[y] || (t->strides[x] == t->strides[y] && x < y);
+            if (!swap) break;
+            order[j - 1] = y;
+            order[j] = x;
+        }
+    fx_symint p = FX_SI(1);
+    bool ok = true;
+    for (int i = 0; i < nd; i++) {
+        int d = order[i];
+        st[d] = p;
+        if (t->sizes[d] > 1 && st[d].hint != t->strides[d]) ok = false;
+        p = fx_si_mul(p, sizes[d].expr ? sizes[d] : FX_SI(sizes[d].hint ? sizes[d].hint : 1));
+    }
+    for (int d = 0; d < nd && ok; d++)
+        if (st[d].hint != t->strides[d]) st[d] = FX_SI(t->strides[d]); /* size-1 dims */
+    if (ok) return FX_OK;
+    fx_sym_contiguous_strides(nd, sizes, st);
+    for (int d = 0; d < nd; d++)
+        if (st[d].hint != t->strides[d]) return SYM_SPECIALIZE;
+    return FX_OK;
+}
+
+static int set_sym(fx_opctx *ctx, fx_tensor *t, const fx_symint *sizes, const fx_symint *strides,
+                   fx_symint off) {
+    fx_err e;
+    fx_err_clear(&e);
+    int rc = fx_tensor_set_sym(t, sizes, strides, off, &e);
+    if (rc == FX_EINTERNAL) return SYM_SPECIALIZE; /* a rule that disagrees with the meta */
+    if (rc) *ctx->err = e;
+    return rc;
+}
+
+/* A fresh output of symbolic sizes (ndim must be t's). */
+static int set_fresh(fx_opctx *ctx, fx_tensor *t, int nd, const fx_symint *sizes) {
+    if (nd != t->ndim) return SYM_SPECIALIZE;
+    fx_symint st[FX_MAX_DIMS];
+    int rc = dense_strides(t, sizes, st);
+    if (rc) return rc;
+    return set_sym(ctx, t, sizes, st, FX_SI(t->offset));
+}
+
+static fx_tensor *out_t(const fx_ivalue *out, int i) {
+    return out[i].tag == FX_IV_TENSOR ? out[i].u.t : NULL;
+}
+
+static fx_tensor *arg_t(const fx_ivalue *a, int i) {
+    return a[i].tag == FX_IV_TENSOR ? a[i].u.t : NULL;
+}
+
+static bool is_input(const fx_opctx *ctx, const fx_ivalue *a, const fx_tensor *t) {
+    for (int i = 0; i < ctx->op->schema.nargs; i++)
+        if (a[i].tag == FX_IV_TENSOR && a[i].u.t == t) return true;
+    return false;
+}
+
+/* ---- broadcasting ------------------------------------------------------------------------- */
+
+/* infer_size over symbolic sizes: a size known to be 1 takes the other; otherwise the two are
+ * guarded equal (PyTorch: guard_size_oblivious(size == 1), then a check that they agree). */
+static int bcast(fx_opctx *ctx, int na, const fx_symint *a, int nb, const fx_symint *b, int *nout,
+                 fx_symint *out) {
+    int n = na > nb ? na : nb;
+    for (int i = 0; i < n; i++) {
+        int ia = na - n + i, ib = nb - n + i;
+        fx_symint x = ia >= 0 ? a[ia] : FX_SI(1), y = ib >= 0 ? b[ib] : FX_SI(1);
+        if (fx_si_known_true(FX_SYM_EQ, x, FX_SI(1))) {
+            out[i] = y;
+        } else if (fx_si_known_true(FX_SYM_EQ, y, FX_SI(1)) || si_same(x, y)) {
+            out[i] = x;
+        } else {
+            bool eq;
+            int rc = guard_eq(ctx, x, y, &eq);
+            if (rc) return rc;
+            if (!eq) return SYM_SPECIALIZE; /* the meta accepted it under the hints */
+            out[i] = x.expr ? x : y;
+        }
+    }
+    *nout = n;
+    return FX_OK;
+}
+
+static void sizes_of(const fx_tensor *t, fx_symint *s) {
+    for (int d = 0; d < t->ndim; d++) s[d] = SZ(t, d);
+}
+
+/* Broadcast shape of every tensor argument (wrapped numbers and None skipped). */
+static int bcast_args(fx_opctx *ctx, const fx_ivalue *a, int first, int last, int *nd,
+                      fx_symint *sz) {
+    *nd = 0;
+    for (int i = first; i <= last && i < ctx->op->schema.nargs; i++) {
+        const fx_tensor *t = arg_t(a, i);
+        if (!t) continue;
+        fx_symint ts[FX_MAX_DIMS], r[FX_MAX_DIMS];
+        sizes_of(t, ts);
+        int rn, rc = bcast(ctx, *nd, sz, t->ndim, ts, &rn, r);
+        if (rc) return rc;
+        memcpy(sz, r, sizeof(fx_symint) * (size_t)rn);
+        *nd = rn;
+    }
+    return FX_OK;
+}
+
+/* Elementwise ops (binary, where, clamp, masked_fill): the broadcast of the tensor operands;
+ * an in-place op keeps self (only the guards matter). */
+static int rule_bcast(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    fx_symint sz[FX_MAX_DIMS];
+    int nd, rc = bcast_args(ctx, a, 0, 3, &nd, sz);
+    if (rc) return rc;
+    fx_tensor *o = out_t(out, 0);
+    if (!o || is_input(ctx, a, o)) return FX_OK;
+    return set_fresh(ctx, o, nd, sz);
+}
+
+/* Outputs shaped like self (unary ops, clone, *_like, softmax, cumsum, tril, dropout, the
+ * functional scatters, norms): each fresh tensor output takes self's sizes dim by dim, where a
+ * dim of the output that is 1 while self's is not (layer_norm's statistics) stays 1. */
+static int rule_same(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *self = arg_t(a, 0);
+    if (!self) return SYM_SPECIALIZE;
+    for (int i = 0; i < ctx->op->schema.nrets; i++) {
+        fx_tensor *o = out_t(out, i);
+        if (!o || is_input(ctx, a, o)) continue;
+        if (o->ndim != self->ndim) return SYM_SPECIALIZE;
+        fx_symint sz[FX_MAX_DIMS];
+        for (int d = 0; d < o->ndim; d++) {
+            if (o->sizes[d] == self->sizes[d])
+                sz[d] = SZ(self, d);
+            else if (o->sizes[d] == 1)
+                sz[d] = FX_SI(1);
+            else
+                return SYM_SPECIALIZE;
+        }
+        int rc = set_fresh(ctx, o, o->ndim, sz);
+        if (rc) return rc;
+    }
+    return FX_OK;
+}
+
+/* copy_ / index_put_ etc.: in-place on self, nothing new; copy_ guards that src broadcasts. */
+static int rule_copy(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    const fx_tensor *self = arg_t(a, 0), *src = arg_t(a, 1);
+    if (!self || !src) return SYM_SPECIALIZE;
+    fx_symint s[FX_MAX_DIMS], t[FX_MAX_DIMS], r[FX_MAX_DIMS];
+    sizes_of(self, s);
+    sizes_of(src, t);
+    int n, rc = bcast(ctx, self->ndim, s, src->ndim, t, &n, r);
+    if (rc) return rc;
+    return rule_same(ctx, a, h, out);
+}
+
+/* ---- reductions ---------------------------------------------------------------------------- */
+
+static int rule_reduce(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    fx_reduce_plan p;
+    fx_err e;
+    fx_err_clear(&e);
+    fx_opctx hc = *ctx;
+    hc.err = &e;
+    if (fx_reduce_plan_make(&hc, h, &p)) return SYM_SPECIALIZE;
+    const fx_tensor *self = arg_t(a, 0);
+    fx_symint sz[FX_MAX_DIMS];
+    int nd = 0;
+    for (int d = 0; d < self->ndim; d++) {
+        if (!p.reduced[d])
+            sz[nd++] = SZ(self, d);
+        else if (p.keepdim)
+            sz[nd++] = FX_SI(1);
+    }
+    for (int i = 0; i < ctx->op->schema.nrets; i++) {
+        fx_tensor *o = out_t(out, i);
+        if (!o) continue;
+        int rc = set_fresh(ctx, o, nd, sz);
+        if (rc) return rc;
+    }
+    return FX_OK;
+}
+
+/* ---- views --------------------------------------------------------------------------------- */
+
+static bool sym_contiguous(const fx_tensor *t) {
+    fx_symint sz[FX_MAX_DIMS], cs[FX_MAX_DIMS];
+    sizes_of(t, sz);
+    fx_sym_contiguous_strides(t->ndim, sz, cs);
+    for (int d = 0; d < t->ndim; d++) {
+        if (fx_si_known_true(FX_SYM_EQ, sz[d], FX_SI(1))) continue;
+        if (!si_same(simp(cs[d]), ST(t, d))) return false;
+    }
+    return true;
+}
+
+static fx_symint numel_of(int nd, const fx_symint *s) {
+    fx_symint n = FX_SI(1);
+    for (int d = 0; d < nd; d++) n = fx_si_mul(n, s[d]);
+    return n;
+}
+
+/* view / _unsafe_view / reshape's view: at most one -1, inferred as numel // (product of the
+ * others); the numels guarded equal; contiguous strides (a non-contiguous self specializes). */
+static int view_sizes(fx_opctx *ctx, const fx_tensor *self, const fx_ivalue *shape, fx_symint *sz,
+                      int *nd) {
+    int rc = arg_sis(ctx, shape, sz, nd);
+    if (rc) return rc;
+    fx_symint self_sz[FX_MAX_DIMS];
+    sizes_of(self, self_sz);
+    fx_symint numel = numel_of(self->ndim, self_sz), known = FX_SI(1);
+    int infer = -1;
+    for (int d = 0; d < *nd; d++) {
+        if (!sz[d].expr && sz[d].hint == -1)
+            infer = d;
+        else
+            known = fx_si_mul(known, sz[d]);
+    }
+    if (infer >= 0) {
+        if (fx_si_known_true(FX_SYM_EQ, known, FX_SI(0))) return SYM_SPECIALIZE;
+        if ((rc = fx_si_floordiv(numel, known, &sz[infer], ctx->err))) return rc;
+    } else {
+        bool eq;
+        if ((rc = guard_eq(ctx, numel, known, &eq))) return rc;
+        if (!eq) return SYM_SPECIALIZE;
+    }
+    return FX_OK;
+}
+
+static int rule_view(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *self = arg_t(a, 0);
+    fx_tensor *o = out_t(out, 0);
+    if (!self || !o) return SYM_SPECIALIZE;
+    fx_symint sz[FX_MAX_DIMS];
+    int nd, rc = view_sizes(ctx, self, &a[1], sz, &nd);
+    if (rc) return rc;
+    if (nd != o->ndim) return SYM_SPECIALIZE;
+    if (ctx->op->id == FX_OP__UNSAFE_VIEW) return set_fresh(ctx, o, nd, sz);
+    if (!sym_contiguous(self)) return SYM_SPECIALIZE;
+    return set_sym(ctx, o, sz, NULL, OFF(self));
+}
+
+static int wrap(int64_t d, int nd) { return (int)(d < 0 ? d + (nd ? nd : 1) : d); }
+
+typedef struct sgeom {
+    int nd;
+    fx_symint sz[FX_MAX_DIMS], st[FX_MAX_DIMS], off;
+} sgeom;
+
+static void geom_of(const fx_tensor *t, sgeom *g) {
+    g->nd = t->ndim;
+    for (int d = 0; d < t->ndim; d++) {
+        g->sz[d] = SZ(t, d);
+        g->st[d] = ST(t, d);
+    }
+    g->off = OFF(t);
+}
+
+static int set_geom(fx_opctx *ctx, fx_tensor *o, const sgeom *g) {
+    if (!o || o->ndim != g->nd) return SYM_SPECIALIZE;
+    return set_sym(ctx, o, g->sz, g->st, g->off);
+}
+
+static void geom_drop(sgeom *g, int d) {
+    for (int e = d; e + 1 < g->nd; e++) {
+        g->sz[e] = g->sz[e + 1];
+        g->st[e] = g->st[e + 1];
+    }
+    g->nd--;
+}
+
+static int sym_select(fx_opctx *ctx, sgeom *g, int d, fx_symint idx) {
+    bool neg;
+    int rc = fx_si_cmp(FX_SYM_LT, idx, FX_SI(0), &neg, ctx->err);
+    if (rc) return rc;
+    if (neg) idx = fx_si_add(idx, g->sz[d]);
+    g->off = fx_si_add(g->off, fx_si_mul(idx, g->st[d]));
+    geom_drop(g, d);
+    return FX_OK;
+}
+
+static int rule_select(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    const fx_tensor *self = arg_t(a, 0);
+    fx_symint idx;
+    if (!self || h[1].tag != FX_IV_INT || !arg_si(&a[2], &idx)) return SYM_SPECIALIZE;
+    sgeom g;
+    geom_of(self, &g);
+    int rc = sym_select(ctx, &g, wrap(h[1].u.i, self->ndim), idx);
+    return rc ? rc : set_geom(ctx, out_t(out, 0), &g);
+}
+
+/* slice(dim, start, end, step) as PyTorch's slice meta: negative bounds count from the end,
+ * both are clamped to [0, size] and end to >= start, each decision a guard. */
+static int sym_slice(fx_opctx *ctx, sgeom *g, int d, const fx_ivalue *vs, const fx_ivalue *ve,
+                     fx_symint step) {
+    fx_symint size = g->sz[d], start = FX_SI(0), end = size;
+    bool b;
+    int rc;
+#define CMP(rel, x, y)                                                                             \
+    do {                                                                                           \
+        if ((rc = fx_si_cmp(rel, x, y, &b, ctx->err))) return rc;                                  \
+    } while (0)
+    if (vs && vs->tag != FX_IV_NONE && vs->tag != FX_IV_UNSET) {
+        if (!arg_si(vs, &start)) return SYM_SPECIALIZE;
+        CMP(FX_SYM_LT, start, FX_SI(0));
+        if (b) start = fx_si_add(start, size);
+        CMP(FX_SYM_LT, start, FX_SI(0));
+        if (b)
+            start = FX_SI(0);
+        else {
+            CMP(FX_SYM_GT, start, size);
+            if (b) start = size;
+        }
+    }
+    if (ve && ve->tag != FX_IV_NONE && ve->tag != FX_IV_UNSET) {
+        if (!arg_si(ve, &end)) return SYM_SPECIALIZE;
+        CMP(FX_SYM_LT, end, FX_SI(0));
+        if (b) end = fx_si_add(end, size);
+        CMP(FX_SYM_LT, end, start);
+        if (b)
+            end = start;
+        else {
+            CMP(FX_SYM_GT, end, size);
+            if (b) end = size;
+        }
+    }
+#undef CMP
+    fx_symint len;
+    rc = fx_si_floordiv(fx_si_sub(fx_si_add(fx_si_sub(end, start), step), FX_SI(1)), step, &len,
+                        ctx->err);
+    if (rc) return rc;
+    g->off = fx_si_add(g->off, fx_si_mul(start, g->st[d]));
+    g->sz[d] = len;
+    g->st[d] = fx_si_mul(g->st[d], step);
+    return FX_OK;
+}
+
+static int rule_slice(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    const fx_tensor *self = arg_t(a, 0);
+    fx_symint step;
+    if (!self || self->ndim == 0 || h[1].tag != FX_IV_INT || !arg_si(&a[4], &step))
+        return SYM_SPECIALIZE;
+    sgeom g;
+    geom_of(self, &g);
+    int rc = sym_slice(ctx, &g, wrap(h[1].u.i, self->ndim), &a[2], &a[3], step);
+    return rc ? rc : set_geom(ctx, out_t(out, 0), &g);
+}
+
+static int rule_unsqueeze(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    const fx_tensor *self = arg_t(a, 0);
+    if (!self || h[1].tag != FX_IV_INT) return SYM_SPECIALIZE;
+    int d = (int)(h[1].u.i < 0 ? h[1].u.i + self->ndim + 1 : h[1].u.i);
+    sgeom g;
+    geom_of(self, &g);
+    for (int e = g.nd; e > d; e--) {
+        g.sz[e] = g.sz[e - 1];
+        g.st[e] = g.st[e - 1];
+    }
+    g.sz[d] = FX_SI(1);
+    g.st[d] = d < self->ndim ? fx_si_mul(SZ(self, d), ST(self, d)) : FX_SI(1);
+    g.nd++;
+    return set_geom(ctx, out_t(out, 0), &g);
+}
+
+/* squeeze: a dim goes when it is a plain 1; a symbolic size is >= 2 (size-oblivious). */
+static int rule_squeeze(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    const fx_tensor *self = arg_t(a, 0);
+    if (!self) return SYM_SPECIALIZE;
+    bool pick[FX_MAX_DIMS] = {false};
+    if (ctx->op->schema.nargs == 1) {
+        for (int d = 0; d < self->ndim; d++) pick[d] = true;
+    } else {
+        int64_t dims[FX_MAX_DIMS];
+        int n = 0;
+        if (fx_arg_int_list(&h[1], dims, &n, ctx->err)) return SYM_SPECIALIZE;
+        for (int i = 0; i < n; i++) pick[wrap(dims[i], self->ndim)] = true;
+    }
+    sgeom g;
+    geom_of(self, &g);
+    for (int d = self->ndim - 1; d >= 0; d--)
+        if (pick[d] && !g.sz[d].expr && g.sz[d].hint == 1) geom_drop(&g, d);
+    return set_geom(ctx, out_t(out, 0), &g);
+}
+
+static int permute_to(fx_opctx *ctx, const fx_tensor *self, const int *perm, fx_ivalue *out) {
+    sgeom g, p;
+    geom_of(self, &g);
+    p = g;
+    for (int d = 0; d < g.nd; d++) {
+        p.sz[d] = g.sz[perm[d]];
+        p.st[d] = g.st[perm[d]];
+    }
+    return set_geom(ctx, out_t(out, 0), &p);
+}
+
+static int rule_transpose(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    const fx_tensor *self = arg_t(a, 0);
+    if (!self) return SYM_SPECIALIZE;
+    int perm[FX_MAX_DIMS];
+    for (int d = 0; d < self->ndim; d++) perm[d] = d;
+    if (self->ndim >= 2) {
+        int d0 = self->ndim - 2, d1 = self->ndim - 1; /* t() */
+        if (ctx->op->schema.nargs >= 3) {
+            d0 = wrap(h[1].u.i, self->ndim);
+            d1 = wrap(h[2].u.i, self->ndim);
+        }
+        perm[d0] = d1;
+        perm[d1] = d0;
+    }
+    return permute_to(ctx, self, perm, out);
+}
+
+static int rule_permute(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    const fx_tensor *self = arg_t(a, 0);
+    int64_t dims[FX_MAX_DIMS];
+    int n = 0, perm[FX_MAX_DIMS];
+    if (!self || fx_arg_int_list(&h[1], dims, &n, ctx->err) || n != self->ndim)
+        return SYM_SPECIALIZE;
+    for (int d = 0; d < n; d++) perm[d] = wrap(dims[d], n);
+    return permute_to(ctx, self, perm, out);
+}
+
+/* expand(size): -1 keeps a dim; a size-1 dim takes the target (stride 0); any other dim must
+ * equal the target (a guard). */
+static int rule_expand(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *self = arg_t(a, 0);
+    fx_symint tg[FX_MAX_DIMS];
+    int n, rc;
+    if (!self || (rc = arg_sis(ctx, &a[1], tg, &n))) return self ? rc : SYM_SPECIALIZE;
+    sgeom g;
+    g.nd = n;
+    g.off = OFF(self);
+    for (int i = 0; i < n; i++) {
+        int d = self->ndim - n + i;
+        bool keep = !tg[i].expr && tg[i].hint == -1;
+        if (d < 0) {
+            g.sz[i] = tg[i];
+            g.st[i] = FX_SI(0);
+            continue;
+        }
+        fx_symint s = SZ(self, d);
+        if (keep || si_same(s, tg[i])) {
+            g.sz[i] = s;
+            g.st[i] = ST(self, d);
+        } else if (fx_si_known_true(FX_SYM_EQ, s, FX_SI(1))) {
+            g.sz[i] = tg[i];
+            g.st[i] = FX_SI(0);
+        } else {
+            bool eq;
+            if ((rc = guard_eq(ctx, s, tg[i], &eq))) return rc;
+            if (!eq) return SYM_SPECIALIZE;
+            g.sz[i] = s;
+            g.st[i] = ST(self, d);
+        }
+    }
+    return set_geom(ctx, out_t(out, 0), &g);
+}
+
+static int rule_alias(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *self = arg_t(a, 0);
+    if (!self) return SYM_SPECIALIZE;
+    sgeom g;
+    geom_of(self, &g);
+    return set_geom(ctx, out_t(out, 0), &g);
+}
+
+static int rule_as_strided(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *self = arg_t(a, 0);
+    sgeom g;
+    int n1, n2, rc;
+    if (!self) return SYM_SPECIALIZE;
+    if ((rc = arg_sis(ctx, &a[1], g.sz, &n1)) || (rc = arg_sis(ctx, &a[2], g.st, &n2))) return rc;
+    if (n1 != n2) return SYM_SPECIALIZE;
+    g.nd = n1;
+    g.off = OFF(self);
+    if (a[3].tag != FX_IV_NONE && a[3].tag != FX_IV_UNSET && !arg_si(&a[3], &g.off))
+        return SYM_SPECIALIZE;
+    return set_geom(ctx, out_t(out, 0), &g);
+}
+
+/* split.Tensor / split_with_sizes: item i is the slice [start_i, start_i + len_i) along dim. The
+ * number of pieces must be a plain number: it is guarded to its value. */
+static int rule_split(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    const fx_tensor *self = arg_t(a, 0);
+    if (!self || out[0].tag != FX_IV_LIST || h[2].tag != FX_IV_INT) return SYM_SPECIALIZE;
+    int d = wrap(h[2].u.i, self->ndim), n = out[0].u.list.n, rc;
+    if (n > 64) return SYM_SPECIALIZE;
+    fx_symint size = SZ(self, d), lens[64];
+    if (ctx->op->id == FX_OP_SPLIT_WITH_SIZES) {
+        if (a[1].tag != FX_IV_LIST || a[1].u.list.n != n) return SYM_SPECIALIZE;
+        fx_symint total = FX_SI(0);
+        for (int i = 0; i < n; i++) {
+            if (!arg_si(&a[1].u.list.items[i], &lens[i])) return SYM_SPECIALIZE;
+            total = fx_si_add(total, lens[i]);
+        }
+        bool eq;
+        if ((rc = guard_eq(ctx, total, size, &eq))) return rc;
+        if (!eq) return SYM_SPECIALIZE;
+    } else {
+        fx_symint ss, cnt;
+        if (!arg_si(&a[1], &ss)) return SYM_SPECIALIZE;
+        if (fx_si_known_true(FX_SYM_EQ, ss, FX_SI(0))) return SYM_SPECIALIZE;
+        if ((rc = fx_si_floordiv(fx_si_sub(fx_si_add(size, ss), FX_SI(1)), ss, &cnt, ctx->err)))
+            return rc;
+        bool eq;
+        if ((rc = guard_eq(ctx, fx_si_max(cnt, FX_SI(1)), FX_SI(n), &eq))) return rc;
+        if (!eq) return SYM_SPECIALIZE;
+        for (int i = 0; i < n; i++)
+            lens[i] = i + 1 < n ? ss : fx_si_sub(size, fx_si_mul(ss, FX_SI(n - 1)));
+    }
+    fx_symint start = FX_SI(0);
+    for (int i = 0; i < n; i++) {
+        sgeom g;
+        geom_of(self, &g);
+        g.off = fx_si_add(g.off, fx_si_mul(start, g.st[d]));
+        g.sz[d] = lens[i];
+        start = fx_si_add(start, lens[i]);
+        const fx_ivalue *it = &out[0].u.list.items[i];
+        if (it->tag != FX_IV_TENSOR || (rc = set_geom(ctx, it->u.t, &g)))
+            return rc ? rc : SYM_SPECIALIZE;
+    }
+    return FX_OK;
+}
+
+/* unbind(dim): item i is select(dim, i); the number of items is the size of dim, which must be
+ * a plain number (a symbolic one is guarded to its value, as PyTorch does). */
+static int rule_unbind(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    const fx_tensor *self = arg_t(a, 0);
+    if (!self || self->ndim == 0 || out[0].tag != FX_IV_LIST || h[1].tag != FX_IV_INT)
+        return SYM_SPECIALIZE;
+    int d = wrap(h[1].u.i, self->ndim), rc;
+    if ((rc = need_eq(ctx, SZ(self, d), FX_SI(out[0].u.list.n)))) return rc;
+    for (int i = 0; i < out[0].u.list.n; i++) {
+        sgeom g;
+        geom_of(self, &g);
+        if ((rc = sym_select(ctx, &g, d, FX_SI(i)))) return rc;
+        const fx_ivalue *it = &out[0].u.list.items[i];
+        if (it->tag != FX_IV_TENSOR) return SYM_SPECIALIZE;
+        if ((rc = set_geom(ctx, it->u.t, &g))) return rc;
+    }
+    return FX_OK;
+}
+
+/* ---- cat, repeat ---------------------------------------------------------------------------- */
+
+static int rule_cat(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    fx_tensor *o = out_t(out, 0);
+    if (!o || a[0].tag != FX_IV_LIST || h[1].tag != FX_IV_INT) return SYM_SPECIALIZE;
+    int d = wrap(h[1].u.i, o->ndim), rc;
+    fx_symint sz[FX_MAX_DIMS], total = FX_SI(0);
+    bool have = false;
+    for (int i = 0; i < a[0].u.list.n; i++) {
+        const fx_ivalue *it = &a[0].u.list.items[i];
+        if (it->tag != FX_IV_TENSOR) return SYM_SPECIALIZE;
+        const fx_tensor *t = it->u.t;
+        if (t->ndim == 1 && !t->sym && t->sizes[0] == 0) continue; /* legacy empty [0] */
+        if (t->ndim != o->ndim) return SYM_SPECIALIZE;
+        for (int e = 0; e < t->ndim; e++) {
+            if (e == d) continue;
+            fx_symint s = SZ(t, e);
+            if (!have)
+                sz[e] = s;
+            else if (!si_same(sz[e], s)) {
+                bool eq;
+                if ((rc = guard_eq(ctx, sz[e], s, &eq))) return rc;
+                if (!eq) return SYM_SPECIALIZE;
+            }
+        }
+        total = fx_si_add(total, SZ(t, d));
+        have = true;
+    }
+    if (!have) return FX_OK;
+    sz[d] = total;
+    return set_fresh(ctx, o, o->ndim, sz);
+}
+
+static int rule_repeat(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *self = arg_t(a, 0);
+    fx_symint r[FX_MAX_DIMS], sz[FX_MAX_DIMS];
+    int n, rc;
+    if (!self) return SYM_SPECIALIZE;
+    if ((rc = arg_sis(ctx, &a[1], r, &n))) return rc;
+    for (int i = 0; i < n; i++) {
+        int d = self->ndim - n + i;
+        sz[i] = d >= 0 ? fx_si_mul(SZ(self, d), r[i]) : r[i];
+    }
+    return set_fresh(ctx, out_t(out, 0), n, sz);
+}
+
+/* ---- factories ------------------------------------------------------------------------------ */
+
+static int rule_factory(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    int at = 0;
+    if (ctx->op->id == FX_OP_RANDINT)
+        at = 1;
+    else if (ctx->op->id == FX_OP_RANDINT_LOW)
+        at = 2;
+    fx_symint sz[FX_MAX_DIMS];
+    int n, rc;
+    if ((rc = arg_sis(ctx, &a[at], sz, &n))) return rc;
+    fx_tensor *o = out_t(out, 0);
+    return o ? set_fresh(ctx, o, n, sz) : SYM_SPECIALIZE;
+}
+
+static int rule_eye(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    fx_symint sz[2];
+    if (!arg_si(&a[0], &sz[0])) return SYM_SPECIALIZE;
+    sz[1] = sz[0];
+    if (ctx->op->id == FX_OP_EYE_M && !arg_si(&a[1], &sz[1])) return SYM_SPECIALIZE;
+    fx_tensor *o = out_t(out, 0);
+    if (!o) return SYM_SPECIALIZE;
+    return set_fresh(ctx, o, ctx->op->id == FX_OP_RANDPERM ? 1 : 2, sz);
+}
+
+/* arange with integer bounds: ceil((end - start) / step) elements. */
+static int rule_arange(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    fx_symint s = FX_SI(0), e, st = FX_SI(1), len;
+    int k = 0;
+    if (ctx->op->id != FX_OP_ARANGE && !arg_si(&a[k++], &s)) return SYM_SPECIALIZE;
+    if (!arg_si(&a[k++], &e)) return SYM_SPECIALIZE;
+    if (ctx->op->id == FX_OP_ARANGE_START_STEP && !arg_si(&a[k], &st)) return SYM_SPECIALIZE;
+    if (st.expr || st.hint == 0) return SYM_SPECIALIZE;
+    int rc;
+    if (st.hint > 0)
+        rc = fx_si_floordiv(fx_si_add(fx_si_sub(e, s), FX_SI(st.hint - 1)), st, &len, ctx->err);
+    else
+        rc = fx_si_floordiv(fx_si_sub(fx_si_sub(s, e), FX_SI(st.hint + 1)), FX_SI(-st.hint), &len,
+                            ctx->err);
+    if (rc) return rc;
+    len = fx_si_max(len, FX_SI(0));
+    fx_tensor *o = out_t(out, 0);
+    return o ? set_fresh(ctx, o, 1, &len) : SYM_SPECIALIZE;
+}
+
+/* ---- linear algebra ------------------------------------------------------------------------- */
+
+static int need_eq(fx_opctx *ctx, fx_symint x, fx_symint y) {
+    if (si_same(x, y)) return FX_OK;
+    bool eq;
+    int rc = guard_eq(ctx, x, y, &eq);
+    return rc ? rc : eq ? FX_OK : SYM_SPECIALIZE;
+}
+
+/* mm, bmm, addmm(_), baddbmm(_), mv, dot: the inner dims (and batch dims) guarded equal; an
+ * added `self` broadcasts to the product. */
+static int rule_mm(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    fx_op_id id = ctx->op->id;
+    bool add =
+        id == FX_OP_ADDMM || id == FX_OP_ADDMM_ || id == FX_OP_BADDBMM || id == FX_OP_BADDBMM_;
+    const fx_tensor *x = arg_t(a, add ? 1 : 0), *y = arg_t(a, add ? 2 : 1);
+    if (!x || !y) return SYM_SPECIALIZE;
+    fx_symint sz[3];
+    int nd = 0, rc;
+    if (x->ndim == 1 && y->ndim == 1) { /* dot */
+        if ((rc = need_eq(ctx, SZ(x, 0), SZ(y, 0)))) return rc;
+    } else if (x->ndim == 2 && y->ndim == 1) { /* mv */
+        if ((rc = need_eq(ctx, SZ(x, 1), SZ(y, 0)))) return rc;
+        sz[nd++] = SZ(x, 0);
+    } else if (x->ndim == 2 && y->ndim == 2) {
+        if ((rc = need_eq(ctx, SZ(x, 1), SZ(y, 0)))) return rc;
+        sz[nd++] = SZ(x, 0);
+        sz[nd++] = SZ(y, 1);
+    } else if (x->ndim == 3 && y->ndim == 3) {
+        if ((rc = need_eq(ctx, SZ(x, 0), SZ(y, 0))) || (rc = need_eq(ctx, SZ(x, 2), SZ(y, 1))))
+            return rc;
+        sz[nd++] = SZ(x, 0);
+        sz[nd++] = SZ(x, 1);
+        sz[nd++] = SZ(y, 2);
+    } else {
+        return SYM_SPECIALIZE;
+    }
+    if (add) {
+        const fx_tensor *self = arg_t(a, 0);
+        fx_symint s[FX_MAX_DIMS], r[FX_MAX_DIMS];
+        int rn;
+        sizes_of(self, s);
+        if ((rc = bcast(ctx, self->ndim, s, nd, sz, &rn, r))) return rc;
+    }
+    fx_tensor *o = out_t(out, 0);
+    if (!o || is_input(ctx, a, o)) return FX_OK;
+    return set_fresh(ctx, o, nd, sz);
+}
+
+static int rule_linear(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *x = arg_t(a, 0), *w = arg_t(a, 1);
+    if (!x || !w || x->ndim == 0 || w->ndim == 0 || w->ndim > 2) return SYM_SPECIALIZE;
+    int rc = need_eq(ctx, SZ(x, x->ndim - 1), SZ(w, w->ndim - 1));
+    if (rc) return rc;
+    fx_symint sz[FX_MAX_DIMS];
+    int nd = 0;
+    for (int d = 0; d + 1 < x->ndim; d++) sz[nd++] = SZ(x, d);
+    if (w->ndim == 2) sz[nd++] = SZ(w, 0);
+    const fx_tensor *b = arg_t(a, 2);
+    if (b) {
+        fx_symint s[FX_MAX_DIMS], r[FX_MAX_DIMS];
+        int rn;
+        sizes_of(b, s);
+        if ((rc = bcast(ctx, nd, sz, b->ndim, s, &rn, r))) return rc;
+    }
+    return set_fresh(ctx, out_t(out, 0), nd, sz);
+}
+
+/* scaled_dot_product_attention: q's sizes with the last one v's; q/k feature dims and k/v
+ * sequence dims guarded equal. */
+static int rule_sdpa(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *q = arg_t(a, 0), *k = arg_t(a, 1), *v = arg_t(a, 2);
+    if (!q || !k || !v || q->ndim < 2 || k->ndim < 2 || v->ndim < 2) return SYM_SPECIALIZE;
+    int rc;
+    if ((rc = need_eq(ctx, SZ(q, q->ndim - 1), SZ(k, k->ndim - 1))) ||
+        (rc = need_eq(ctx, SZ(k, k->ndim - 2), SZ(v, v->ndim - 2))))
+        return rc;
+    fx_symint sz[FX_MAX_DIMS];
+    sizes_of(q, sz);
+    sz[q->ndim - 1] = SZ(v, v->ndim - 1);
+    return set_fresh(ctx, out_t(out, 0), q->ndim, sz);
+}
+
+static int rule_embedding(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *w = arg_t(a, 0), *idx = arg_t(a, 1);
+    if (!w || !idx || w->ndim != 2) return SYM_SPECIALIZE;
+    fx_symint sz[FX_MAX_DIMS];
+    sizes_of(idx, sz);
+    sz[idx->ndim] = SZ(w, 1);
+    return set_fresh(ctx, out_t(out, 0), idx->ndim + 1, sz);
+}
+
+static int rule_index_select(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h,
+                             fx_ivalue *out) {
+    const fx_tensor *self = arg_t(a, 0), *idx = arg_t(a, 2);
+    fx_tensor *o = out_t(out, 0);
+    if (!self || !idx || !o || h[1].tag != FX_IV_INT || o->ndim != self->ndim)
+        return SYM_SPECIALIZE;
+    fx_symint sz[FX_MAX_DIMS], n;
+    sizes_of(self, sz);
+    n = idx->ndim ? SZ(idx, 0) : FX_SI(1);
+    if (self->ndim) sz[wrap(h[1].u.i, self->ndim)] = n;
+    return set_fresh(ctx, o, o->ndim, sz);
+}
+
+static int rule_gather(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *idx = arg_t(a, 2);
+    if (!idx) return SYM_SPECIALIZE;
+    fx_symint sz[FX_MAX_DIMS];
+    sizes_of(idx, sz);
+    return set_fresh(ctx, out_t(out, 0), idx->ndim, sz);
+}
+
+/* ---- the table ------------------------------------------------------------------------------ */
+
+static const struct {
+    fx_op_fn meta;
+    sym_rule rule;
+} k_rules[] = {
+    {fx_meta_binary, rule_bcast},
+    {fx_meta_binary_, rule_bcast},
+    {fx_meta_where, rule_bcast},
+    {fx_meta_clamp, rule_bcast},
+    {fx_meta_masked_fill, rule_bcast},
+    {fx_meta_unary, rule_same},
+    {fx_meta_unary_, rule_same},
+    {fx_meta_unary_same, rule_same},
+    {fx_meta_inplace_self, rule_same},
+    {fx_meta_clone, rule_same},
+    {fx_meta_to_copy, rule_same},
+    {fx_meta_like, rule_same},
+    {fx_meta_random_, rule_same},
+    {fx_meta_softmax, rule_same},
+    {fx_meta_cumsum, rule_same},
+    {fx_meta_tril, rule_same},
+    {fx_meta_dropout, rule_same},
+    {fx_meta_layer_norm, rule_same},
+    {fx_meta_rms_norm, rule_same},
+    {fx_meta_scatter, rule_same},
+    {fx_meta_index_copy, rule_same},
+    {fx_meta_index_put, rule_same},
+    {fx_meta_index_put_, rule_same},
+    {fx_meta_select_scatter, rule_same},
+    {fx_meta_slice_scatter, rule_same},
+    {fx_meta_diagonal_scatter, rule_same},
+    {fx_meta_as_strided_scatter, rule_same},
+    {fx_meta_copy, rule_copy},
+    {fx_meta_copy_, rule_copy},
+    {fx_meta_reduce, rule_reduce},
+    {fx_meta_view, rule_view},
+    {fx_meta_unsafe_view, rule_view},
+    {fx_meta_select, rule_select},
+    {fx_meta_slice, rule_slice},
+    {fx_meta_unsqueeze, rule_unsqueeze},
+    {fx_meta_squeeze, rule_squeeze},
+    {fx_meta_transpose, rule_transpose},
+    {fx_meta_t, rule_transpose},
+    {fx_meta_permute, rule_permute},
+    {fx_meta_expand, rule_expand},
+    {fx_meta_alias, rule_alias},
+    {fx_meta_as_strided, rule_as_strided},
+    {fx_meta_split, rule_split},
+    {fx_meta_unbind, rule_unbind},
+    {fx_meta_cat, rule_cat},
+    {fx_meta_repeat, rule_repeat},
+    {fx_meta_factory, rule_factory},
+    {fx_meta_randint, rule_factory},
+    {fx_meta_eye, rule_eye},
+    {fx_meta_randperm, rule_eye},
+    {fx_meta_arange, rule_arange},
+    {fx_meta_mm, rule_mm},
+    {fx_meta_bmm, rule_mm},
+    {fx_meta_mv, rule_mm},
+    {fx_meta_dot, rule_mm},
+    {fx_meta_addmm, rule_mm},
+    {fx_meta_baddbmm, rule_mm},
+    {fx_meta_linear, rule_linear},
+    {fx_meta_sdpa, rule_sdpa},
+    {fx_meta_embedding, rule_embedding},
+    {fx_meta_index_select, rule_index_select},
+    {fx_meta_gather, rule_gather},
+    {fx_meta_sym_size, rule_none},
+};
+
+static sym_rule rule_of(const fx_opdef *op) {
+    for (size_t i = 0; i < sizeof k_rules / sizeof k_rules[0]; i++)
+        if (k_rules[i].meta == op->meta) return k_rules[i].rule;
+    return NULL;
+}
+
+/* Composites that pass symbolic values through unchanged, or were written for them. */
+static bool composite_symbolic(fx_op_id id) {
+    switch (id) {
+    case FX_OP_CONTIGUOUS:
+    case FX_OP_RESHAPE:
+    case FX_OP_NARROW:
+    case FX_OP_FLATTEN_USING_INTS:
+    case FX_OP_EXPAND_AS:
+    case FX_OP_STACK:
+    case FX_OP_MAX_OTHER:
+    case FX_OP_MIN_OTHER:
+    case FX_OP_VAR:
+    case FX_OP_VAR_DIM:
+    case FX_OP_STD:
+    case FX_OP_STD_DIM:
+    case FX_OP_SOFTMAX_INT:
+    case FX_OP_LOG_SOFTMAX_INT:
+    case FX_OP_MATMUL:
+    case FX_OP_OUTER:
+    case FX_OP_CHUNK:
+    case FX_OP_SPLIT_SIZES: return true;
+    default: return false;
+    }
+}
+
+/* ---- dispatch support ----------------------------------------------------------------------- */
+
+static bool iv_symbolic(const fx_ivalue *v, fx_shape_env **env) {
+    if (v->tag == FX_IV_TENSOR && v->u.t->sym) {
+        if (!*env) *env = v->u.t->sym->env;
+        return true;
+    }
+    if (v->tag == FX_IV_SYMINT) {
+        if (!*env) *env = fx_sym_env(v->u.si.expr);
+        return true;
+    }
+    if (v->tag == FX_IV_LIST) {
+        bool any = false;
+        for (int i = 0; i < v->u.list.n; i++) any |= iv_symbolic(&v->u.list.items[i], env);
+        return any;
+    }
+    return false;
+}
+
+fx_shape_env *fx_sym_args_env(const fx_opdef *op, const fx_ivalue *a) {
+    fx_shape_env *env = NULL;
+    for (int i = 0; i < op->schema.nargs; i++) iv_symbolic(&a[i], &env);
+    return env;
+}
+
+/* Guards every symbolic value in v equal to its hint. */
+static int specialize_si(fx_symint v, fx_err *err) {
+    if (!v.expr) return FX_OK;
+    bool eq;
+    int rc = fx_si_cmp(FX_SYM_EQ, v, FX_SI(v.hint), &eq, err);
+    if (rc) return rc;
+    return eq ? FX_OK
+              : fx_err_setf(err, FX_EINTERNAL, "a symbolic size disagrees with its example value");
+}
+
+static int specialize_iv(const fx_ivalue *v, fx_err *err) {
+    int rc = FX_OK;
+    if (v->tag == FX_IV_TENSOR && v->u.t->sym) {
+        const fx_tensor *t = v->u.t;
+        for (int d = 0; d < t->ndim && !rc; d++) {
+            rc = specialize_si(fx_tensor_sym_size(t, d), err);
+            if (!rc) rc = specialize_si(fx_tensor_sym_stride(t, d), err);
+        }
+        if (!rc) rc = specialize_si(fx_tensor_sym_offset(t), err);
+    } else if (v->tag == FX_IV_SYMINT) {
+        rc = specialize_si(v->u.si, err);
+    } else if (v->tag == FX_IV_LIST) {
+        for (int i = 0; i < v->u.list.n && !rc; i++) rc = specialize_iv(&v->u.list.items[i], err);
+    }
+    return rc;
+}
+
+int fx_sym_specialize_args(const fx_opdef *op, const fx_ivalue *a, fx_err *err) {
+    int rc = FX_OK;
+    for (int i = 0; i < op->schema.nargs && !rc; i++) rc = specialize_iv(&a[i], err);
+    return rc;
+}
+
+/* v with SymInts replaced by their hints: lists are copied (items shallow, owned by `keep`). */
+static int hint_iv(const fx_ivalue *v, fx_ivalue *out, void **keep, int *nkeep, fx_err *err) {
+    *out = *v;
+    if (v->tag == FX_IV_SYMINT) {
+        *out = fx_iv_int(v->u.si.hint);
+    } else if (v->tag == FX_IV_LIST) {
+        bool any = false;
+        for (int i = 0; i < v->u.list.n; i++) any |= v->u.list.items[i].tag == FX_IV_SYMINT;
+        if (!any) return FX_OK;
+        if (*nkeep >= FX_SCHEMA_MAX_ARGS) return fx_err_setf(err, FX_EINTERNAL, "too many lists");
+        fx_ivalue *items = fx_malloc(sizeof *items * (size_t)v->u.list.n);
+        if (!items) return fx_err_setf(err, FX_ENOMEM, "out of memory");
+        keep[(*nkeep)++] = items;
+        for (int i = 0; i < v->u.list.n; i++) {
+            const fx_ivalue *it = &v->u.list.items[i];
+            items[i] = it->tag == FX_IV_SYMINT ? fx_iv_int(it->u.si.hint) : *it;
+        }
+        out->u.list.items = items;
+    }
+    return FX_OK;
+}
+
+int fx_sym_hint_args(const fx_opdef *op, const fx_ivalue *a, fx_ivalue *h, fx_sym_hints *keep,
+                     fx_err *err) {
+    keep->n = 0;
+    int rc = FX_OK;
+    for (int i = 0; i < op->schema.nargs && !rc; i++)
+        rc = hint_iv(&a[i], &h[i], keep->lists, &keep->n, err);
+    return rc;
+}
+
+void fx_sym_hints_free(fx_sym_hints *keep) {
+    for (int i = 0; i < keep->n; i++) fx_free(keep->lists[i]);
+    keep->n = 0;
+}
+
+int fx_sym_plan(const fx_opdef *op, fx_shape_env *env, const fx_ivalue *a, bool *use_rule,
+                fx_err *err) {
+    fx_shape_env_set_op(env, op->qualname);
+    /* a SymInt where the schema says int / int[] (not SymInt) is specialized, as PyTorch's int
+     * args; as a Scalar (or a wrapped number) it is a value the graph computes at run time */
+    for (int i = 0; i < op->schema.nargs; i++) {
+        const fx_arg_schema *as = &op->schema.args[i];
+        if ((as->type == FX_TY_INT || as->type == FX_TY_INT_LIST) && !as->symint) {
+            int rc = specialize_iv(&a[i], err);
+            if (rc) return rc;
+        }
+    }
+    *use_rule = (op->flags & FX_OPF_COMPOSITE) ? composite_symbolic(op->id) : rule_of(op) != NULL;
+    return FX_OK;
+}
+
+int fx_sym_apply_rule(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    sym_rule r = rule_of(ctx->op);
+    int rc = r ? r(ctx, a, h, out) : SYM_SPECIALIZE;
+    if (rc == SYM_SPECIALIZE) {
+        /* outputs stay plain; the inputs become their example values */
+        for (int i = 0; i < ctx->op->schema.nrets; i++) {
+            fx_tensor *o = out_t(out, i);
+            if (o && !is_input(ctx, a, o)) fx_tensor_drop_sym(o);
+        }
+        rc = fx_sym_specialize_args(ctx->op, a, ctx->err);
+    }
+    return rc;
+}
+
+/* ---- sym_size.int ---------------------------------------------------------------------------- */
+
+/* sym_size.int(self, dim): self's size at dim — a SymInt while tracing a symbolic self, a plain
+ * int when the interpreter runs it on a real tensor. */
+int fx_meta_sym_size(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int rc = fx_kb_tensor_arg(ctx, a, 0, &self);
+    if (rc) return rc;
+    int d;
+    if ((rc = fx_wrap_dim(a[1].u.i, self->ndim, &d, ctx->err))) return rc;
+    if (self->ndim == 0)
+        return fx_err_setf(ctx->err, FX_EINDEX,
+                           "Dimension specified as 0 but tensor has no dimensions");
+    out[0] = fx_iv_symint(SZ(self, d));
+    return FX_OK;
+}
+
+static int rule_none(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)ctx, (void)a, (void)h, (void)out;
+    return FX_OK;
+}
