@@ -169,7 +169,7 @@ int fx_dispatch(fx_ctx *ctx, const fx_opdef *op, const fx_ivalue *args, fx_ivalu
 
     /* Symbolic inputs (dynamic shapes): meta and kernel see the hints, the rule of
      * core/meta_sym.c gives the outputs symbolic shapes, the recorder sees the SymInts. */
-    fx_shape_env *senv = fx_sym_args_env(op, a);
+    fx_shape_env *senv = fx_shape_env_live ? fx_sym_args_env(op, a) : NULL;
     if (!senv) return run_op(&oc, a, a, out, false);
     bool use_rule;
     fx_ivalue h[FX_SCHEMA_MAX_ARGS];

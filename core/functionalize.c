@@ -172,7 +172,7 @@ static fx_node *replay_view(fstate *s, int i, fx_node *on) {
     int na = r->nargs, rc = FX_OK, made = 0;
     for (; made < na && !rc; made++) {
         if (made == vop->schema.view_arg) args[made] = fx_iv_node(on);
-        else rc = fx_ivalue_copy(&args[made], &r->args[made], s->err);
+        else rc = map_arg(s, &r->args[made], &args[made]); /* SymInt nodes: their current node */
     }
     fx_node *n = rc ? NULL : emit(s, vop->id, args, na, r);
     for (int k = 0; k < made; k++) fx_ivalue_clear(&args[k]);
@@ -545,12 +545,16 @@ static int do_getitem(fstate *s, int i) {
  * get_attr node. Outputs are fresh values (read through getitem nodes). */
 static int do_hop(fstate *s, int i) {
     const fx_node *r = s->raw_nodes[i];
+    /* SymInt arithmetic (operator.add, torch.sym_max ...) is copied the same way, named after
+     * its operation as the tracer named it */
+    const char *dot = strrchr(r->target, '.');
+    const char *hint = strncmp(r->target, "higher_order.", 13) && dot ? dot + 1 : NULL;
     fx_ivalue args[16] = {0};
     if (r->nargs > 16) return fx_err_setf(s->err, FX_EINTERNAL, "too many arguments");
     int rc = FX_OK, made = 0;
     for (; made < r->nargs && !rc; made++) rc = map_arg(s, &r->args[made], &args[made]);
     fx_node *n = NULL;
-    if (!rc && !(n = fx_graph_call_target(s->g, r->target, args, r->nargs, NULL, s->err))) rc = s->err->code;
+    if (!rc && !(n = fx_graph_call_target(s->g, r->target, args, r->nargs, hint, s->err))) rc = s->err->code;
     for (int k = 0; k < made; k++) fx_ivalue_clear(&args[k]);
     if (rc) return rc;
     if ((rc = fx_node_set_val(n, &r->val, s->err)) || (rc = fx_node_copy_meta(n, r, s->err))) return rc;
@@ -672,7 +676,9 @@ int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos
                     s.base[i] = s.base[l];
                     if (!read_value(&s, i)) rc = err->code ? err->code : FX_EINTERNAL;
                 } else if (!strcmp(r->target, "getitem")) rc = do_getitem(&s, i);
-                else if (!strncmp(r->target, "higher_order.", 13)) rc = do_hop(&s, i);
+                else if (!strncmp(r->target, "higher_order.", 13) ||
+                         !strncmp(r->target, "operator.", 9) || !strncmp(r->target, "torch.sym_", 10))
+                    rc = do_hop(&s, i);
                 else {
                     fx_err_setf(err, FX_ENOTIMPL, "functionalization of %s is not supported yet",
                                 r->target);

@@ -477,6 +477,8 @@ fx_node *fx_graph_call(fx_graph *g, const fx_opdef *op, const fx_ivalue *args, c
     if (bl > sizeof base - 1) bl = sizeof base - 1;
     memcpy(base, b0, bl);
     base[bl] = 0;
+    /* FX names a sym_size.int node after the overload too (torch.export: sym_size_int) */
+    if (op->id == FX_OP_SYM_SIZE_INT) snprintf(base, sizeof base, "sym_size_int");
     fx_node *n = new_node(g, FX_NODE_CALL_FUNCTION, target, hint ? hint : base, full, s->nargs, err);
     if (n) n->aten = op;
     return n;

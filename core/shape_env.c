@@ -16,6 +16,8 @@
 
 /* ---- lifetime ------------------------------------------------------------------------------- */
 
+int fx_shape_env_live;
+
 fx_shape_env *fx_shape_env_new(fx_err *err) {
     fx_shape_env *env = fx_calloc(1, sizeof *env);
     if (!env) {
@@ -23,6 +25,7 @@ fx_shape_env *fx_shape_env_new(fx_err *err) {
         return NULL;
     }
     env->refcount = 1;
+    fx_shape_env_live++;
     return env;
 }
 
@@ -53,6 +56,7 @@ void fx_shape_env_release(fx_shape_env *env) {
     fx_free(env->facts);
     fx_sym_free_all(env);
     fx_free(env);
+    fx_shape_env_live--;
 }
 
 void fx_shape_env_set_where(fx_shape_env *env, fx_sym_where_fn fn, void *ud) {

@@ -88,6 +88,10 @@ typedef struct fx_symbol_info {
     char *loc;                 /* Lua location that created it, "" when unknown */
 } fx_symbol_info;
 
+/* How many environments are alive: 0 means no symbolic value can exist, which lets dispatch skip
+ * looking for one (the static path's cost of dynamic shapes is this one load). */
+extern int fx_shape_env_live;
+
 /* A new environment (one reference), or NULL with FX_ENOMEM in err. */
 fx_shape_env *fx_shape_env_new(fx_err *err);
 fx_shape_env *fx_shape_env_retain(fx_shape_env *env); /* returns env; NULL-safe */
