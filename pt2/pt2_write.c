@@ -178,7 +178,7 @@ static cJSON *ser_arg(gctx *c, const fx_arg_schema *a, const fx_ivalue *v) {
             cJSON_AddItemToObject(ga, "graph", ser_graph(c->w, n->subgraph));
             return jobj1("as_graph", ga);
         }
-        if (n->val.tag == FX_IV_INT || ty == FX_TY_INT)
+        if (n->val.tag == FX_IV_INT || n->val.tag == FX_IV_SYMINT || ty == FX_TY_INT)
             return jobj1("as_sym_int", jobj1("as_name", cJSON_CreateString(n->name)));
         if (n->val.tag == FX_IV_FLOAT)
             return jobj1("as_sym_float", jobj1("as_name", cJSON_CreateString(n->name)));
@@ -211,6 +211,10 @@ static cJSON *ser_arg(gctx *c, const fx_arg_schema *a, const fx_ivalue *v) {
     }
     case FX_IV_TENSOR:
         fail(c->w, FX_ENOTIMPL, "a tensor value inside the graph cannot be serialized%s%s", "", "");
+        return NULL;
+    case FX_IV_SYMINT:
+        fail(c->w, FX_ENOTIMPL, "a SymInt constant inside the graph cannot be serialized%s%s", "",
+             "");
         return NULL;
     case FX_IV_LIST: break;
     }
