@@ -96,6 +96,8 @@ static int prov_index(lua_State *L) {
         }
     } else if (!strcmp(k, "n")) {
         lua_pushinteger(L, pv->nsteps);
+    } else if (!strcmp(k, "walked")) { /* no mutation records: the data-flow walk */
+        lua_pushboolean(L, pv->walked);
     } else {
         lua_pushnil(L);
     }

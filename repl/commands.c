@@ -725,12 +725,20 @@ static int c_print(lua_State *L, cmd_ctx *c) {
     return invoke(L, 1);
 }
 
-/* :load FILE -> dofile(FILE) in the REPL's globals */
+/* :load FILE -> dofile(FILE) in the REPL's globals; a FILE ending in .pt2 is an exported
+ * program: fxdb.open(FILE) makes it current */
 static int c_load(lua_State *L, cmd_ctx *c) {
     if (c->npos == 0)
         return cmd_error(c, 1, NULL, "missing FILE", NULL);
     if (!check_max_pos(c, 1))
         return CMD_ERROR;
+    size_t fl = strlen(c->pos[0]);
+    if (fl > 4 && strcmp(c->pos[0] + fl - 4, ".pt2") == 0) {
+        if (!push_fxdb(L, "open"))
+            return CMD_ERROR;
+        lua_pushstring(L, c->pos[0]);
+        return invoke(L, 1);
+    }
     int status = luaL_loadfile(L, c->pos[0]);         /* [chunk|err] */
     if (status == LUA_OK)
         status = call_docall(L, 0, 0);

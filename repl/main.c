@@ -43,6 +43,7 @@
 #define HAS_E 8         /* -e */
 #define HAS_HELP 16     /* --help */
 #define HAS_LESSON 32   /* --lesson N */
+#define HAS_JSON 64     /* --json FILE... */
 
 static const char *g_progname = FXDB_PROGNAME;
 static const char *g_badopt;      /* the offending option, for the usage message */
@@ -59,8 +60,12 @@ static void print_usage(FILE *f) {
             "             stdin is not a terminal)\n"
             "  --help     show this text\n"
             "  --version  show version information\n"
+            "  --json FILE...  one JSON summary per file (a .pt2, or a .lua script that exports):\n"
+            "             signature, op counts, mutations with provenance, :check and :report\n"
             "  --         stop handling options\n"
             "  -          run stdin as a script and stop handling options\n"
+            "A script ending in .pt2 is an exported program (torch.export.save): it is loaded and the REPL\n"
+            "opens with it current (:graph, :sig, :why, :render, :run).\n"
             "With no script and no -e, %s starts the REPL (type :help there).\n",
             g_progname, g_progname);
     fflush(f);
@@ -98,6 +103,10 @@ static int collectargs(char **argv, int *first) {
             }
             if (strcmp(argv[i], "--version") == 0) {
                 args |= HAS_V;
+                break;
+            }
+            if (strcmp(argv[i], "--json") == 0) { /* the files follow, as a script would */
+                args |= HAS_JSON;
                 break;
             }
             if (strncmp(argv[i], "--lesson=", 9) == 0 && argv[i][9] != '\0') {
@@ -228,6 +237,47 @@ static int handle_script(lua_State *L, char **argv, int script) {
     return status;
 }
 
+/* Whether fname names a PT2 archive (ends in ".pt2"). */
+static bool is_pt2(const char *fname) {
+    size_t n = fname ? strlen(fname) : 0;
+    return n > 4 && strcmp(fname + n - 4, ".pt2") == 0;
+}
+
+/* Calls fxdb.<fn>(arg) with arg a string (or, when files != NULL, a list of the nfiles strings),
+ * reporting an error. Returns the status; *truthy says whether the result was true.
+ * [-0, +0, e] */
+static int call_fxdb(lua_State *L, const char *fn, const char *arg, char **files, int nfiles,
+                     bool *truthy) {
+    lua_getglobal(L, "fxdb");                             /* [fxdb] */
+    lua_getfield(L, -1, fn);                              /* [fxdb, f] */
+    lua_remove(L, -2);                                    /* [f] */
+    if (files) {
+        lua_createtable(L, nfiles, 0);
+        for (int i = 0; i < nfiles; i++) {
+            lua_pushstring(L, files[i]);
+            lua_rawseti(L, -2, i + 1);
+        }
+    } else {
+        lua_pushstring(L, arg);
+    }
+    int status = call_docall(L, 1, 1);
+    if (truthy) *truthy = status == LUA_OK && lua_toboolean(L, -1);
+    call_report(L, status);
+    lua_settop(L, 0);
+    return status;
+}
+
+/* fxdb model.pt2: the program becomes current and the REPL opens on it. */
+static int open_pt2(lua_State *L, const char *fname) {
+    int status = call_fxdb(L, "open", fname, NULL, 0, NULL);
+    if (status == LUA_OK) {
+        printf("%s: the exported program is current (:graph, :sig, :why TARGET, :render FILE, "
+               ":run)\n", fname);
+        fflush(stdout);
+    }
+    return status;
+}
+
 /* The body, run protected: [argc, argv] -> [ok]. */
 static int pmain(lua_State *L) {
     int argc = (int)lua_tointeger(L, 1);
@@ -270,6 +320,17 @@ static int pmain(lua_State *L) {
 
     /* With -i a failing chunk or script still opens the REPL (as python -i does), so the state
      * it left can be inspected; without -i the first failure ends the program with status 1. */
+    if (args & HAS_JSON) { /* fxdb --json FILE...: documents on stdout, nothing else */
+        bool ok = false;
+        if (script >= argc) {
+            fprintf(stderr, "%s: --json needs at least one FILE\n", g_progname);
+            return 0;
+        }
+        if (call_fxdb(L, "_json_main", NULL, argv + script, argc - script, &ok) != LUA_OK)
+            return 0;
+        lua_pushboolean(L, ok);
+        return 1;
+    }
     int rc = runargs(L, argv, optlim);
     if (rc == CMD_ERROR && !(args & HAS_I))
         return 0;
@@ -277,14 +338,16 @@ static int pmain(lua_State *L) {
         lua_pushboolean(L, 1);
         return 1;
     }
-    if (rc == CMD_OK && script < argc && handle_script(L, argv, script) != LUA_OK
-        && !(args & HAS_I))
+    bool pt2 = script < argc && is_pt2(argv[script]);
+    if (rc == CMD_OK && script < argc &&
+        (pt2 ? open_pt2(L, argv[script]) : handle_script(L, argv, script)) != LUA_OK &&
+        !(args & HAS_I))
         return 0;
     if ((args & HAS_LESSON) && start_lesson(L) != LUA_OK)
         return 0;
     /* a session piped on stdin goes on after an error but exits non-zero, as -e does */
     bool tty = term_is_tty(STDIN_FILENO), failed = false;
-    if ((args & (HAS_I | HAS_LESSON)) || (script == argc && !(args & (HAS_E | HAS_V))))
+    if ((args & (HAS_I | HAS_LESSON)) || pt2 || (script == argc && !(args & (HAS_E | HAS_V))))
         failed = repl_loop(L, tty);
     lua_pushboolean(L, tty || !failed);
     return 1;

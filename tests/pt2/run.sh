@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/pt2/run.sh — PT2 archives: the save/load round trip over every example and peer case,
-# then tests/pt2/test_*.lua (hand-built archives, the legacy layout, malformed files).
+# then tests/pt2/test_*.lua (hand-built archives, the legacy layout, malformed files) and
+# tests/pt2/test_cli.sh (fxdb model.pt2, :load, --json).
 # Layer: tests. Usage: tests/pt2/run.sh BUILD. Ends with "pt2: N passed, N failed".
 set -u
 build=${1:?usage: tests/pt2/run.sh BUILD}
@@ -35,5 +36,14 @@ for f in tests/pt2/test_*.lua; do
     passed=$((passed + p))
     failed=$((failed + n))
 done
+out=$(tests/pt2/test_cli.sh "$build" 2>&1)
+line=$(printf '%s\n' "$out" | tail -n 1)
+p=$(printf '%s' "$line" | sed -nE 's/.*: ([0-9]+) passed, ([0-9]+) failed/\1/p')
+n=$(printf '%s' "$line" | sed -nE 's/.*: ([0-9]+) passed, ([0-9]+) failed/\2/p')
+if [ -z "$p" ]; then p=0; n=1; fi
+if [ "$n" -ne 0 ]; then printf '%s\n' "$out" | grep FAIL; fi
+echo "$line"
+passed=$((passed + p))
+failed=$((failed + n))
 echo "pt2: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
