@@ -471,26 +471,28 @@ static void file_words(cand_list *c, const char *line, int start, int end) {
 /* entry point                                                                                */
 /* ======================================================================================== */
 
+/* The blank-separated word before position `start` of line: [*b, *e) (empty when none). */
+static void word_before(const char *line, int start, int *b, int *e) {
+    *e = start;
+    while (*e > 0 && (line[*e - 1] == ' ' || line[*e - 1] == '\t'))
+        (*e)--;
+    *b = *e;
+    while (*b > 0 && line[*b - 1] != ' ' && line[*b - 1] != '\t')
+        (*b)--;
+}
+
 /* True when the word before position `start` of line is `w` (":break module la" -> "module"). */
 static bool previous_word_is(const char *line, int start, const char *w) {
-    int e = start;
-    while (e > 0 && (line[e - 1] == ' ' || line[e - 1] == '\t'))
-        e--;
-    int b = e;
-    while (b > 0 && line[b - 1] != ' ' && line[b - 1] != '\t')
-        b--;
+    int b, e;
+    word_before(line, start, &b, &e);
     size_t n = strlen(w);
     return (size_t)(e - b) == n && strncmp(line + b, w, n) == 0;
 }
 
 /* True when the word at `start` is the first argument of the command whose ':' is at `lead`. */
 static bool is_first_argument(const char *line, int start, int lead) {
-    int e = start;
-    while (e > 0 && (line[e - 1] == ' ' || line[e - 1] == '\t'))
-        e--;
-    int b = e;
-    while (b > 0 && line[b - 1] != ' ' && line[b - 1] != '\t')
-        b--;
+    int b, e;
+    word_before(line, start, &b, &e);
     return b == lead && e < start;
 }
 
