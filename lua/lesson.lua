@@ -160,6 +160,7 @@ local function where_of(n)
   local last = st:match("([^\n]*)$")
   local file, line, code = last:match("^File: (.-):(%d+) in [^,]*, code: (.*)$")
   if not file then return nil end
+  code = code:gsub("%s+%-%-[^\"']*$", "") -- a trailing comment (one without quotes after --)
   return file:gsub("^.*/", "") .. ":" .. line, code
 end
 
