@@ -74,7 +74,7 @@ int fx_export_build(fx_graph *raw, fx_input_info *infos, int ninfos, const fx_na
                     int nstate, const fx_export_opts *opts, fx_program **out, fx_err *err);
 void fx_program_free(fx_program *p);
 
-/* The whole program as ExportedProgram.__str__ prints it (API.md §7). */
+/* The whole program as ExportedProgram.__str__ prints it (docs/API.md §6). */
 void fx_program_format(fx_strbuf *sb, const fx_program *p);
 /* The range constraints of p as torch 2.5 prints them: "{s0: VR[2, 64], s1: VR[2, int_oo]}" —
  * every symbol (not replaced by another) that sizes a user input, in symbol order, with its

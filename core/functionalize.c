@@ -1,4 +1,4 @@
-/* core/functionalize.c — raw graph -> functional graph (DESIGN.md §6).
+/* core/functionalize.c — raw graph -> functional graph (docs/ARCHITECTURE.md §5).
  * Layer: core. The semantics of PyTorch's FunctionalTensorWrapper / FunctionalStorageImpl
  * (aten/src/ATen/FunctionalTensorWrapper.cpp, torch/_subclasses/functional_tensor.py), done as a
  * pass over the recorded graph:

@@ -43,7 +43,8 @@ typedef struct fx_module_entry {
     const char *cls;  /* "Attention" */
 } fx_module_entry;
 
-/* The mutation record of a functional node that makes a new version of a base (DESIGN.md §6). */
+/* The mutation record of a functional node that makes a new version of a base
+ * (docs/ARCHITECTURE.md §4). */
 typedef struct fx_mutation {
     char *state;        /* the buffer's target ("layers.0.cache_k") or the user input's name */
     int version;        /* 1, 2, ... (0 is the placeholder) */

@@ -17,7 +17,7 @@ int fx_pass_dce(fx_graph *g, int *removed, fx_err *err);
  * number of ops rewritten. The graph computes the same values before and after. */
 int fx_pass_reinplace(fx_graph *g, int *count, fx_err *err);
 
-/* Functionalization (functionalize.c): raw graph -> functional graph, DESIGN.md §6.
+/* Functionalization (functionalize.c): raw graph -> functional graph, docs/ARCHITECTURE.md §5.
  * `infos` describe the raw graph's placeholders (kind, target), in placeholder order.
  * The functional graph's output lists, first, one new value per mutated placeholder (in
  * placeholder order), then the user outputs; `mut_kinds`/`mut_targets` (owned by the caller,

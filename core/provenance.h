@@ -34,7 +34,8 @@ typedef struct fx_provenance {
  * listing the mutable state when unknown. The result is owned by the caller. */
 int fx_provenance_walk(const fx_program *p, const char *target, fx_provenance **out, fx_err *err);
 void fx_provenance_free(fx_provenance *pv);
-/* The text of API.md §6:  "state  (BUFFER, output add)\n  v0  b_state  placeholder\n ..." */
+/* The text fxdb.provenance prints (docs/API.md §7):
+ *   "state  (BUFFER, output add)\n  v0  b_state  placeholder\n ..." */
 void fx_provenance_format(fx_strbuf *sb, const fx_provenance *pv);
 
 #endif

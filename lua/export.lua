@@ -234,7 +234,7 @@ local function tree_map_named(v, name, leaf)
   return out
 end
 
--- A trailing table with only string keys is a call's keyword arguments (API.md §2): its leaves
+-- A trailing table with only string keys is a call's keyword arguments (docs/API.md §3): its leaves
 -- are named by their keys alone, as PyTorch names kwargs inputs.
 local function is_kwargs(v)
   if not is_container(v) or #v > 0 or next(v) == nil then return false end

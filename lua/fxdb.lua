@@ -1,6 +1,6 @@
 -- lua/fxdb.lua — the global `fxdb`: the verbs behind the REPL's colon commands.
 -- Layer: lua (embedded). Every REPL command is a thin call of one of these, so a script and a
--- person use the same implementation (DESIGN.md §2). C primitives (fxdb.provenance, fxdb._run,
+-- person use the same implementation (docs/ARCHITECTURE.md §7). C primitives (fxdb.provenance, fxdb._run,
 -- fxdb._max_abs_diff, fxdb._readable) come from lua/lx_debug.c; fxdb.render from repl/.
 
 fxdb = fxdb or {}

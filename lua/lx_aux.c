@@ -35,7 +35,7 @@
 /* ==== ivalue boxes ============================================================================ */
 
 /* A userdata holding n ivalues that __gc clears: lets C code own ivalues across calls that may
- * raise (STYLE.md §2.9). Entries start as FX_IV_UNSET. */
+ * raise (docs/CONTRIBUTING.md). Entries start as FX_IV_UNSET. */
 typedef struct lx_ivbox {
     int n;         /* number of slots */
     fx_ivalue v[]; /* (n,) owned */
@@ -459,7 +459,7 @@ int lx_errorf(lua_State *L, int code, const char *kind, const char *fmt, ...) {
     return lx_error(L, &e);
 }
 
-/* __tostring of error objects: the message, as API.md §5 says.  [-0, +1, -] */
+/* __tostring of error objects: the message, as docs/API.md §8 says.  [-0, +1, -] */
 static int error_tostring(lua_State *L) {
     if (lua_type(L, 1) == LUA_TTABLE && lua_getfield(L, 1, "message") == LUA_TSTRING) return 1;
     lua_pushstring(L, "fxdb error");

@@ -1,9 +1,9 @@
 /* lua/lx_graph.c — Graph and Node userdata: node lists, lookups, search, printing, node meta.
  * Layer: lua. A Graph userdata holds an fx_graph pointer and either owns it (freed by __gc) or
  * keeps its owner alive through user value 1 (an ExportedProgram, a tracer). A Node userdata
- * holds an fx_node pointer and keeps its Graph userdata alive through user value 1 (STYLE.md
- * §2.11). Nodes go through a weak-valued identity cache keyed by the fx_node address, so one node
- * is one Lua value: n1 == n2 works and nodes can key tables (STYLE.md §2.10). */
+ * holds an fx_node pointer and keeps its Graph userdata alive through user value 1
+ * (docs/CONTRIBUTING.md, Conventions). Nodes go through a weak-valued identity cache keyed by the
+ * fx_node address, so one node is one Lua value: n1 == n2 works and nodes can key tables. */
 #include <stdio.h>
 #include <string.h>
 

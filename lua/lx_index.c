@@ -1,5 +1,5 @@
 /* lua/lx_index.c — x[{...}] reading and writing, as PyTorch's __getitem__ / __setitem__.
- * Layer: lua. The Lua spelling of a Python index (API.md §2): a number (x[0]), a tensor (x[idx]),
+ * Layer: lua. The Lua spelling of a Python index (docs/API.md §4): a number (x[0]), a tensor (x[idx]),
  * or a table of items: integers select, strings are slices (":", "1:3", "::2", "-2:"), "..." and
  * "None", tensors are advanced indices (int64 / int32, bool or uint8 masks), a list of integers
  * is an index tensor. What gets dispatched follows torch/csrc/autograd/python_variable_indexing.cpp

@@ -1,7 +1,8 @@
 /* lua/lx_tensor.c — the Tensor userdata: fields, methods, operators, printing, lifetime.
- * Layer: lua. A Tensor userdata is one pointer plus one reference to an fx_tensor (STYLE.md
- * §2.10): pushing retains, __gc / __close release and set the pointer to NULL, so a second
- * __gc or __close does nothing and a closed tensor is refused with a clear message.
+ * Layer: lua. A Tensor userdata is one pointer plus one reference to an fx_tensor
+ * (docs/CONTRIBUTING.md, Conventions): pushing retains, __gc / __close release and set the
+ * pointer to NULL, so a second __gc or __close does nothing and a closed tensor is refused with a
+ * clear message.
  *
  * Identity: one fx_tensor is one Lua value while that value lives (a weak-valued cache in the
  * registry, keyed by the fx_tensor address), so `x:add_(y) == x` holds as `x.add_(y) is x` does in

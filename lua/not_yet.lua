@@ -49,7 +49,7 @@ torch._dynamo = torch._dynamo or {}
 torch._dynamo.assume_constant_result = torch._dynamo.assume_constant_result or
   stub("torch._dynamo.assume_constant_result", "the escape hatches come with a later issue")
 
--- ---- ops of API.md §3 that core/ops.def does not register yet ------------------------------------
+-- ---- ops of docs/API.md §3 that core/ops.def does not register yet ------------------------------------
 
 local OPS = {
   "pow", "remainder", "floor_divide", "abs", "exp", "log", "log1p", "sqrt", "rsqrt", "sin", "cos",

@@ -11,7 +11,7 @@
 -- it has finished; the driver here then looks at each node recorded since the last pause, in
 -- order, and decides
 -- whether it is a stop: the stepping mode (step N nodes, next line, finish the module call) or a
--- breakpoint. A stop returns a Stop object whose tostring is the banner of API.md §6. While
+-- breakpoint. A stop returns a Stop object whose tostring is the stop banner of docs/GUIDE.md §7. While
 -- paused, the REPL runs in the main thread with the eager context: nothing it does is recorded.
 --
 -- A run session steps the interpreter over an exported graph (fxdb._interp, every value kept),

@@ -1,6 +1,6 @@
 /* repl/render_bind.c — fxdb.render(g_or_ep, file, opts): Graphviz rendering callable from Lua.
  * Layer: repl. The single file that joins lua/ (fxlua.h) and viz/ (fxviz.h): lua/ never
- * includes viz/, and viz/ never includes Lua (STYLE.md §4). */
+ * includes viz/, and viz/ never includes Lua (docs/ARCHITECTURE.md §2). */
 #include <string.h>
 
 #include <lauxlib.h>

@@ -1,4 +1,4 @@
-/* repl/term.c — terminal detection, colours, and the layout of error blocks (API.md §8).
+/* repl/term.c — terminal detection, colours, and the layout of error blocks (docs/API.md §8).
  * Layer: repl.
  *
  * Colours are used only when the stream is a terminal and $NO_COLOR is unset, so transcripts fed

@@ -18,7 +18,7 @@ void term_init(void);
 bool term_is_tty(int fd);
 /* The escape sequence for a style ("bold", "red", "reset", ...) on f, or "" without colours. */
 const char *term_sgr(FILE *f, const char *style);
-/* Prints the error value at idx as the error block of API.md §8 on stderr (stdout is flushed
+/* Prints the error value at idx as the error block of docs/API.md §8 on stderr (stdout is flushed
  * first). A string prints as "error: <string>"; an fxdb error object prints "error: <message>"
  * or "export error (<kind>): <message>" followed by its at / module / hint lines. Formatting runs
  * in protected mode, so a broken error object cannot raise.  [-0, +0, -] */

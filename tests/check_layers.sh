@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# tests/check_layers.sh — enforces the dependency rule of STYLE.md §4 on #include lines.
+# tests/check_layers.sh — enforces the dependency rule of docs/ARCHITECTURE.md §2 on #include
+# lines.
 # Layer: tests. Usage: tests/check_layers.sh [ROOT]   (ROOT defaults to the repo holding this
 # script; `make check-layers` runs it)
 #   core/  only core/ headers, libc/POSIX, <cblas.h>, <cjson/cJSON.h>, <fp16.h>, <omp.h>,

@@ -2,7 +2,7 @@
  * layouts of the program (one per module that can be opened), the data of every node and the
  * provenance of every mutated state, the pinned pan/zoom library and the viewer's own JS/CSS.
  * Layer: viz. Reads core through its public headers; writes JSON by hand (viz/ has no JSON
- * library: STYLE.md section 4).
+ * library: docs/ARCHITECTURE.md §2).
  *
  * Views: the program itself (every top-level module one box when it has more than
  * VZ_HTML_FULL_OPS ops, else every op), and one view per module that a view shows as a box: the

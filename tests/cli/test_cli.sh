@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/cli/test_cli.sh — the command line of fxdb (API.md §1): --version, --help, bad options,
+# tests/cli/test_cli.sh — the command line of fxdb (docs/API.md §1): --version, --help, bad options,
 # scripts with arguments, exit codes, -e (Lua and ':' commands), -i, and "-" for stdin.
 # Layer: tests. Usage: tests/cli/test_cli.sh BUILD   (from the repo root; run_all.sh runs it)
 # Ends with "cli: N passed, N failed"; exits 1 when anything failed.

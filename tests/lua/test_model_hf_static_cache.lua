@@ -129,7 +129,7 @@ P.modes(function(strict, mode)
     T.eq(pv.steps[2].from_op, "aten.index_copy_.default")
     T.truthy(pv.steps[2].location:find("test_model_hf_static_cache.lua:27", 1, true),
              pv.steps[2].location)
-    -- API.md §6: the provenance is itself the list of steps
+    -- docs/API.md §7: the provenance is itself the list of steps
     T.eq(#pv, 2)
     T.eq(pv[2].node.name, "index_copy")
     local names = {}

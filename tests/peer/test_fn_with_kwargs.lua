@@ -1,7 +1,7 @@
 -- tests/peer/test_fn_with_kwargs.lua — ExportDB fn_with_kwargs (python.data-structure).
 -- Layer: tests. Positional, tuple, *args and keyword inputs, pytree-flattened into 8 user
 -- inputs named by their path. Lua spelling: *myargs is the vararg list and **kwargs (with
--- mykw0) the trailing options table, as API.md §2 spells keyword arguments.
+-- mykw0) the trailing options table, as docs/API.md §3 spells keyword arguments.
 local P = dofile("tests/peer/peer.lua")
 local T = P.T
 
