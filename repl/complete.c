@@ -419,7 +419,7 @@ static void file_words(cand_list *c, const char *line, int start, int end) {
     if (wlen > blen)
         return;                                        /* the word spans a '/': not a path */
     size_t skip = blen - wlen;
-    char *dir = malloc(dlen + 2);
+    char *dir = malloc(dlen + 3);                      /* the folder, or "./" */
     char *path = NULL;
     if (dir == NULL) {
         c->oom = true;
