@@ -722,6 +722,13 @@ static int vz_output_leaf(vz_builder *b, vz_outwalk *w, const fx_ivalue *v) {
     if (w->top) {
         vz_slot *s = vz_slot_of(b, src);
         if (!s->key || !s->node) return FX_OK; /* outside opts->root, or folded */
+        if (vz_has_root(b)) {
+            /* a value made outside the module drawn (read inside as an external node) is not
+               an output of this picture */
+            vz_place pl;
+            vz_place_of(b, src, &pl);
+            if (src->op == FX_NODE_PLACEHOLDER || !pl.inside) return FX_OK;
+        }
         t = s->node;
         tin = s->in;
     } else {
