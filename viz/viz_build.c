@@ -425,7 +425,7 @@ static int vz_place_placeholder(vz_builder *b, const fx_node *n) {
         vz_map_put(b, n, NULL, NULL);
         return FX_OK;
     }
-    vz_place common, pl;
+    vz_place common = {0}, pl;
     int ncommon = -1, samebox = 1;
     for (int i = 0; i < n->nusers; i++) {
         const fx_node *u = n->users[i];
