@@ -49,6 +49,12 @@ typedef struct vz_slot {
  * (32 layers: 10 s of 10.1 s), the copies in no time. */
 #define VZ_SHARED_MODULES 3
 
+/* How many call_function / get_attr nodes a module's subtree holds. */
+typedef struct vz_pcount {
+    const char *path; /* borrowed from a node's nn_module_stack */
+    int n;
+} vz_pcount;
+
 typedef struct vz_builder {
     Agraph_t *root;
     const fx_program *program; /* NULL for a bare graph */
@@ -61,6 +67,8 @@ typedef struct vz_builder {
     int nboxes, boxcap;
     vz_slot *map; /* (mapcap,) open addressing, key NULL = empty */
     size_t mapcap;
+    vz_pcount *pc; /* (pccap,) ops per module path (subtree), key NULL = empty */
+    size_t pccap;
     unsigned used; /* bit k: a node of vz_kind k was drawn (legend) */
     int ninside;   /* compute nodes inside o->root */
     fx_err *err;
@@ -109,6 +117,37 @@ static void vz_map_put(vz_builder *b, const fx_node *n, Agnode_t *an, Agraph_t *
     s->node = an;
     s->in = in;
     s->shared = 0;
+}
+
+/* The slot of module `path` in the op counts: its own, or the empty one it would take. */
+static vz_pcount *vz_pcount_of(const vz_builder *b, const char *path) {
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (const char *c = path; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    size_t i = (size_t)h & (b->pccap - 1);
+    while (b->pc[i].path && strcmp(b->pc[i].path, path) != 0) i = (i + 1) & (b->pccap - 1);
+    return &b->pc[i];
+}
+
+/* Counts the ops of every module subtree of the top graph, into a table sized for one entry
+ * per node and level. FX_ENOMEM when it cannot be allocated. */
+static int vz_count_ops(vz_builder *b, const fx_graph *g) {
+    size_t need = 16;
+    for (const fx_node *n = fx_graph_first(g); n; n = n->next) need += (size_t)n->nmodules;
+    b->pccap = 64;
+    while (b->pccap < need * 2) b->pccap *= 2;
+    b->pc = fx_calloc(b->pccap, sizeof *b->pc);
+    if (!b->pc) return FX_ENOMEM;
+    for (const fx_node *n = fx_graph_first(g); n; n = n->next) {
+        if (n->op != FX_NODE_CALL_FUNCTION && n->op != FX_NODE_GET_ATTR) continue;
+        for (int i = 0; i < n->nmodules; i++) {
+            const char *p = n->modules[i].path;
+            if (!p || !p[0]) continue;
+            vz_pcount *c = vz_pcount_of(b, p);
+            c->path = p;
+            c->n++;
+        }
+    }
+    return FX_OK;
 }
 
 /* ---- small helpers --------------------------------------------------------------------------- */
@@ -201,6 +240,15 @@ static void vz_place_of(const vz_builder *b, const fx_node *n, vz_place *pl) {
             break;
         }
     }
+    /* an open module holding a single op inside another module (a Linear's linear in an
+       attention block) is no cluster: the op sits in the enclosing one and names the module in
+       its label; hundreds of one-node clusters cost dot more than anything else in a
+       transformer layer. Top-level modules stay clusters, the outline of the program. */
+    if (pl->box && pl->nopen > 0 && b->pc && vz_pcount_of(b, pl->lv[pl->nopen]->path)->n == 1)
+        pl->box = 0; /* nor is such a module a box of "1 op": the op is drawn */
+    while (!pl->box && pl->nopen > 1 && b->pc &&
+           vz_pcount_of(b, pl->lv[pl->nopen - 1]->path)->n == 1)
+        pl->nopen--;
 }
 
 /* The cluster chain of lv[0..n): creates the missing clusters; returns the innermost, or the
@@ -689,6 +737,19 @@ static int vz_draw_compute(vz_builder *b, const fx_node *n, Agraph_t *in, const 
                                   : vz_has_root(b) ? b->o->root
                                                    : NULL;
             for (int i = 0; i < n->nargs; i++) vz_param_lines(b, &n->args[i], in_path);
+            if (pl.nopen < pl.nlv) {
+                /* the single-op module it stands for, relative to its cluster */
+                const fx_module_entry *m = pl.lv[pl.nlv - 1];
+                const char *rel = m->path;
+                size_t len = in_path ? strlen(in_path) : 0;
+                if (len && strncmp(rel, in_path, len) == 0 && rel[len] == '.') rel += len + 1;
+                fx_strbuf_append(&b->lab, "\\n");
+                vz_label_escape(&b->lab, rel);
+                if (m->cls && m->cls[0]) {
+                    fx_strbuf_append(&b->lab, ": ");
+                    vz_label_escape(&b->lab, m->cls);
+                }
+            }
             if (b->lab.oom) return vz_oom(b);
             if (b->lab.len != before) vz_set(an, "label", fx_strbuf_cstr(&b->lab));
         }
@@ -909,7 +970,7 @@ int vz_build(const fx_graph *g, const fxviz_opts *opts, Agraph_t **out, fx_err *
         return vz_oom(&b);
     }
     vz_style_defaults(b.root);
-    int rc = vz_draw_graph(&b, g, b.root, "", 1);
+    int rc = vz_count_ops(&b, g) == FX_OK ? vz_draw_graph(&b, g, b.root, "", 1) : vz_oom(&b);
     if (rc == FX_OK && vz_has_root(&b) && b.ninside == 0) {
         rc = fx_err_setf(err, FX_EARG, "fxviz: no node of the graph is inside module '%s'",
                          opts->root);
@@ -926,6 +987,7 @@ int vz_build(const fx_graph *g, const fxviz_opts *opts, Agraph_t **out, fx_err *
     agclean(b.root, AGNODE, (char *)VZ_BOXREC);
     fx_free(b.boxes);
     fx_free(b.map);
+    fx_free(b.pc);
     fx_strbuf_free(&b.id);
     fx_strbuf_free(&b.lab);
     fx_strbuf_free(&b.ty);

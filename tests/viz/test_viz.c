@@ -506,6 +506,38 @@ static void test_collapse_counts_deeper_ops(void **state) {
     fx_graph_free(g);
 }
 
+/* A module holding one op inside another module is no cluster: the op names it in its label.
+ * A top-level module keeps its cluster however small. */
+static void test_single_op_module(void **state) {
+    fx_err err;
+    fx_graph *g = fx_graph_new();
+    fx_node *x = fx_graph_placeholder(g, "x", &err);
+    fx_module_entry blk[] = {{(char *)"blocks.0", (char *)"Block"}};
+    fx_module_entry fc[] = {{(char *)"blocks.0", (char *)"Block"},
+                            {(char *)"blocks.0.fc", (char *)"Linear"}};
+    fx_module_entry top[] = {{(char *)"head", (char *)"Linear"}};
+    fx_ivalue a[1] = {fx_iv_node(x)};
+    fx_node *n1 = call(g, FX_OP_NEG, 1, a);
+    set_modules(n1, 2, fc);
+    a[0] = fx_iv_node(n1);
+    fx_node *n2 = call(g, FX_OP_NEG, 1, a);
+    set_modules(n2, 1, blk);
+    a[0] = fx_iv_node(n2);
+    fx_node *n3 = call(g, FX_OP_NEG, 1, a);
+    set_modules(n3, 1, top);
+    output_of(g, n3);
+    fxviz_opts o = {.depth = FXVIZ_DEPTH_FULL};
+    Agraph_t *ag = dot_graph(g, &o);
+    Agraph_t *cb = agsubg(ag, (char *)"cluster_blocks.0", 0);
+    assert_non_null(cb);
+    assert_null(agsubg(cb, (char *)"cluster_blocks.0.fc", 0));
+    assert_true(in_cluster(cb, ag, "neg"));
+    assert_string_equal(nattr(ag, "neg", "label"), "neg\\nneg.default\\nfc: Linear");
+    assert_true(in_cluster(agsubg(ag, (char *)"cluster_head", 0), ag, "neg_2"));
+    agclose(ag);
+    fx_graph_free(g);
+}
+
 static void test_bare_graph(void **state) {
     fixture f;
     build_fixture(&f);
@@ -1239,6 +1271,7 @@ int main(void) {
         cmocka_unit_test(test_highlight),
         cmocka_unit_test(test_collapse_depth),
         cmocka_unit_test(test_collapse_counts_deeper_ops),
+        cmocka_unit_test(test_single_op_module),
         cmocka_unit_test(test_bare_graph),
         cmocka_unit_test(test_subgraph_cluster),
         cmocka_unit_test(test_big_graph_limits),
