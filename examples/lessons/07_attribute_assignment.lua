@@ -29,11 +29,13 @@ assignment where it happens: the error points at the assignment's Lua line.]],
       self.a = self.a + x
       return x * 2
     end
+    function show_error(err) -- the fields of an export error object
+      for _, k in ipairs{"kind", "message", "location", "source", "hint"} do
+        print(string.format("%-9s %s", k .. ":", tostring(err[k])))
+      end
+    end
     local ok, err = pcall(torch.export.export, Plain(), {torch.ones(2)})
-    print("kind:     " .. tostring(err.kind))
-    print("message:  " .. tostring(err.message))
-    print("at:       " .. tostring(err.location) .. "   " .. tostring(err.source))
-    print("hint:     " .. tostring(err.hint))
+    show_error(err)
   end},
   {"Non-strict mode", [[
 Non-strict export runs forward as ordinary code and judges the assignment afterwards, by
@@ -41,10 +43,7 @@ comparing the module's attributes with what they were; the message is PyTorch's.
 where each assignment happened, so the error points at the assignment, not at the export call.]],
   function()
     local ok, err = pcall(torch.export.export, Plain(), {torch.ones(2)}, {strict = false})
-    print("kind:     " .. tostring(err.kind))
-    print("message:  " .. tostring(err.message))
-    print("at:       " .. tostring(err.location) .. "   " .. tostring(err.source))
-    print("hint:     " .. tostring(err.hint))
+    show_error(err)
   end},
   {"The module is untouched", [[
 A failed export leaves the module exactly as it was: the attribute still holds its old value.
