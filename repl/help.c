@@ -103,20 +103,43 @@ static void add_text(luaL_Buffer *b, const char *s, size_t len, int indent) {
     }
 }
 
+#define HELP_WIDTH 102  /* columns (2 of indent + the 100 of API.md lines): longer ones wrap */
+
+/* Prints one line [s, s+len) (no newline inside) without backticks, indented, wrapped at blanks
+ * to HELP_WIDTH columns. */
+static void print_wrapped(const char *s, size_t len, int indent) {
+    char buf[4096];
+    size_t n = 0;
+    for (size_t i = 0; i < len && n + 1 < sizeof buf; i++)
+        if (s[i] != '`')
+            buf[n++] = s[i];
+    size_t room = HELP_WIDTH > indent + 20 ? (size_t)(HELP_WIDTH - indent) : 20;
+    size_t at = 0;
+    while (at < n) {
+        size_t take = n - at;
+        if (take > room) {
+            size_t cut = at + room;
+            while (cut > at && buf[cut] != ' ')
+                cut--;
+            take = cut > at ? cut - at : room;
+        }
+        printf("%*s%.*s\n", indent, "", (int)take, buf + at);
+        at += take;
+        while (at < n && buf[at] == ' ')
+            at++;
+    }
+}
+
 /* See help.h. */
 void help_print_text(const char *s, size_t len, int indent) {
-    bool at_start = true;
-    for (size_t i = 0; i < len; i++) {
-        if (at_start && s[i] == '\n')
-            continue;                                  /* blank lines: compact on a terminal */
-        if (at_start)
-            printf("%*s", indent, "");
-        at_start = s[i] == '\n';
-        if (s[i] != '`')
-            putchar(s[i]);
+    const char *end = s + len;
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        const char *le = nl ? nl : end;
+        if (le > s)                                    /* blank lines: compact on a terminal */
+            print_wrapped(s, (size_t)(le - s), indent);
+        s = nl ? nl + 1 : end;
     }
-    if (len > 0 && s[len - 1] != '\n')
-        putchar('\n');
 }
 
 /* fxdb.help(name) -> text | nil, message */

@@ -30,7 +30,7 @@ typedef struct help_entry {
 bool help_find(const char *name, help_entry *out);
 
 /* Prints span [s, s+len) on stdout with backticks and blank lines removed, each line indented by
- * `indent` blanks. */
+ * `indent` blanks and wrapped at blanks to 102 columns. */
 void help_print_text(const char *s, size_t len, int indent);
 
 /* Registers fxdb.help(name) -> the entry as text (usage, summary, body; backticks removed), or
