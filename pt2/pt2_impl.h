@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <zip.h>
 
 #include "core/fx.h"
 
@@ -21,6 +22,11 @@
  * side has no such type. */
 int pt2_scalar_type(fx_dtype dt);
 fx_dtype pt2_dtype(int scalar_type);
+
+/* Copies the numel = prod(sizes) elements of isz bytes that (sizes, strides), in elements from
+ * src, reach into dst in row-major order (a strided read; the caller checked the bounds). */
+void pt2_gather(void *dst, const void *src, int nd, const int64_t *sizes, const int64_t *strides,
+                size_t isz);
 
 /* Copies the elements t reaches, in row-major order, into a new buffer of numel * itemsize
  * bytes (*out, fx_free; NULL with *len 0 for an empty tensor). t must be on the cpu. */
@@ -40,5 +46,12 @@ int pt2_unpickle_state(const unsigned char *p, size_t len, const char *what, pt2
                        void *ud, fx_named_tensor **out, int *n, fx_err *err);
 
 void pt2_free_named(fx_named_tensor *v, int n);
+
+/* The whole zip entry `full` into a new NUL-terminated buffer (*out, fx_free; *len without the
+ * NUL). An entry claiming more than archive_len bytes compressed, or more than 1100x that
+ * uncompressed (past deflate's ratio), is refused before anything is allocated. FX_EIO naming
+ * `what` and the entry when it is missing, oversized, truncated or corrupt. */
+int pt2_zip_entry(zip_t *za, const char *full, size_t archive_len, const char *what, char **out,
+                  size_t *len, fx_err *err);
 
 #endif

@@ -485,28 +485,7 @@ typedef struct tsave {
 static int read_entry(tsave *ts, const char *name, char **out, size_t *len, fx_err *err) {
     char full[600];
     snprintf(full, sizeof full, "%s%s", ts->root, name);
-    *out = NULL;
-    zip_int64_t idx = zip_name_locate(ts->za, full, 0);
-    if (idx < 0) return fx_err_setf(err, FX_EIO, "%s: no entry %s", ts->what, full);
-    zip_stat_t st;
-    if (zip_stat_index(ts->za, (zip_uint64_t)idx, 0, &st) || !(st.valid & ZIP_STAT_SIZE))
-        return fx_err_setf(err, FX_EIO, "%s: %s: cannot read its size", ts->what, full);
-    uint64_t cs = (st.valid & ZIP_STAT_COMP_SIZE) ? st.comp_size : st.size;
-    if (cs > ts->len || st.size > cs * 1100 + 4096)
-        return fx_err_setf(err, FX_EIO, "%s: %s claims more bytes than the file holds", ts->what, full);
-    char *b = fx_malloc((size_t)st.size + 1);
-    if (!b) return fx_err_setf(err, FX_ENOMEM, "out of memory");
-    zip_file_t *f = zip_fopen_index(ts->za, (zip_uint64_t)idx, 0);
-    zip_int64_t got = f ? zip_fread(f, b, st.size) : -1;
-    if (f) zip_fclose(f);
-    if (got < 0 || (uint64_t)got != st.size) {
-        fx_free(b);
-        return fx_err_setf(err, FX_EIO, "%s: %s is truncated or corrupt", ts->what, full);
-    }
-    b[st.size] = 0;
-    *out = b;
-    *len = (size_t)st.size;
-    return FX_OK;
+    return pt2_zip_entry(ts->za, full, ts->len, ts->what, out, len, err);
 }
 
 static int storage_cb(void *ud, const char *key, fx_dtype dt, int64_t numel, fx_tensor **out, fx_err *err) {

@@ -82,33 +82,39 @@ static zip_int64_t arch_find(const arch *a, const char *name) {
     return zip_name_locate(a->za, full, 0);
 }
 
-/* The whole entry root + name, NUL-terminated (*len without the NUL); fx_free it. */
-static int arch_read(const arch *a, const char *name, char **out, size_t *len, fx_err *err) {
+int pt2_zip_entry(zip_t *za, const char *full, size_t archive_len, const char *what, char **out,
+                  size_t *len, fx_err *err) {
     *out = NULL;
     *len = 0;
-    zip_int64_t idx = arch_find(a, name);
-    if (idx < 0) return fx_err_setf(err, FX_EIO, "%s: no entry %s%s", a->what, a->root, name);
+    zip_int64_t idx = zip_name_locate(za, full, 0);
+    if (idx < 0) return fx_err_setf(err, FX_EIO, "%s: no entry %s", what, full);
     zip_stat_t st;
-    if (zip_stat_index(a->za, (zip_uint64_t)idx, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
-        return fx_err_setf(err, FX_EIO, "%s: %s: cannot read its size", a->what, name);
+    if (zip_stat_index(za, (zip_uint64_t)idx, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
+        return fx_err_setf(err, FX_EIO, "%s: %s: cannot read its size", what, full);
     uint64_t csize = (st.valid & ZIP_STAT_COMP_SIZE) ? st.comp_size : st.size;
-    if (csize > a->len || st.size > (uint64_t)csize * 1100 + 4096)
+    if (csize > archive_len || st.size > (uint64_t)csize * 1100 + 4096)
         return fx_err_setf(err, FX_EIO, "%s: %s: claims %llu bytes, more than the archive can hold",
-                           a->what, name, (unsigned long long)st.size);
+                           what, full, (unsigned long long)st.size);
     char *buf = fx_malloc((size_t)st.size + 1);
-    if (!buf) return fx_err_setf(err, FX_ENOMEM, "out of memory reading %s", name);
-    zip_file_t *f = zip_fopen_index(a->za, (zip_uint64_t)idx, 0);
+    if (!buf) return fx_err_setf(err, FX_ENOMEM, "out of memory reading %s", full);
+    zip_file_t *f = zip_fopen_index(za, (zip_uint64_t)idx, 0);
     zip_int64_t got = f ? zip_fread(f, buf, st.size) : -1;
     if (f) zip_fclose(f);
     if (got < 0 || (uint64_t)got != st.size) {
         fx_free(buf);
-        return fx_err_setf(err, FX_EIO, "%s: %s: truncated or corrupt (%s)", a->what, name,
-                           f ? "short read" : zip_strerror(a->za));
+        return fx_err_setf(err, FX_EIO, "%s: %s: truncated or corrupt", what, full);
     }
     buf[st.size] = 0;
     *out = buf;
     *len = (size_t)st.size;
     return FX_OK;
+}
+
+/* The whole entry root + name (pt2_zip_entry). */
+static int arch_read(const arch *a, const char *name, char **out, size_t *len, fx_err *err) {
+    char full[1024];
+    snprintf(full, sizeof full, "%s%s", a->root, name);
+    return pt2_zip_entry(a->za, full, a->len, a->what, out, len, err);
 }
 
 /* ---- JSON access with paths in messages ------------------------------------------------------------ */
@@ -120,29 +126,32 @@ typedef struct rctx {
     const char *what;   /* the archive */
 } rctx;
 
-static int bad(rctx *r, const char *path, const char *fmt, ...) FX_PRINTF(3, 4);
-static int bad(rctx *r, const char *path, const char *fmt, ...) {
+/* The first error of a read, with code FX_EIO (malformed) or FX_ENOTIMPL (what fxdb does not
+ * model): "<archive>: <file>: <json path>: <message>". Later errors are dropped. */
+static int fail_at(rctx *r, int code, const char *path, const char *fmt, va_list ap) {
     if (r->rc) return r->rc;
     char m[600];
+    vsnprintf(m, sizeof m, fmt, ap);
+    r->rc = fx_err_setf(r->err, code, "%s: %s: %s%s%s", r->what, r->file, path, *path ? ": " : "", m);
+    return r->rc;
+}
+
+static int bad(rctx *r, const char *path, const char *fmt, ...) FX_PRINTF(3, 4);
+static int bad(rctx *r, const char *path, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(m, sizeof m, fmt, ap);
+    int rc = fail_at(r, FX_EIO, path, fmt, ap);
     va_end(ap);
-    r->rc = fx_err_setf(r->err, FX_EIO, "%s: %s: %s%s%s", r->what, r->file, path, *path ? ": " : "", m);
-    return r->rc;
+    return rc;
 }
 
 static int unsupported(rctx *r, const char *path, const char *fmt, ...) FX_PRINTF(3, 4);
 static int unsupported(rctx *r, const char *path, const char *fmt, ...) {
-    if (r->rc) return r->rc;
-    char m[600];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(m, sizeof m, fmt, ap);
+    int rc = fail_at(r, FX_ENOTIMPL, path, fmt, ap);
     va_end(ap);
-    r->rc = fx_err_setf(r->err, FX_ENOTIMPL, "%s: %s: %s%s%s", r->what, r->file, path,
-                        *path ? ": " : "", m);
-    return r->rc;
+    return rc;
 }
 
 /* out = parent + "." + sub (or parent + sub for "[i]"), cut to fit. */
@@ -1365,17 +1374,7 @@ static int load_payloads(const arch *a, const char *dir, const char *cfgname, fx
         } else if (nb % isz) {
             bad(&r, pe, "%s holds %zu bytes, not a whole number of %s elements", fname, nb, fx_dtype_name(dt));
         } else if (!fx_tensor_empty(nd, sz, dt, FX_DEVICE_CPU, &t, err)) {
-            char *dst = fx_tensor_data(t);
-            int64_t idx[FX_MAX_DIMS] = {0};
-            for (int64_t k = 0; k < numel; k++) {
-                int64_t off = 0;
-                for (int d = 0; d < nd; d++) off += idx[d] * st[d];
-                memcpy(dst + (size_t)k * isz, bytes + off * (int64_t)isz, isz);
-                for (int d = nd - 1; d >= 0; d--) {
-                    if (++idx[d] < sz[d]) break;
-                    idx[d] = 0;
-                }
-            }
+            pt2_gather(fx_tensor_data(t), bytes, nd, sz, st, isz);
             if (fx_tensor_requires_grad(meta)) fx_tensor_set_requires_grad(t, true);
             if (add_named(out, nout, e->string, t, err)) r.rc = err->code;
         } else {

@@ -37,6 +37,23 @@ fx_dtype pt2_dtype(int st) {
     return FX_DTYPE_UNDEFINED;
 }
 
+void pt2_gather(void *dst, const void *src, int nd, const int64_t *sizes, const int64_t *strides,
+                size_t isz) {
+    int64_t numel = 1, idx[FX_MAX_DIMS] = {0};
+    for (int d = 0; d < nd; d++) numel *= sizes[d];
+    char *o = dst;
+    const char *in = src;
+    for (int64_t i = 0; i < numel; i++) {
+        int64_t off = 0;
+        for (int d = 0; d < nd; d++) off += idx[d] * strides[d];
+        memcpy(o + (size_t)i * isz, in + off * (int64_t)isz, isz);
+        for (int d = nd - 1; d >= 0; d--) {
+            if (++idx[d] < sizes[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
+
 int pt2_tensor_bytes(const fx_tensor *t, void **out, size_t *len, fx_err *err) {
     *out = NULL;
     *len = 0;
@@ -47,22 +64,8 @@ int pt2_tensor_bytes(const fx_tensor *t, void **out, size_t *len, fx_err *err) {
     if (!src) return fx_err_setf(err, FX_EARG, "a meta tensor has no bytes to save");
     char *buf = fx_malloc((size_t)numel * isz);
     if (!buf) return fx_err_setf(err, FX_ENOMEM, "out of memory");
-    if (fx_tensor_is_contiguous(t)) {
-        memcpy(buf, src, (size_t)numel * isz);
-    } else {
-        int nd = fx_tensor_ndim(t);
-        const int64_t *sz = fx_tensor_sizes(t), *st = fx_tensor_strides(t);
-        int64_t idx[FX_MAX_DIMS] = {0};
-        for (int64_t i = 0; i < numel; i++) {
-            int64_t off = 0;
-            for (int d = 0; d < nd; d++) off += idx[d] * st[d];
-            memcpy(buf + (size_t)i * isz, src + off * (int64_t)isz, isz);
-            for (int d = nd - 1; d >= 0; d--) {
-                if (++idx[d] < sz[d]) break;
-                idx[d] = 0;
-            }
-        }
-    }
+    if (fx_tensor_is_contiguous(t)) memcpy(buf, src, (size_t)numel * isz);
+    else pt2_gather(buf, src, fx_tensor_ndim(t), fx_tensor_sizes(t), fx_tensor_strides(t), isz);
     *out = buf;
     *len = (size_t)numel * isz;
     return FX_OK;
@@ -793,7 +796,53 @@ static int add_json(zlist *z, const char *root, const char *name, cJSON *j, fx_e
     return rc;
 }
 
+/* [sym] A value with a symbolic size (or a SymInt) as text in buf, or false. Until the writer
+ * emits as_expr sizes and range constraints (see sym_int above), such programs are refused
+ * rather than saved with their sizes silently specialized to the example's. */
+static bool symbolic_value(const fx_ivalue *v, char *buf, int cap) {
+    if (v->tag == FX_IV_SYMINT) {
+        fx_sym_str(v->u.si.expr, buf, cap);
+        return true;
+    }
+    if (v->tag == FX_IV_TENSOR && fx_tensor_is_symbolic(v->u.t)) {
+        for (int d = 0; d < fx_tensor_ndim(v->u.t); d++) {
+            fx_symint si = fx_tensor_sym_size(v->u.t, d);
+            if (fx_si_is_sym(si)) {
+                fx_sym_str(si.expr, buf, cap);
+                return true;
+            }
+        }
+        snprintf(buf, (size_t)cap, "a symbolic stride");
+        return true;
+    }
+    if (v->tag == FX_IV_LIST)
+        for (int i = 0; i < v->u.list.n; i++)
+            if (symbolic_value(&v->u.list.items[i], buf, cap)) return true;
+    return false;
+}
+
+static const fx_node *symbolic_node(const fx_graph *g, char *buf, int cap) {
+    for (const fx_node *n = g ? fx_graph_first(g) : NULL; n; n = n->next) {
+        if (symbolic_value(&n->val, buf, cap)) return n;
+        for (int a = 0; a < n->nargs; a++)
+            if (symbolic_value(&n->args[a], buf, cap)) return n;
+        if (n->subgraph) {
+            const fx_node *s = symbolic_node(n->subgraph, buf, cap);
+            if (s) return s;
+        }
+    }
+    return NULL;
+}
+
 int fx_pt2_save(const fx_program *p, const char *path, fx_err *err) {
+    char symtext[128];
+    const fx_node *sn = symbolic_node(p->graph, symtext, sizeof symtext);
+    if (!sn) sn = symbolic_node(p->raw, symtext, sizeof symtext);
+    if (sn)
+        return fx_err_setf(err, FX_ENOTIMPL,
+                           "cannot save '%s': node %s has the symbolic size %s; saving programs "
+                           "with dynamic shapes is not supported yet",
+                           path, sn->name, symtext);
     /* PyTorchFileWriter's root folder: the file's base name without its extension */
     char root[128];
     const char *base = strrchr(path, '/');

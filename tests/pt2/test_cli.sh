@@ -30,6 +30,9 @@ ok ":sig shows the signature" $(has "$out" "mul: BUFFER_MUTATION target='state'"
 ok ":why state walks to the op" $(has "$out" "v1  mul = aten.mul.Tensor  from aten.mul_.Tensor"; echo $?)
 ok ":run runs on zeros" $(has "$out" "output add = tensor([1., 1., 1.])"; echo $?)
 
+out=$(printf ':render %s --why state\n' "$tmp/m.svg" | NO_COLOR=1 "$fxdb" "$tmp/m.pt2" 2>&1)
+ok ":render draws the loaded program" $([ -s "$tmp/m.svg" ] && grep -q 'mul' "$tmp/m.svg"; echo $?)
+
 out=$(printf ':load %s\n:graph\n' "$tmp/m.pt2" | NO_COLOR=1 "$fxdb" 2>&1)
 ok ":load m.pt2 makes it current" $(has "$out" "torch.ops.aten.mul.Tensor(b_state, x)"; echo $?)
 
