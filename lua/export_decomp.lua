@@ -161,6 +161,29 @@ defaults["aten.dot.default"] = function(self, other)
   return call("aten.sum.default", call("aten.mul.Tensor", self, other), nil)
 end
 
+-- torch/_refs zeros / ones (and their _like twins): full / full_like with the fill value (False
+-- / True for bool), the default dtype, torch.strided and torch.preserve_format filled in as the
+-- Python decompositions' defaults do
+local function filled(value)
+  return function(size, dtype, layout, device, pin_memory)
+    dtype = dtype or torch.float32
+    local fill = dtype == torch.bool and (value == 1) or value
+    return call("aten.full.default", size, fill, dtype, layout or "torch.strided", device,
+                pin_memory == nil and false or pin_memory)
+  end
+end
+local function filled_like(value)
+  return function(self, dtype, layout, device, pin_memory, memory_format)
+    local fill = (dtype or self.dtype) == torch.bool and (value == 1) or value
+    return call("aten.full_like.default", self, fill, dtype, layout, device,
+                pin_memory == nil and false or pin_memory, memory_format or "torch.preserve_format")
+  end
+end
+defaults["aten.zeros.default"] = filled(0)
+defaults["aten.ones.default"] = filled(1)
+defaults["aten.zeros_like.default"] = filled_like(0)
+defaults["aten.ones_like.default"] = filled_like(1)
+
 defaults["aten._unsafe_view.default"] = function(self, size)
   return call("aten.view.default", self, size)
 end

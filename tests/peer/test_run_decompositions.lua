@@ -168,6 +168,25 @@ T.test("cond / scan / map programs: bodies lowered, mutations kept, both IRs", f
   end
 end)
 
+local Fill = nn.Module:extend("Fill")
+function Fill:forward(x)
+  return x + torch.ones(2, 3) + torch.zeros_like(x) + torch.zeros(2, 3, torch.int64) +
+         torch.ones_like(x, {dtype = torch.bool})
+end
+T.test("zeros / ones / zeros_like / ones_like lowered to full / full_like as torch/_refs does", function()
+  local m, x = Fill(), torch.randn(2, 3)
+  local d = torch.export.export(m, {x}):run_decompositions()
+  local code = tostring(d.graph_module.code)
+  for _, line in ipairs{
+    "full = torch.ops.aten.full.default([2, 3], 1, dtype = torch.float32, layout = torch.strided, device = device(type='cpu'), pin_memory = False)",
+    "full_like = torch.ops.aten.full_like.default(x, 0, pin_memory = False, memory_format = torch.preserve_format)",
+    "full_1 = torch.ops.aten.full.default([2, 3], 0, dtype = torch.int64, layout = torch.strided, device = device(type='cpu'), pin_memory = False)",
+    "full_like_1 = torch.ops.aten.full_like.default(x, True, dtype = torch.bool, pin_memory = False, memory_format = torch.preserve_format)"} do
+    T.truthy(code:find(line, 1, true), line .. "\n" .. code)
+  end
+  P.numbers(m, d, {x})
+end)
+
 T.test("decomp_table entries: user functions, checked arguments", function()
   local tbl = {["aten.sin.default"] = function(x) return torch.ops.aten.cos.default(x) end}
   local d = torch.export.export(Lin(), {torch.randn(4, 4)}):run_decompositions(tbl)
