@@ -138,6 +138,25 @@ int fx_where_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_ternary_plan 
  * Tensor form takes the common dtype of all tensors and broadcasts them; in-place results must
  * cast back to self. */
 int fx_clamp_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_ternary_plan *p);
+/* lerp.Scalar / lerp.Tensor / lerp_ (ops: self, end, weight): floating self; end and a tensor
+ * weight of self's dtype (PyTorch's "expected dtype ... for `end`" messages); the three shapes
+ * broadcast, an in-place result must keep self's shape. */
+int fx_lerp_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_ternary_plan *p);
+
+/* ---- flip and roll (meta_reorder.c) ------------------------------------------------------ */
+
+/* Where each output element comes from: along dim d, flipped (index n-1-i) when flip[d], else
+ * shifted (index (i - shift[d]) mod n); flat: roll of the flattened tensor by flat_shift. */
+typedef struct fx_reorder_plan {
+    bool flip[FX_MAX_DIMS];
+    int64_t shift[FX_MAX_DIMS];
+    bool flat;
+    int64_t flat_shift;
+} fx_reorder_plan;
+
+/* flip: dims wrapped, a repeated dim refused ("dim 0 appears multiple times in the list of
+ * dims"); roll: "`shifts` required", "shifts and dimensions must align. shifts: 2, dims:1". */
+int fx_reorder_plan_make(fx_opctx *ctx, const fx_ivalue *a, fx_reorder_plan *p);
 
 /* ---- reductions ---------------------------------------------------------------------- */
 

@@ -204,18 +204,20 @@ int fx_meta_reduce(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     return FX_OK;
 }
 
-/* ---- cumsum --------------------------------------------------------------------------------- */
+/* ---- cumsum, cumprod
+ * --------------------------------------------------------------------------------- */
 
 int fx_cumsum_plan(const fx_opctx *ctx, const fx_ivalue *a, int *dim, fx_dtype *in_dtype,
                    fx_dtype *out_dtype) {
     if (a[0].tag != FX_IV_TENSOR)
-        return fx_err_setf(ctx->err, FX_EARG, "cumsum(): argument 'input' must be Tensor");
+        return fx_err_setf(ctx->err, FX_EARG, "%s(): argument 'input' must be Tensor",
+                           ctx->op->schema.name);
     const fx_tensor *x = a[0].u.t;
     int rc = fx_wrap_dim(a[1].u.i, x->ndim, dim, ctx->err);
     if (rc) return rc;
     const fx_ivalue *dtv = fx_arg(ctx, a, "dtype");
     bool given = dtv && dtv->tag == FX_IV_DTYPE;
-    if (ctx->op->id == FX_OP_CUMSUM_) {
+    if (ctx->op->id == FX_OP_CUMSUM_ || ctx->op->id == FX_OP_CUMPROD_) {
         *out_dtype = x->dtype;
         if (given && dtv->u.dtype != x->dtype)
             return fx_err_setf(ctx->err, FX_ETYPE,
@@ -228,14 +230,15 @@ int fx_cumsum_plan(const fx_opctx *ctx, const fx_ivalue *a, int *dim, fx_dtype *
     return FX_OK;
 }
 
-/* cumsum (fresh contiguous result of the result dtype) and cumsum_ (self). */
+/* cumsum / cumprod (fresh contiguous result of the result dtype) and cumsum_ / cumprod_
+ * (self). */
 int fx_meta_cumsum(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     int dim;
     fx_dtype in, od;
     int rc = fx_cumsum_plan(ctx, a, &dim, &in, &od);
     if (rc) return rc;
     fx_tensor *self = a[0].u.t;
-    if (ctx->op->id == FX_OP_CUMSUM_) {
+    if (ctx->op->id == FX_OP_CUMSUM_ || ctx->op->id == FX_OP_CUMPROD_) {
         if ((rc = fx_check_no_internal_overlap(self, ctx->err))) return rc;
         out[0] = fx_iv_tensor(self);
         return FX_OK;

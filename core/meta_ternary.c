@@ -1,5 +1,6 @@
-/* core/meta_ternary.c — meta functions of where (all overloads) and clamp (Scalar and Tensor
- * bounds, in-place twins), and max.other / min.other (composites of maximum / minimum).
+/* core/meta_ternary.c — meta functions of where (all overloads), clamp (Scalar and Tensor
+ * bounds, in-place twins) and lerp (Scalar and Tensor weight, in-place twins), and max.other /
+ * min.other (composites of maximum / minimum).
  * Layer: core. Follows TensorCompare.cpp: where's condition must be bool (uint8 still accepted,
  * deprecated), its result dtype is result_type(self, other); clamp needs a bound, promotes as
  * its structured meta does and refuses an in-place promotion. Outputs are laid out as
@@ -187,4 +188,69 @@ int fx_meta_clamp(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
 int fx_c_max_other(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_op_id to = ctx->op->id == FX_OP_MAX_OTHER ? FX_OP_MAXIMUM : FX_OP_MINIMUM;
     return fx_call(ctx->ctx, to, &out[0], ctx->err, 2, &a[0], &a[1]);
+}
+
+/* ---- lerp ----------------------------------------------------------------------------------- */
+
+int fx_lerp_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_ternary_plan *p) {
+    fx_err *err = ctx->err;
+    memset(p, 0, sizeof *p);
+    fx_op_id id = ctx->op->id;
+    p->inplace = id == FX_OP_LERP__SCALAR || id == FX_OP_LERP__TENSOR;
+    p->scalar_form = id == FX_OP_LERP_SCALAR || id == FX_OP_LERP__SCALAR;
+    p->ops[0] = &a[0], p->ops[1] = &a[1], p->ops[2] = &a[2];
+    if (a[0].tag != FX_IV_TENSOR || a[1].tag != FX_IV_TENSOR)
+        return fx_err_setf(err, FX_EARG, "lerp(): arguments 'input' and 'end' must be Tensors");
+    const fx_tensor *self = a[0].u.t, *end = a[1].u.t;
+    /* lerp's structured meta: end (and a tensor weight) must have self's dtype */
+    if (end->dtype != self->dtype)
+        return fx_err_setf(err, FX_ETYPE, "expected dtype %s for `end` but got dtype %s",
+                           typemeta_name(self->dtype), typemeta_name(end->dtype));
+    if (!p->scalar_form) {
+        if (a[2].tag != FX_IV_TENSOR)
+            return fx_err_setf(err, FX_EARG, "lerp(): argument 'weight' must be Tensor");
+        const fx_tensor *w = a[2].u.t;
+        if (w->dtype != self->dtype)
+            return fx_err_setf(err, FX_ETYPE, "expected dtype %s for `weight` but got dtype %s",
+                               typemeta_name(self->dtype), typemeta_name(w->dtype));
+        int md = self->ndim > end->ndim ? self->ndim : end->ndim;
+        if (w->ndim > md)
+            return fx_err_setf(
+                err, FX_ESHAPE,
+                "weight should be of dimension max(self.dim(), end.dim()) or lesser");
+    } else if (!fx_ivalue_is_scalar(&a[2])) {
+        return fx_err_setf(err, FX_EARG, "lerp(): argument 'weight' must be Number or Tensor");
+    }
+    int rc;
+    if (p->inplace && (rc = fx_check_no_internal_overlap(self, err))) return rc;
+    if ((rc = broadcast_all(p->ops, 3, p, err))) return rc;
+    if (p->inplace) {
+        bool same = p->ndim == self->ndim;
+        for (int d = 0; same && d < self->ndim; d++) same = p->sizes[d] == self->sizes[d];
+        if (!same) {
+            char b1[160], b2[160];
+            return fx_err_setf(err, FX_ESHAPE,
+                               "output with shape %s doesn't match the broadcast shape %s",
+                               fx_shape_str(self->ndim, self->sizes, b1, sizeof b1),
+                               fx_shape_str(p->ndim, p->sizes, b2, sizeof b2));
+        }
+    }
+    if (!fx_dtype_is_float(self->dtype))
+        return fx_err_setf(err, FX_ETYPE, "\"%s\" not implemented for '%s'",
+                           p->scalar_form ? "lerp_kernel_scalar" : "lerp_kernel_tensor",
+                           fx_dtype_c10_name(self->dtype));
+    p->compute = p->out_dtype = self->dtype;
+    return FX_OK;
+}
+
+/* lerp.Scalar / lerp.Tensor (fresh result of the broadcast shape) and lerp_ (self). */
+int fx_meta_lerp(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_ternary_plan p;
+    int rc = fx_lerp_plan_make(ctx, a, &p);
+    if (rc) return rc;
+    if (p.inplace) {
+        out[0] = fx_iv_tensor(a[0].u.t);
+        return FX_OK;
+    }
+    return fresh_result(ctx, &p, 0, out);
 }

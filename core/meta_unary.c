@@ -1,9 +1,11 @@
 /* core/meta_unary.c — meta functions of the unary pointwise ops: abs exp log log1p sqrt rsqrt
- * sin cos tanh sigmoid relu gelu silu reciprocal logical_not bitwise_not and their in-place
- * twins.
+ * sin cos tanh sigmoid relu gelu silu reciprocal logical_not bitwise_not sign floor ceil trunc
+ * round (and round.decimals) erf expm1 softplus and their in-place twins.
  * Layer: core. Dtype rules of PyTorch's unary ops: the float-only ops (exp ... reciprocal)
- * promote integer and bool inputs to the default float dtype; abs and relu keep the dtype and
- * refuse bool; gelu and silu need a floating input; bitwise_not needs an integral or bool
+ * promote integer and bool inputs to the default float dtype (so do erf and expm1); abs and relu
+ * keep the dtype and refuse bool; sign keeps every dtype (bool included); floor ceil trunc round
+ * keep the dtype, copy integers and refuse bool; round.decimals and softplus need a floating
+ * input; gelu and silu need a floating input; bitwise_not needs an integral or bool
  * input; logical_not gives bool. The result is laid out like self (empty_like). */
 #include <string.h>
 
@@ -32,7 +34,11 @@ static bool float_op(fx_op_id id) {
     case FX_OP_SIGMOID:
     case FX_OP_SIGMOID_:
     case FX_OP_RECIPROCAL:
-    case FX_OP_RECIPROCAL_: return true;
+    case FX_OP_RECIPROCAL_:
+    case FX_OP_ERF:
+    case FX_OP_ERF_:
+    case FX_OP_EXPM1:
+    case FX_OP_EXPM1_: return true;
     default: return false;
     }
 }
@@ -74,6 +80,37 @@ static int check_unary(const fx_opctx *ctx, const fx_ivalue *a) {
     case FX_OP_SILU_:
         if (!fx_dtype_is_float(dt))
             return fx_err_setf(err, FX_ETYPE, "\"silu_cpu\" not implemented for '%s'", cn);
+        break;
+    case FX_OP_FLOOR:
+    case FX_OP_FLOOR_:
+    case FX_OP_CEIL:
+    case FX_OP_CEIL_:
+    case FX_OP_TRUNC:
+    case FX_OP_TRUNC_:
+    case FX_OP_ROUND:
+    case FX_OP_ROUND_:
+        /* integers are copied (UnaryOps.cpp's integral fast path); bool reaches the float-only
+         * kernel and is refused there */
+        if (dt == FX_DTYPE_BOOL) {
+            const char *nm = ctx->op->schema.name;
+            int len = (int)strlen(nm) - (nm[strlen(nm) - 1] == '_'); /* floor_ -> floor */
+            return fx_err_setf(err, FX_ETYPE, "\"%.*s_vml_cpu\" not implemented for 'Bool'", len,
+                               nm);
+        }
+        break;
+    case FX_OP_ROUND_DECIMALS:
+    case FX_OP_ROUND__DECIMALS: {
+        const fx_ivalue *dv = fx_arg(ctx, a, "decimals");
+        int64_t dec = dv && dv->tag == FX_IV_INT ? dv->u.i : 0;
+        /* decimals == 0 takes round's kernel, any other the decimals kernel: both float-only */
+        if (!fx_dtype_is_float(dt))
+            return fx_err_setf(err, FX_ETYPE, "\"%s\" not implemented for '%s'",
+                               dec ? "round_cpu" : "round_vml_cpu", cn);
+        break;
+    }
+    case FX_OP_SOFTPLUS:
+        if (!fx_dtype_is_float(dt))
+            return fx_err_setf(err, FX_ETYPE, "\"softplus_cpu\" not implemented for '%s'", cn);
         break;
     case FX_OP_BITWISE_NOT:
     case FX_OP_BITWISE_NOT_:

@@ -177,20 +177,22 @@ typedef struct cum_ud {
     int64_t len, xs, os; /* line length, input and output byte strides along the dim */
 } cum_ud;
 
-/* p[0] output line starts, p[1] input line starts (both of dtype ID); ACC the running sum. */
-#define CUM_LOOP(ID, ST, VT, ACC, WRAP)                                                            \
-    static void cum_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {                 \
+/* p[0] output line starts, p[1] input line starts (both of dtype ID); ACC the running sum
+ * (NAME cum, starting at 0) or product (NAME cumprod, starting at 1). */
+#define CUM_LOOP_OP(NAME, INIT, ID, ST, VT, ACC, WRAP)                                             \
+    static void NAME##_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {              \
         const cum_ud *u = ud;                                                                      \
         for (int64_t i = 0; i < n; i++) {                                                          \
             const char *x = p[1] + i * st[1];                                                      \
             char *o = p[0] + i * st[0];                                                            \
-            ACC s = 0;                                                                             \
+            ACC s = INIT;                                                                          \
             for (int64_t k = 0; k < u->len; k++) {                                                 \
                 s = WRAP(s, K_LOAD_##ID(x + k * u->xs));                                           \
                 K_STORE(ID, ST, o + k * u->os, s);                                                 \
             }                                                                                      \
         }                                                                                          \
     }
+#define CUM_LOOP(ID, ST, VT, ACC, WRAP) CUM_LOOP_OP(cum, 0, ID, ST, VT, ACC, WRAP)
 #define ADDF(s, v) ((s) + (v))
 #define ADDI(s, v) ((int64_t)((uint64_t)(s) + (uint64_t)(int64_t)(v)))
 CUM_LOOP(F32, float, float, double, ADDF)
@@ -205,8 +207,24 @@ CUM_LOOP(U8, uint8_t, uint8_t, int64_t, ADDI)
 CUM_LOOP(BOOL, uint8_t, uint8_t, int64_t, ADDI)
 static const fx_iter_loop k_cums[FX_DTYPE_COUNT] = {cum_F32, cum_F64, cum_F16, cum_BF16, cum_I64,
                                                     cum_I32, cum_I16, cum_I8,  cum_U8,   cum_BOOL};
+#define CUMPROD_LOOP(ID, ST, VT, ACC, WRAP) CUM_LOOP_OP(cumprod, 1, ID, ST, VT, ACC, WRAP)
+#define MULF(s, v) ((s) * (v))
+#define MULI(s, v) ((int64_t)((uint64_t)(s) * (uint64_t)(int64_t)(v)))
+CUMPROD_LOOP(F32, float, float, double, MULF)
+CUMPROD_LOOP(F64, double, double, double, MULF)
+CUMPROD_LOOP(F16, uint16_t, float, float, MULF)
+CUMPROD_LOOP(BF16, uint16_t, float, float, MULF)
+CUMPROD_LOOP(I64, int64_t, int64_t, int64_t, MULI)
+CUMPROD_LOOP(I32, int32_t, int32_t, int64_t, MULI)
+CUMPROD_LOOP(I16, int16_t, int16_t, int64_t, MULI)
+CUMPROD_LOOP(I8, int8_t, int8_t, int64_t, MULI)
+CUMPROD_LOOP(U8, uint8_t, uint8_t, int64_t, MULI)
+CUMPROD_LOOP(BOOL, uint8_t, uint8_t, int64_t, MULI)
+static const fx_iter_loop k_cumprods[FX_DTYPE_COUNT] = {
+    cumprod_F32, cumprod_F64, cumprod_F16, cumprod_BF16, cumprod_I64,
+    cumprod_I32, cumprod_I16, cumprod_I8,  cumprod_U8,   cumprod_BOOL};
 
-/* cumsum / cumsum_: out[0] is the fresh result or self. */
+/* cumsum / cumsum_ / cumprod / cumprod_: out[0] is the fresh result or self. */
 int fx_k_cumsum(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     int d;
     fx_dtype in_dt, out_dt;
@@ -236,7 +254,8 @@ int fx_k_cumsum(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_iter_add_raw(&it, fx_tensor_data(res), res->strides, (size_t)es);
     fx_iter_add_raw(&it, fx_tensor_data(x), x->strides, (size_t)es);
     fx_iter_coalesce(&it);
-    fx_iter_run_par(&it, k_cums[out_dt], &u);
+    bool prod = ctx->op->id == FX_OP_CUMPROD || ctx->op->id == FX_OP_CUMPROD_;
+    fx_iter_run_par(&it, prod ? k_cumprods[out_dt] : k_cums[out_dt], &u);
     fx_tensor_release(cast);
     return FX_OK;
 }

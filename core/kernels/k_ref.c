@@ -244,6 +244,17 @@ void fx_ref_unary(fx_ref_unop op, const fx_tensor *a, fx_tensor *out) {
             break;
         case FX_REF_SILU: r = x / (1.0 + exp(-x)); break;
         case FX_REF_LNOT: fx_dtype_store_i64(out->dtype, o, oo, x == 0); continue;
+        case FX_REF_SIGN: r = x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; break;
+        case FX_REF_FLOOR_U: r = floor(x); break;
+        case FX_REF_CEIL_U: r = ceil(x); break;
+        case FX_REF_TRUNC_U: r = trunc(x); break;
+        case FX_REF_ROUND: {
+            double f = floor(x), d = x - f; /* ties to the even neighbour */
+            r = d > 0.5 ? f + 1 : d < 0.5 ? f : (fmod(f, 2.0) == 0 ? f : f + 1);
+            break;
+        }
+        case FX_REF_ERF: r = erf(x); break;
+        case FX_REF_EXPM1: r = expm1(x); break;
         case FX_REF_ABS:
             if (!is_fp(a->dtype)) {
                 fx_dtype_store_i64(out->dtype, o, oo, xi < 0 ? (int64_t)(0 - (uint64_t)xi) : xi);

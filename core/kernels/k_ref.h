@@ -58,6 +58,13 @@ typedef enum fx_ref_unop {
     FX_REF_SILU,
     FX_REF_BNOT,
     FX_REF_LNOT,
+    FX_REF_SIGN,
+    FX_REF_FLOOR_U,
+    FX_REF_CEIL_U,
+    FX_REF_TRUNC_U, /* trunc, the unary op */
+    FX_REF_ROUND,   /* halves to even */
+    FX_REF_ERF,
+    FX_REF_EXPM1,
 } fx_ref_unop;
 /* out = op(a): a's values read as double (floating math in double, whatever out's dtype) or
  * int64 (abs, relu, bitwise_not on integers, wrapping to a's dtype), stored into out (rounded

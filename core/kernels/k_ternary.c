@@ -1,5 +1,5 @@
-/* core/kernels/k_ternary.c — kernels of where (all overloads) and clamp (Scalar and Tensor
- * bounds, in-place twins).
+/* core/kernels/k_ternary.c — kernels of where (all overloads), clamp (Scalar and Tensor
+ * bounds, in-place twins) and lerp (Scalar and Tensor weight, in-place twins).
  * Layer: core (private). Values are first brought to the common dtype (converted copies,
  * scalars converted once), then one strided loop runs over the broadcast shape, split over
  * threads for large tensors. where selects bytes, so one loop per element size serves every
@@ -199,4 +199,51 @@ done:
     for (int i = 0; i < 3; i++) fx_tensor_release(tmp[i]);
     fx_tensor_release(tmp_out);
     return rc;
+}
+
+/* ---- lerp ----------------------------------------------------------------------------------- */
+
+/* p[0] out, p[1] self, p[2] end, p[3] weight (a tensor or a broadcast scalar), all of dtype ID,
+ * computed in VT (float for the half types) as Lerp.h: from self when |w| < 0.5, else from end. */
+#define LERP_LOOP(ID, ST, VT)                                                                      \
+    static void lerp_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {                \
+        (void)ud;                                                                                  \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            const VT s = K_LOAD_##ID(p[1] + i * st[1]), e = K_LOAD_##ID(p[2] + i * st[2]);         \
+            const VT w = K_LOAD_##ID(p[3] + i * st[3]), d = e - s;                                 \
+            const VT r = (w < (VT)0.5 && w > (VT)-0.5) ? s + w * d : e - d * ((VT)1 - w);          \
+            K_STORE(ID, ST, p[0] + i * st[0], r);                                                  \
+        }                                                                                          \
+    }
+LERP_LOOP(F32, float, float)
+LERP_LOOP(F64, double, double)
+LERP_LOOP(F16, uint16_t, float)
+LERP_LOOP(BF16, uint16_t, float)
+
+/* lerp.Scalar, lerp.Tensor, lerp_: out[0] is the fresh result or self. */
+int fx_k_lerp(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_ternary_plan p;
+    int rc = fx_lerp_plan_make(ctx, a, &p);
+    if (rc) return rc;
+    fx_tensor *res = out[0].u.t;
+    if (fx_tensor_is_meta(res)) return FX_OK;
+    const fx_dtype C = p.compute;
+    fx_iter_loop fn = C == FX_DTYPE_F32   ? lerp_F32
+                      : C == FX_DTYPE_F64 ? lerp_F64
+                      : C == FX_DTYPE_F16 ? lerp_F16
+                                          : lerp_BF16;
+    const fx_tensor *tw = NULL;
+    fx_tensor *tmp_w = NULL;
+    uint64_t bw;
+    if ((rc = operand_as(p.ops[2], C, &tw, &tmp_w, &bw, ctx->err))) return rc;
+    fx_iter it;
+    fx_iter_init(&it, p.ndim, p.sizes);
+    fx_iter_add(&it, res);
+    fx_iter_add(&it, p.ops[0]->u.t);
+    fx_iter_add(&it, p.ops[1]->u.t);
+    add_operand(&it, tw, &bw, C);
+    fx_iter_coalesce(&it);
+    fx_iter_run_par(&it, fn, NULL);
+    fx_tensor_release(tmp_w);
+    return FX_OK;
 }

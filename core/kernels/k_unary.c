@@ -1,5 +1,6 @@
 /* core/kernels/k_unary.c — elementwise unary kernels: abs exp log log1p sqrt rsqrt sin cos tanh
- * sigmoid relu gelu silu reciprocal logical_not bitwise_not (and their in-place twins).
+ * sigmoid relu gelu silu reciprocal logical_not bitwise_not sign floor ceil trunc round
+ * (round.decimals) erf expm1 softplus (and their in-place twins).
  * Layer: core (private). The meta function (meta_unary.c) has checked the dtypes and made the
  * output. The input is brought to the compute dtype first (int -> float32 for the float-only
  * ops, as TensorIterator's promote_integer_inputs_to_float), the loop writes the compute dtype
@@ -43,6 +44,24 @@ static inline float rsqrt_f(float x) { return 1.0f / sqrtf(x); }
 static inline double rsqrt_d(double x) { return 1.0 / sqrt(x); }
 static inline float recip_f(float x) { return 1.0f / x; }
 static inline double recip_d(double x) { return 1.0 / x; }
+/* sign: (0 < x) - (x < 0), so NaN and -0.0 give 0 (c10's sign) */
+static inline float sign_f(float x) { return (float)((0.0f < x) - (x < 0.0f)); }
+static inline double sign_d(double x) { return (double)((0.0 < x) - (x < 0.0)); }
+/* softplus (Activation.cpp): x where beta * x > threshold, else log1p(exp(beta * x)) / beta */
+static inline float softplus_f(float x, float beta, float thr) {
+    return x * beta > thr ? x : log1pf(expf(x * beta)) / beta;
+}
+static inline double softplus_d(double x, double beta, double thr) {
+    return x * beta > thr ? x : log1p(exp(x * beta)) / beta;
+}
+/* round.decimals (UnaryOpsKernel.cpp): a negative count rounds to tens, hundreds, ...; p is
+ * 10^|decimals| in the value type, n whether decimals < 0; halves go to even (nearbyint) */
+static inline float rdec_f(float x, float p, float n) {
+    return n != 0.0f ? nearbyintf(x / p) * p : nearbyintf(x * p) / p;
+}
+static inline double rdec_d(double x, double p, double n) {
+    return n != 0.0 ? nearbyint(x / p) * p : nearbyint(x * p) / p;
+}
 
 /* UNARY_LOOP(NAME, ID, ST, VT, OST, OID, EXPR): out (storage OST, dtype OID) = EXPR(x), x the
  * input element of dtype ID loaded as VT; a dense fast path the compiler vectorizes. */
@@ -91,11 +110,43 @@ FLOAT_MATH(F64, double, double, )
     SAME(gelu, ID, ST, VT, gelu_##S(x))                                                            \
     SAME(gelut, ID, ST, VT, gelut_##S(x))                                                          \
     SAME(silu, ID, ST, VT, silu_##S(x))                                                            \
-    SAME(recip, ID, ST, VT, recip_##S(x))
+    SAME(recip, ID, ST, VT, recip_##S(x))                                                          \
+    SAME(sign, ID, ST, VT, sign_##S(x))
 FLOAT_MATH2(F32, float, float, f)
 FLOAT_MATH2(F16, uint16_t, float, f)
 FLOAT_MATH2(BF16, uint16_t, float, f)
 FLOAT_MATH2(F64, double, double, d)
+
+#define FLOAT_MATH3(ID, ST, VT, S)                                                                 \
+    SAME(floor, ID, ST, VT, floor##S(x))                                                           \
+    SAME(ceil, ID, ST, VT, ceil##S(x))                                                             \
+    SAME(trunc, ID, ST, VT, trunc##S(x))                                                           \
+    SAME(round, ID, ST, VT, nearbyint##S(x))                                                       \
+    SAME(erf, ID, ST, VT, erf##S(x))                                                               \
+    SAME(expm1, ID, ST, VT, expm1##S(x))
+FLOAT_MATH3(F32, float, float, f)
+FLOAT_MATH3(F16, uint16_t, float, f)
+FLOAT_MATH3(BF16, uint16_t, float, f)
+FLOAT_MATH3(F64, double, double, )
+
+/* PARAM_LOOP(NAME, ID, ST, VT, FN): out = FN(x, P0, P1), the two parameters from ud (a double[2])
+ * converted once to the value type. */
+#define PARAM_LOOP(NAME, ID, ST, VT, FN)                                                           \
+    static void NAME##_##ID(void *ud, int64_t n, char *const *p, const int64_t *st) {              \
+        const double *prm = ud;                                                                    \
+        const VT p0 = (VT)prm[0], p1 = (VT)prm[1];                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            const VT x = K_LOAD_##ID(p[1] + i * st[1]);                                            \
+            K_STORE(ID, ST, p[0] + i * st[0], FN(x, p0, p1));                                      \
+        }                                                                                          \
+    }
+#define PARAM_MATH(ID, ST, VT, S)                                                                  \
+    PARAM_LOOP(softplus, ID, ST, VT, softplus_##S)                                                 \
+    PARAM_LOOP(rdec, ID, ST, VT, rdec_##S)
+PARAM_MATH(F32, float, float, f)
+PARAM_MATH(F16, uint16_t, float, f)
+PARAM_MATH(BF16, uint16_t, float, f)
+PARAM_MATH(F64, double, double, d)
 
 /* integers: abs wraps (abs(INT_MIN) = INT_MIN), relu is max(x, 0), bitwise_not is ~x */
 #define INT_MATH(ID, ST, VT)                                                                       \
@@ -110,6 +161,13 @@ SAME(abs, U8, uint8_t, uint8_t, x)
 SAME(relu, U8, uint8_t, uint8_t, x)
 SAME(bnot, U8, uint8_t, uint8_t, ~(int64_t)x)
 SAME(bnot, BOOL, uint8_t, uint8_t, !x)
+#define INT_SIGN(ID, ST, VT) SAME(sign, ID, ST, VT, (x > 0) - (x < 0))
+INT_SIGN(I64, int64_t, int64_t)
+INT_SIGN(I32, int32_t, int32_t)
+INT_SIGN(I16, int16_t, int16_t)
+INT_SIGN(I8, int8_t, int8_t)
+SAME(sign, U8, uint8_t, uint8_t, x > 0)
+SAME(sign, BOOL, uint8_t, uint8_t, x)
 
 /* logical_not: any dtype in, bool out */
 #define LNOT(ID, ST, VT) UNARY_LOOP(lnot, ID, ST, VT, BOOL, uint8_t, x == 0)
@@ -133,6 +191,15 @@ enum {
     U_SILU,
     U_BNOT,
     U_LNOT,
+    U_SIGN,
+    U_FLOOR,
+    U_CEIL,
+    U_TRUNC,
+    U_ROUND,
+    U_ERF,
+    U_EXPM1,
+    U_SOFTPLUS,
+    U_RDEC,
     U_COUNT
 };
 
@@ -180,6 +247,17 @@ static void init_unary_loops(void) {
     SET_UF(U_LNOT, lnot);
     SET_UI(U_LNOT, lnot);
     SET_U(U_LNOT, lnot, BOOL);
+    SET_UF(U_SIGN, sign);
+    SET_UI(U_SIGN, sign);
+    SET_U(U_SIGN, sign, BOOL);
+    SET_UF(U_FLOOR, floor);
+    SET_UF(U_CEIL, ceil);
+    SET_UF(U_TRUNC, trunc);
+    SET_UF(U_ROUND, round);
+    SET_UF(U_ERF, erf);
+    SET_UF(U_EXPM1, expm1);
+    SET_UF(U_SOFTPLUS, softplus);
+    SET_UF(U_RDEC, rdec);
     ready = 1;
 }
 
@@ -216,6 +294,26 @@ static int unary_row(const fx_opctx *ctx, const fx_ivalue *a) {
     case FX_OP_BITWISE_NOT_: return U_BNOT;
     case FX_OP_LOGICAL_NOT:
     case FX_OP_LOGICAL_NOT_: return U_LNOT;
+    case FX_OP_SIGN:
+    case FX_OP_SIGN_: return U_SIGN;
+    case FX_OP_FLOOR:
+    case FX_OP_FLOOR_: return U_FLOOR;
+    case FX_OP_CEIL:
+    case FX_OP_CEIL_: return U_CEIL;
+    case FX_OP_TRUNC:
+    case FX_OP_TRUNC_: return U_TRUNC;
+    case FX_OP_ROUND:
+    case FX_OP_ROUND_: return U_ROUND;
+    case FX_OP_ERF:
+    case FX_OP_ERF_: return U_ERF;
+    case FX_OP_EXPM1:
+    case FX_OP_EXPM1_: return U_EXPM1;
+    case FX_OP_SOFTPLUS: return U_SOFTPLUS;
+    case FX_OP_ROUND_DECIMALS:
+    case FX_OP_ROUND__DECIMALS: {
+        const fx_ivalue *dv = fx_arg(ctx, a, "decimals");
+        return dv && dv->tag == FX_IV_INT && dv->u.i != 0 ? U_RDEC : U_ROUND;
+    }
     case FX_OP_GELU:
     case FX_OP_GELU_: {
         const fx_ivalue *ap = fx_arg(ctx, a, "approximate");
@@ -232,6 +330,21 @@ int fx_k_unary_math(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (fx_tensor_is_meta(res)) return FX_OK;
     init_unary_loops();
     int row = unary_row(ctx, a);
+    bool rounding = row == U_FLOOR || row == U_CEIL || row == U_TRUNC || row == U_ROUND;
+    if (rounding && !fx_dtype_is_float(src->dtype)) { /* integers round to themselves */
+        fx_k_copy_tensor(res, src);
+        return FX_OK;
+    }
+    double prm[2] = {0, 0}; /* softplus: beta, threshold; round.decimals: 10^|d|, d < 0 */
+    if (row == U_SOFTPLUS) {
+        const fx_ivalue *b = fx_arg(ctx, a, "beta"), *th = fx_arg(ctx, a, "threshold");
+        prm[0] = b && b->tag != FX_IV_NONE ? fx_ivalue_to_f64(b) : 1.0;
+        prm[1] = th && th->tag != FX_IV_NONE ? fx_ivalue_to_f64(th) : 20.0;
+    } else if (row == U_RDEC) {
+        int64_t d = fx_arg(ctx, a, "decimals")->u.i;
+        prm[0] = pow(10.0, (double)(d < 0 ? -d : d));
+        prm[1] = d < 0;
+    }
     fx_dtype C = fx_unary_compute_dtype(ctx->op->id, src->dtype);
     fx_iter_loop fn = row >= 0 ? k_unary_loops[row][C] : NULL;
     if (!fn)
@@ -255,7 +368,7 @@ int fx_k_unary_math(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_iter_add(&it, dst);
     fx_iter_add(&it, src);
     fx_iter_coalesce(&it);
-    fx_iter_run_par(&it, fn, NULL);
+    fx_iter_run_par(&it, fn, prm);
     if (tmp_out) fx_k_copy_tensor(res, tmp_out);
 done:
     fx_tensor_release(tmp_in);

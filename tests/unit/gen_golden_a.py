@@ -148,6 +148,35 @@ CASES = [
     ("uniform_6", "uniform_.default", "F:-1.0;F:1.0", {"seed": 0, "fill": [6]}),
     ("uniform_17", "uniform_.default", "F:2.0;F:5.0", {"seed": 9, "fill": [17]}),
     ("bernoulli_p", "bernoulli_.float", "F:0.3", {"seed": 0, "fill": [12]}),
+    # issue 10: more pointwise ops, scans, reordering
+    *[(f"{op}_x", f"{op}.default", "T:x", {}) for op in ["sign", "floor", "ceil", "trunc", "round", "erf", "expm1"]],
+    *[(f"{op}_i", f"{op}.default", "T:i", {}) for op in ["sign", "floor", "round", "erf", "expm1"]],
+    ("sign_b", "sign.default", "T:b", {}),
+    ("sign_u", "sign.default", "T:u", {}),
+    ("sign_nf", "sign.default", "T:nf", {}),
+    ("floor_nf", "floor.default", "T:nf", {}),
+    ("round_xd", "round.default", "T:xd", {}),
+    ("round_dec1", "round.decimals", "T:xp;I:1", {"kw": {"decimals": 1}}),
+    ("round_decm1", "round.decimals", "T:xp;I:-1", {"kw": {"decimals": -1}}),
+    ("round_dec2d", "round.decimals", "T:xd;I:2", {"kw": {"decimals": 2}}),
+    ("softplus_x", "softplus.default", "T:x", {}),
+    ("softplus_bt", "softplus.default", "T:x;F:2.0;F:1.0", {}),
+    ("softplus_xd", "softplus.default", "T:xd;F:0.5;I:3", {}),
+    ("lerp_s", "lerp.Scalar", "T:x;T:y;F:0.3", {}),
+    ("lerp_s_big", "lerp.Scalar", "T:x;T:y;F:0.75", {}),
+    ("lerp_t", "lerp.Tensor", "T:y;T:x;T:xp", {}),
+    ("cumprod_x1", "cumprod.default", "T:x;I:1", {}),
+    ("cumprod_i0", "cumprod.default", "T:i;I:0", {}),
+    ("cumprod_b", "cumprod.default", "T:b;I:1", {}),
+    ("cumprod_u", "cumprod.default", "T:u;I:-1", {}),
+    ("flip_x01", "flip.default", "T:x;L:0,1", {}),
+    ("flip_i1", "flip.default", "T:i;L:-1", {}),
+    ("flip_b0", "flip.default", "T:b;L:0", {}),
+    ("roll_x1", "roll.default", "T:x;L:1;L:0", {}),
+    ("roll_flat", "roll.default", "T:x;L:5", {}),
+    ("roll_i2", "roll.default", "T:i;L:1,-2;L:0,1", {}),
+    ("roll_neg", "roll.default", "T:xd;L:-7;L:1", {}),
+    ("roll_same", "roll.default", "T:x;L:1,1;L:1,1", {}),
 ]
 
 
@@ -202,7 +231,7 @@ def main():
         fn = getattr(getattr(torch.ops.aten, opname), ov)
         pos = args
         if kw:  # keyword-only arguments are given by name (the spec still lists them positionally)
-            pos = args[: len(args) - len([k for k in kw if k in ("approximate", "correction", "keepdim")])]
+            pos = args[: len(args) - len([k for k in kw if k in ("approximate", "correction", "keepdim", "decimals")])]
         kw = dict(kw, **ex.get("pykw", {}))  # python-only keywords (torch 1.13 has no default)
         if "seed" in ex:
             torch.manual_seed(ex["seed"])

@@ -8,7 +8,7 @@
 
 #include <omp.h>
 
-enum { K_FLOAT, K_SAME, K_FLOAT_ONLY, K_BITS, K_LOGICAL };
+enum { K_FLOAT, K_SAME, K_FLOAT_ONLY, K_BITS, K_LOGICAL, K_ALL };
 
 typedef struct unop_case {
     fx_op_id id, id_;
@@ -36,6 +36,13 @@ static const unop_case k_ops[] = {
     {FX_OP_SILU, FX_OP_SILU_, FX_REF_SILU, K_FLOAT_ONLY, NULL, "silu"},
     {FX_OP_BITWISE_NOT, FX_OP_BITWISE_NOT_, FX_REF_BNOT, K_BITS, NULL, "bitwise_not"},
     {FX_OP_LOGICAL_NOT, FX_OP_LOGICAL_NOT_, FX_REF_LNOT, K_LOGICAL, NULL, "logical_not"},
+    {FX_OP_SIGN, FX_OP_SIGN_, FX_REF_SIGN, K_ALL, NULL, "sign"},
+    {FX_OP_FLOOR, FX_OP_FLOOR_, FX_REF_FLOOR_U, K_SAME, NULL, "floor"},
+    {FX_OP_CEIL, FX_OP_CEIL_, FX_REF_CEIL_U, K_SAME, NULL, "ceil"},
+    {FX_OP_TRUNC, FX_OP_TRUNC_, FX_REF_TRUNC_U, K_SAME, NULL, "trunc"},
+    {FX_OP_ROUND, FX_OP_ROUND_, FX_REF_ROUND, K_SAME, NULL, "round"},
+    {FX_OP_ERF, FX_OP_ERF_, FX_REF_ERF, K_FLOAT, NULL, "erf"},
+    {FX_OP_EXPM1, FX_OP_EXPM1_, FX_REF_EXPM1, K_FLOAT, NULL, "expm1"},
 };
 #define NOPS (int)(sizeof k_ops / sizeof k_ops[0])
 
@@ -253,6 +260,74 @@ static void test_unary_known(void **state) {
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) fx_ivalue_clear(all[k]);
 }
 
+/* round.decimals and softplus against naive references over the floating dtypes and layouts;
+ * their refusals and those of the rounding ops on bool (PyTorch's messages, torch 1.13). */
+static void test_unary_params(void **state) {
+    (void)state;
+    int64_t sz[2] = {4, 5};
+    int bad = 0;
+    const fx_dtype fl[] = {FX_DTYPE_F32, FX_DTYPE_F64, FX_DTYPE_F16, FX_DTYPE_BF16};
+    const int decs[] = {0, 1, 2, -1};
+    for (int i = 0; i < 4; i++)
+        for (int l = 0; l < KA_NLAYOUTS; l++) {
+            fx_tensor *x = ka_make(fl[i], l, 2, sz, 0);
+            fx_ivalue xv = fx_iv_tensor(x);
+            for (int k = 0; k < 4; k++) {
+                fx_ivalue dv = fx_iv_int(decs[k]);
+                fx_err err;
+                fx_tensor *r;
+                assert_int_equal(ka_call(FX_OP_ROUND_DECIMALS, &r, &err, 2, &xv, &dv), FX_OK);
+                fx_tensor *exp = ka_empty(fl[i], 2, sz);
+                double p = pow(10.0, decs[k] < 0 ? -decs[k] : decs[k]);
+                for (int64_t e = 0; e < 20; e++) {
+                    int64_t ix[2] = {e / 5, e % 5};
+                    double v = fx_dtype_load_f64(x->dtype, fx_tensor_data(x),
+                                                 ix[0] * x->strides[0] + ix[1] * x->strides[1]);
+                    double q = decs[k] < 0 ? nearbyint(v / p) * p : nearbyint(v * p) / p;
+                    fx_dtype_store_f64(fl[i], fx_tensor_data(exp), e, q);
+                }
+                bad += !ka_close(r, exp, ka_rtol(fl[i]), 1e-6, "round.decimals");
+                fx_tensor_release(r), fx_tensor_release(exp);
+            }
+            fx_ivalue beta = fx_iv_float(2.0), thr = fx_iv_float(1.0);
+            fx_err err;
+            fx_tensor *r;
+            assert_int_equal(ka_call(FX_OP_SOFTPLUS, &r, &err, 3, &xv, &beta, &thr), FX_OK);
+            fx_tensor *want = ka_empty(fl[i], 2, sz);
+            for (int64_t e = 0; e < 20; e++) {
+                int64_t ix[2] = {e / 5, e % 5};
+                double v = fx_dtype_load_f64(x->dtype, fx_tensor_data(x),
+                                             ix[0] * x->strides[0] + ix[1] * x->strides[1]);
+                fx_dtype_store_f64(fl[i], fx_tensor_data(want), e,
+                                   2.0 * v > 1.0 ? v : log1p(exp(2.0 * v)) / 2.0);
+            }
+            bad += !ka_close(r, want, ka_rtol(fl[i]), 1e-6, "softplus");
+            fx_tensor_release(r), fx_tensor_release(want);
+            fx_ivalue_clear(&xv);
+            fx_tensor_release(x);
+        }
+    assert_int_equal(bad, 0);
+    fx_err err;
+    fx_tensor *r;
+    int64_t n = 2;
+    fx_ivalue b = fx_iv_tensor_steal(ka_make(FX_DTYPE_BOOL, KA_CONTIG, 1, &n, 0));
+    fx_ivalue i = fx_iv_tensor_steal(ka_make(FX_DTYPE_I64, KA_CONTIG, 1, &n, 0));
+    fx_ivalue d0 = fx_iv_int(0), d1 = fx_iv_int(1);
+    KA_ERR("\"floor_vml_cpu\" not implemented for 'Bool'", ka_call(FX_OP_FLOOR, &r, &err, 1, &b));
+    KA_ERR("\"ceil_vml_cpu\" not implemented for 'Bool'", ka_call(FX_OP_CEIL_, &r, &err, 1, &b));
+    KA_ERR("\"trunc_vml_cpu\" not implemented for 'Bool'", ka_call(FX_OP_TRUNC, &r, &err, 1, &b));
+    KA_ERR("\"round_vml_cpu\" not implemented for 'Bool'", ka_call(FX_OP_ROUND, &r, &err, 1, &b));
+    KA_ERR("\"round_cpu\" not implemented for 'Long'",
+           ka_call(FX_OP_ROUND_DECIMALS, &r, &err, 2, &i, &d1));
+    KA_ERR("\"round_vml_cpu\" not implemented for 'Long'",
+           ka_call(FX_OP_ROUND_DECIMALS, &r, &err, 2, &i, &d0));
+    KA_ERR("\"softplus_cpu\" not implemented for 'Long'", ka_call(FX_OP_SOFTPLUS, &r, &err, 1, &i));
+    KA_ERR("result type Float can't be cast to the desired output type Long",
+           ka_call(FX_OP_ERF_, &r, &err, 1, &i));
+    fx_ivalue_clear(&b);
+    fx_ivalue_clear(&i);
+}
+
 /* Large tensors run on several threads: the result equals the reference and is bit-identical
  * to a one-thread run (contiguous and transposed). */
 static void test_unary_threads(void **state) {
@@ -284,6 +359,7 @@ int main(void) {
         cmocka_unit_test(test_unary_dtypes_layouts), cmocka_unit_test(test_unary_shapes),
         cmocka_unit_test(test_unary_inplace),        cmocka_unit_test(test_unary_errors),
         cmocka_unit_test(test_unary_known),          cmocka_unit_test(test_unary_threads),
+        cmocka_unit_test(test_unary_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

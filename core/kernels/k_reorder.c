@@ -1,0 +1,59 @@
+/* core/kernels/k_reorder.c — kernels of flip and roll (meta_reorder.c).
+ * Layer: core (private). Both move whole elements: every output element is copied (by element
+ * size, so one loop serves every dtype) from the input element the plan names. The output is
+ * walked in row-major order with a multi-index; a flat roll (no dims) walks the flattened
+ * indices of self instead. */
+#include <string.h>
+
+#include "core/meta_common.h"
+
+/* The row-major multi-index of flat position f in sizes. */
+static void unravel(int nd, const int64_t *sizes, int64_t f, int64_t *idx) {
+    for (int d = nd - 1; d >= 0; d--) {
+        idx[d] = sizes[d] ? f % sizes[d] : 0;
+        f = sizes[d] ? f / sizes[d] : 0;
+    }
+}
+
+static int64_t offset_of(int nd, const int64_t *idx, const int64_t *strides) {
+    int64_t o = 0;
+    for (int d = 0; d < nd; d++) o += idx[d] * strides[d];
+    return o;
+}
+
+/* flip, roll: out[0] is the fresh result. */
+int fx_k_reorder(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *res = out[0].u.t;
+    const fx_tensor *x = a[0].u.t;
+    if (fx_tensor_is_meta(res)) return FX_OK;
+    fx_reorder_plan p;
+    int rc = fx_reorder_plan_make(ctx, a, &p);
+    if (rc) return rc;
+    const int nd = x->ndim;
+    const int64_t n = fx_tensor_numel(x);
+    if (n == 0) return FX_OK;
+    const size_t es = fx_dtype_size(x->dtype);
+    const char *src = fx_tensor_data(x);
+    char *dst = fx_tensor_data(res);
+    int64_t oi[FX_MAX_DIMS], si[FX_MAX_DIMS], sh[FX_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        int64_t s = x->sizes[d];
+        sh[d] = s ? ((p.shift[d] % s) + s) % s : 0;
+    }
+    const int64_t fs = ((p.flat_shift % n) + n) % n;
+    for (int64_t f = 0; f < n; f++) {
+        if (p.flat) { /* output flat position f takes input flat position f - shift */
+            unravel(nd, x->sizes, ((f - fs) % n + n) % n, si);
+            unravel(nd, x->sizes, f, oi);
+        } else {
+            unravel(nd, x->sizes, f, oi);
+            for (int d = 0; d < nd; d++) {
+                int64_t s = x->sizes[d];
+                si[d] = p.flip[d] ? s - 1 - oi[d] : (oi[d] - sh[d] + s) % s;
+            }
+        }
+        memcpy(dst + offset_of(nd, oi, res->strides) * (int64_t)es,
+               src + offset_of(nd, si, x->strides) * (int64_t)es, es);
+    }
+    return FX_OK;
+}
