@@ -849,6 +849,7 @@ static const struct {
     {fx_meta_binary_, rule_bcast},
     {fx_meta_where, rule_bcast},
     {fx_meta_clamp, rule_bcast},
+    {fx_meta_lerp, rule_bcast},
     {fx_meta_masked_fill, rule_bcast},
     {fx_meta_unary, rule_same},
     {fx_meta_unary_, rule_same},
@@ -860,6 +861,8 @@ static const struct {
     {fx_meta_random_, rule_same},
     {fx_meta_softmax, rule_same},
     {fx_meta_cumsum, rule_same},
+    {fx_meta_flip, rule_same},
+    {fx_meta_roll, rule_same},
     {fx_meta_tril, rule_same},
     {fx_meta_dropout, rule_same},
     {fx_meta_layer_norm, rule_same},
@@ -936,7 +939,10 @@ static bool composite_symbolic(fx_op_id id) {
     case FX_OP_MATMUL:
     case FX_OP_OUTER:
     case FX_OP_CHUNK:
-    case FX_OP_SPLIT_SIZES: return true;
+    case FX_OP_SPLIT_SIZES:
+    case FX_OP_SQUARE:
+    case FX_OP_SQUARE_:
+    case FX_OP_TYPE_AS: return true;
     default: return false;
     }
 }
