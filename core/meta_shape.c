@@ -436,23 +436,36 @@ int fx_as_strided_geom(fx_opctx *ctx, const fx_tensor *self, const fx_ivalue *a,
     if (offset < 0)
         return fx_err_setf(ctx->err, FX_EARG, "Tensor: invalid storage offset %lld",
                            (long long)offset);
-    /* checkInBoundsForStorage, with its wording */
-    int64_t item = (int64_t)fx_dtype_size(self->dtype), span = 1;
+    /* checkInBoundsForStorage, with its wording; the size arithmetic is checked for overflow as
+     * computeStorageNbytes does (c10), with its message */
+    int64_t item = (int64_t)fx_dtype_size(self->dtype), span = 1, need = 0;
+    bool overflow = false;
     for (int d = 0; d < n; d++) {
         if (sizes[d] == 0) {
             span = 0;
             break;
         }
-        span += (sizes[d] - 1) * strides[d];
+        int64_t extent;
+        overflow |= __builtin_mul_overflow(sizes[d] - 1, strides[d], &extent);
+        overflow |= __builtin_add_overflow(span, extent, &span);
     }
-    if (span > 0 && (span + offset) * item > self->storage->size_bytes)
+    if (span > 0) {
+        overflow |= __builtin_add_overflow(span, offset, &need);
+        overflow |= __builtin_mul_overflow(need, item, &need);
+    }
+    if (overflow)   /* out of any storage: the same kind as the bounds error below */
+        return fx_err_setf(ctx->err, FX_EINDEX,
+                           "Storage size calculation overflowed with sizes=%s and strides=%s",
+                           fx_shape_str(n, sizes, b1, sizeof b1),
+                           fx_shape_str(n, strides, b2, sizeof b2));
+    if (span > 0 && need > self->storage->size_bytes)
         return fx_err_setf(ctx->err, FX_EINDEX,
                            "setStorage: sizes %s, strides %s, storage offset %lld, and itemsize "
                            "%lld requiring a storage size of %lld are out of bounds for storage "
                            "of size %lld",
                            fx_shape_str(n, sizes, b1, sizeof b1),
                            fx_shape_str(n, strides, b2, sizeof b2), (long long)offset,
-                           (long long)item, (long long)((span + offset) * item),
+                           (long long)item, (long long)need,
                            (long long)self->storage->size_bytes);
     g->ndim = n;
     g->offset = offset;
