@@ -501,6 +501,23 @@ static void learn(fx_shape_env *env, const fx_sym *c) {
                 return;
             }
         }
+        /* k*s + c == 0 over one symbol: s is the constant -c/k */
+        if (nc == 1) {
+            const fx_sym *s = cand[0];
+            int64_t k = linear_coeff(d, s);
+            const fx_sym *rest = fx_sym_sub(d, fx_sym_mul(fx_sym_int(env, k), s));
+            if (!fx_sym_is_error(rest) && rest->kind == FX_SYM_CONST && k != 0 &&
+                rest->v % k == 0) {
+                int64_t v = -rest->v / k;
+                fx_symbol_info *info = &env->syms[s->v];
+                info->replacement = fx_sym_int(env, v);
+                info->vr = (fx_vr){v, v};
+                for (int j = 0; j < env->nsyms; j++)
+                    if (env->syms[j].replacement && j != (int)s->v)
+                        env->syms[j].replacement =
+                            fx_shape_env_simplify(env, env->syms[j].replacement);
+            }
+        }
         return;
     }
     if (nc != 1) return;

@@ -61,6 +61,7 @@ C.IS = {
   Graph = udata_is("fxdb.Graph"),
   Node = udata_is("fxdb.Node"),
   dtype = udata_is("fxdb.dtype"),
+  SymInt = udata_is("fxdb.SymInt"),
 }
 
 -- The public functions implemented in Lua and what they take. A function missing here is found
@@ -68,6 +69,15 @@ C.IS = {
 C.SIGNATURES = {
   ["torch.export.export"] = "mod:Module, args:table?, opts:options.export?",
   ["torch.export.default_decompositions"] = "",
+  ["torch.export.dims"] = "name:string, ...",
+  ["torch.export.refine_dynamic_shapes_from_suggested_fixes"] = "msg:string|table, dynamic_shapes:table",
+  ["torch.sym_max"] = "a:number|SymInt, b:number|SymInt",
+  ["torch.sym_min"] = "a:number|SymInt, b:number|SymInt",
+  ["torch.sym_int"] = "v:number|SymInt",
+  ["torch.sym_float"] = "v:number|SymInt",
+  ["torch.sym_not"] = "v:boolean",
+  ["torch.sym_eq"] = "a:any, b:any",
+  ["torch.sym_ne"] = "a:any, b:any",
   ["fxdb.export"] = "mod:Module?, args:table?, opts:options.export?",
   ["fxdb.trace"] = "mod:Module, args:table?, opts:options.trace?",
   ["fxdb.run"] = "ep:ExportedProgram|Graph?, args:table?, opts:options.run?",

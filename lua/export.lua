@@ -587,17 +587,20 @@ local function export_begin(m, args, opts, strict, tr)
   end)
   local containers = container_snapshot(m)
 
+  -- dynamic_shapes: the symbols of the spec'd input dims (export_dynamic.lua)
+  local dyn = E.dynamic_plan(tr, args, nargs, names, opts.dynamic_shapes, opts._call_frame)
   local leaves, k = {}, 0
   local targs = map_inputs(args, nargs, names, function(t, name)
     k = k + 1
     leaves[#leaves + 1] = {tensor = t, name = user_names[k]}
-    return tr:input("USER_INPUT", user_names[k], nil, false, t)
+    return dyn and dyn.input(k, t, user_names[k]) or
+           tr:input("USER_INPUT", user_names[k], nil, false, t)
   end)
 
   return {m = m, args = args, opts = opts, strict = strict, tr = tr, paths = paths,
           module_stack = {}, state = state, statelist = statelist, names = names, targs = targs,
           containers = containers, assigned = {}, -- assigned[module][name] = frame (non-strict)
-          nargs = nargs, leaves = leaves,
+          nargs = nargs, leaves = leaves, dyn = dyn,
           co = coroutine.create(function(...) return m(...) end)}
 end
 
@@ -673,6 +676,7 @@ local function export_complete(job, res)
   local outs = {}
   for i = 2, res.n do flatten(res[i], outs) end -- the returned values, pytrees flattened
   tr:finish(outs)
+  if job.dyn then job.dyn.check() end
   local ep = tr:build(statelist, {training_ir = opts.ir == "training",
                                   lift_mutated_constants = opts.lift_mutated_constants})
   check_aliased_inputs(ep, job)
@@ -692,7 +696,11 @@ end
 E.export_begin, E.export_resume, E.export_complete = export_begin, export_resume, export_complete
 
 -- torch.export.export(m, args, {strict = true, real = false, ir = "functional",
---                                 lift_mutated_constants = false}) -> ExportedProgram
+--                                 lift_mutated_constants = false,
+--                                 dynamic_shapes = nil}) -> ExportedProgram
+-- dynamic_shapes (export_dynamic.lua): keyed by forward's parameter names ({x = {[0] = batch}})
+-- or by position ({{[0] = batch}, nil}); a tensor's spec maps 0-based dims to a Dim, a derived
+-- dim (2*batch), Dim.AUTO / DYNAMIC / STATIC or an integer; nested tables follow the input.
 function torch.export.export(m, args, opts)
   opts = opts or {}
   if type(m) ~= "table" or not m.named_modules then
@@ -729,6 +737,7 @@ function torch.export.export(m, args, opts)
 end
 
 E.snapshot, E.restore, E.user_frame, E.input_names = snapshot, restore, user_frame, input_names
+E.is_container, E.tree_keys, E.is_kwargs = is_container, tree_keys, is_kwargs
 -- flatten_outputs(packed): the leaves of a table.pack of returned values
 E.flatten_inputs, E.flatten = flatten_inputs, flatten
 function E.flatten_outputs(packed)

@@ -790,15 +790,34 @@ static void no_float(lua_State *L, const char *op) {
         }
 }
 
+/* A SymInt with a tensor (s + x): the tensor's own metamethod handles it (a wrapped number). */
+static bool to_tensor_op(lua_State *L, const char *event, int *nret) {
+    if (!lx_to_tensor(L, 1) && !lx_to_tensor(L, 2)) return false;
+    luaL_getmetafield(L, lx_to_tensor(L, 1) ? 1 : 2, event); /* [a, b, f] */
+    lua_pushvalue(L, 1);
+    lua_pushvalue(L, 2);
+    lua_call(L, 2, 1);
+    *nret = 1;
+    return true;
+}
+#define TENSOR_FIRST(ev)                                                                           \
+    do {                                                                                           \
+        int nret_;                                                                                 \
+        if (to_tensor_op(L, ev, &nret_)) return nret_;                                             \
+    } while (0)
+
 static int symint_add(lua_State *L) {
+    TENSOR_FIRST("__add");
     no_float(L, "+");
     return symint_result(L, fx_si_add(check_si(L, 1, "+"), check_si(L, 2, "+")));
 }
 static int symint_sub(lua_State *L) {
+    TENSOR_FIRST("__sub");
     no_float(L, "-");
     return symint_result(L, fx_si_sub(check_si(L, 1, "-"), check_si(L, 2, "-")));
 }
 static int symint_mul(lua_State *L) {
+    TENSOR_FIRST("__mul");
     no_float(L, "*");
     return symint_result(L, fx_si_mul(check_si(L, 1, "*"), check_si(L, 2, "*")));
 }
@@ -807,6 +826,7 @@ static int symint_unm(lua_State *L) {
 }
 
 static int symint_divmod(lua_State *L, bool mod) {
+    TENSOR_FIRST(mod ? "__mod" : "__idiv");
     no_float(L, mod ? "%" : "//");
     fx_symint r;
     fx_err e;
@@ -819,6 +839,7 @@ static int symint_divmod(lua_State *L, bool mod) {
 static int symint_idiv(lua_State *L) { return symint_divmod(L, false); }
 static int symint_mod(lua_State *L) { return symint_divmod(L, true); }
 static int symint_div(lua_State *L) {
+    TENSOR_FIRST("__div");
     return luaL_error(L, "true division of a SymInt gives a float and is not supported during "
                          "export: use // for sizes");
 }
@@ -844,6 +865,12 @@ static int symint_hint(lua_State *L) {
     lua_pushinteger(L, (lua_Integer)check_si(L, 1, "hint").hint);
     return 1;
 }
+static int symint_max(lua_State *L) {
+    return symint_result(L, fx_si_max(check_si(L, 1, "sym_max"), check_si(L, 2, "sym_max")));
+}
+static int symint_min(lua_State *L) {
+    return symint_result(L, fx_si_min(check_si(L, 1, "sym_min"), check_si(L, 2, "sym_min")));
+}
 static int symint_concat(lua_State *L) {
     luaL_tolstring(L, 1, NULL);
     luaL_tolstring(L, 2, NULL);
@@ -858,8 +885,9 @@ static const luaL_Reg symint_meta[] = {{"__gc", symint_gc},         {"__tostring
                                        {"__div", symint_div},       {"__lt", symint_lt},
                                        {"__le", symint_le},         {"__eq", symint_eq},
                                        {"__concat", symint_concat}, {NULL, NULL}};
-static const luaL_Reg symint_methods[] = {
-    {"eq", symint_method_eq}, {"ne", symint_method_ne}, {"hint", symint_hint}, {NULL, NULL}};
+static const luaL_Reg symint_methods[] = {{"eq", symint_method_eq}, {"ne", symint_method_ne},
+                                          {"hint", symint_hint},    {"_max", symint_max},
+                                          {"_min", symint_min},     {NULL, NULL}};
 
 /* ==== ivalue <-> Lua ========================================================================= */
 

@@ -141,6 +141,7 @@ typedef struct binding {
 /* ==== value checks =========================================================================== */
 
 static bool is_integral(lua_State *L, int idx) {
+    if (lua_type(L, idx) == LUA_TUSERDATA) return lx_is_symint(L, idx); /* a SymInt */
     if (lua_type(L, idx) != LUA_TNUMBER) return false;
     if (lua_isinteger(L, idx)) return true;
     lua_Number d = lua_tonumber(L, idx);
@@ -150,6 +151,13 @@ static bool is_integral(lua_State *L, int idx) {
 static int64_t to_int(lua_State *L, int idx) {
     if (lua_isinteger(L, idx)) return (int64_t)lua_tointeger(L, idx);
     return (int64_t)lua_tonumber(L, idx);
+}
+
+/* An integer argument: a SymInt stays symbolic (FX_IV_SYMINT), a number is an int. */
+static fx_ivalue to_iv_int(lua_State *L, int idx) {
+    fx_symint v;
+    if (lua_type(L, idx) == LUA_TUSERDATA && lx_to_symint(L, idx, &v)) return fx_iv_symint(v);
+    return fx_iv_int(to_int(L, idx));
 }
 
 /* An options table: a table (not a shape/list) whose first key is a string. */
@@ -186,7 +194,7 @@ static int fits(lua_State *L, int idx, const fx_arg_schema *a, fx_tensor **t) {
     switch (a->type) {
     case FX_TY_TENSOR:
         if (tensor) return 2;
-        return (lt == LUA_TNUMBER || lt == LUA_TBOOLEAN) ? 1 : 0;
+        return (lt == LUA_TNUMBER || lt == LUA_TBOOLEAN || lx_is_symint(L, idx)) ? 1 : 0;
     case FX_TY_TENSOR_LIST: {
         if (lt != LUA_TTABLE || is_options(L, idx)) return 0;
         lua_Integer n = list_len(L, idx);
@@ -213,7 +221,8 @@ static int fits(lua_State *L, int idx, const fx_arg_schema *a, fx_tensor **t) {
         return ok;
     }
     case FX_TY_FLOAT: return lt == LUA_TNUMBER ? 2 : 0;
-    case FX_TY_SCALAR: return (lt == LUA_TNUMBER || lt == LUA_TBOOLEAN) ? 2 : 0;
+    case FX_TY_SCALAR:
+        return (lt == LUA_TNUMBER || lt == LUA_TBOOLEAN || lx_is_symint(L, idx)) ? 2 : 0;
     case FX_TY_BOOL: return lt == LUA_TBOOLEAN ? 2 : 0;
     case FX_TY_DTYPE: return lx_to_dtype(L, idx) != FX_DTYPE_UNDEFINED ? 2 : 0;
     case FX_TY_STR:
@@ -366,13 +375,13 @@ static void convert(lua_State *L, int idx, const fx_arg_schema *a, fx_ivalue *ou
         return;
     }
     switch (a->type) {
-    case FX_TY_INT: *out = fx_iv_int(to_int(L, idx)); return;
+    case FX_TY_INT: *out = to_iv_int(L, idx); return;
     case FX_TY_INT_LIST: {
-        if (lt == LUA_TNUMBER) {
+        if (lt == LUA_TNUMBER || lt == LUA_TUSERDATA) {
             fx_err e;
             fx_err_clear(&e);
-            int64_t v = to_int(L, idx);
-            if (fx_iv_int_list(1, &v, out, &e)) lx_error(L, &e);
+            if (fx_iv_list(1, out, &e)) lx_error(L, &e);
+            out->u.list.items[0] = to_iv_int(L, idx);
             return;
         }
         lua_Integer n = (lua_Integer)lua_rawlen(L, idx);
@@ -381,7 +390,7 @@ static void convert(lua_State *L, int idx, const fx_arg_schema *a, fx_ivalue *ou
         if (fx_iv_list((int)n, out, &e)) lx_error(L, &e);
         for (lua_Integer i = 0; i < n; i++) {
             lua_rawgeti(L, idx, i + 1);
-            out->u.list.items[i] = fx_iv_int(to_int(L, -1));
+            out->u.list.items[i] = to_iv_int(L, -1);
             lua_pop(L, 1);
         }
         return;
@@ -429,8 +438,10 @@ static bool convert_borrowed(lua_State *L, const fx_schema *s, const binding *b,
         args[i] = (fx_ivalue){0}; /* UNSET: schema default */
         if (i == b->pack_arg) {
             if (used + b->pack_n > FAST_ITEMS) return false;
-            for (int k = 0; k < b->pack_n; k++)
+            for (int k = 0; k < b->pack_n; k++) {
+                if (lx_is_symint(L, b->pack_first + k)) return false; /* owns an env reference */
                 items[used + k] = fx_iv_int(to_int(L, b->pack_first + k));
+            }
             args[i].tag = FX_IV_LIST;
             args[i].u.list.items = &items[used];
             args[i].u.list.n = b->pack_n;
@@ -463,8 +474,12 @@ static bool convert_borrowed(lua_State *L, const fx_schema *s, const binding *b,
             else
                 return false;
             break;
-        case FX_TY_INT: args[i] = fx_iv_int(to_int(L, idx)); break;
+        case FX_TY_INT:
+            if (lt != LUA_TNUMBER) return false; /* a SymInt */
+            args[i] = fx_iv_int(to_int(L, idx));
+            break;
         case FX_TY_INT_LIST: {
+            if (lt == LUA_TUSERDATA) return false;
             if (lt == LUA_TNUMBER) {
                 if (used + 1 > FAST_ITEMS) return false;
                 items[used] = fx_iv_int(to_int(L, idx));
@@ -477,8 +492,10 @@ static bool convert_borrowed(lua_State *L, const fx_schema *s, const binding *b,
             if (used + n > FAST_ITEMS) return false;
             for (lua_Integer k = 0; k < n; k++) {
                 lua_rawgeti(L, idx, k + 1);
-                items[used + k] = fx_iv_int(to_int(L, -1));
+                bool sym = lua_type(L, -1) != LUA_TNUMBER;
+                if (!sym) items[used + k] = fx_iv_int(to_int(L, -1));
                 lua_pop(L, 1);
+                if (sym) return false; /* a SymInt: the owned path */
             }
             args[i].tag = FX_IV_LIST;
             args[i].u.list.items = &items[used];
@@ -517,7 +534,7 @@ static int call_bound(lua_State *L, const fx_opdef *op, const callsite *cs, cons
             fx_err_clear(&e);
             if (fx_iv_list(b->pack_n, &args[i], &e)) lx_error(L, &e);
             for (int k = 0; k < b->pack_n; k++)
-                args[i].u.list.items[k] = fx_iv_int(to_int(L, b->pack_first + k));
+                args[i].u.list.items[k] = to_iv_int(L, b->pack_first + k);
             continue;
         }
         if (!b->src[i]) continue; /* UNSET: schema default */

@@ -18,6 +18,7 @@
  * Userdata: "fxdb.Tracer" (box: fx_tracer*), "fxdb.ExportedProgram" (box: fx_program*; user value
  * 1 = a cache table for the Graph objects it hands out), "fxdb.GraphModule" (box: unlifted graph +
  * its own state tensors). Every box has an idempotent __gc. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@
 
 typedef struct lx_tracer {
     fx_tracer *tr;       /* owned; NULL once built or collected */
+    bool dynamic;        /* a symbol was made: the program keeps the shape environment */
     lua_State *co;       /* the coroutine running forward (for locations); borrowed */
     lua_State *L;        /* the state owning the tracer */
     lx_sess *sess;       /* the attached debugger session hook (kept alive by user value 2), or NULL */
@@ -166,6 +168,144 @@ static int l_tracer_input(lua_State *L) {
     if (fx_tracer_input(t->tr, kind, name, target, persistent, ex, &out, &err)) return lx_error(L, &err);
     lx_push_tensor(L, out);
     fx_tensor_release(out);
+    return 1;
+}
+
+/* ==== dynamic shapes ============================================================================
+ */
+
+static int64_t opt_bound(lua_State *L, int idx, int64_t def) {
+    if (lua_isnoneornil(L, idx)) return def;
+    if (lua_type(L, idx) == LUA_TNUMBER && !lua_isinteger(L, idx)) { /* +-math.huge: int_oo */
+        lua_Number d = lua_tonumber(L, idx);
+        if (d >= 9.2e18) return FX_INT_OO;
+        if (d <= -9.2e18) return -FX_INT_OO;
+    }
+    lua_Integer v = luaL_checkinteger(L, idx);
+    return v >= FX_INT_OO ? FX_INT_OO : v <= -FX_INT_OO ? -FX_INT_OO : (int64_t)v;
+}
+
+/* tr:symbol(hint, min, max, source) -> SymInt: a new backed size symbol s<N> with example value
+ * hint and range [min, max] (nil = 0 / int_oo) met with [2, int_oo]; raises "3 not in range
+ * [4, 64]" (kind constraint_violation) when hint is outside.  [-0, +1, e] */
+static int l_tracer_symbol(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    int64_t hint = (int64_t)luaL_checkinteger(L, 2);
+    fx_vr vr = {opt_bound(L, 3, 0), opt_bound(L, 4, FX_INT_OO)};
+    const char *source = luaL_optstring(L, 5, "");
+    fx_err err;
+    fx_err_clear(&err);
+    fx_shape_env *env = fx_tracer_shape_env(t->tr, &err);
+    const fx_sym *s;
+    if (!env || fx_shape_env_create_symbol(env, hint, vr, true, source, &s, &err))
+        return lx_error(L, &err);
+    t->dynamic = true;
+    lx_push_symint(L, fx_si_from_expr(s));
+    return 1;
+}
+
+/* tr:input_sym(name, example, sizes) -> tensor: a user input whose sizes (a table of integers and
+ * SymInts, one per dim) may be symbolic.  [-0, +1, e] */
+static int l_tracer_input_sym(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    const char *name = luaL_checkstring(L, 2);
+    fx_tensor *ex = lx_check_tensor(L, 3);
+    luaL_checktype(L, 4, LUA_TTABLE);
+    int nd = fx_tensor_ndim(ex);
+    fx_symint sz[FX_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        lua_rawgeti(L, 4, d + 1);
+        if (!lx_to_symint(L, -1, &sz[d]))
+            return luaL_error(L, "input_sym: size %d is not an integer", d);
+        lua_pop(L, 1);
+    }
+    fx_err err;
+    fx_err_clear(&err);
+    fx_tensor *out;
+    if (fx_tracer_input_sym(t->tr, FX_INPUT_USER_INPUT, name, ex, sz, &out, &err))
+        return lx_error(L, &err);
+    lx_push_tensor(L, out);
+    fx_tensor_release(out);
+    return 1;
+}
+
+static void push_vr(lua_State *L, fx_vr r) {
+    lua_createtable(L, 2, 0);
+    if (r.lo <= -FX_INT_OO)
+        lua_pushnumber(L, -HUGE_VAL);
+    else
+        lua_pushinteger(L, (lua_Integer)r.lo);
+    lua_rawseti(L, -2, 1);
+    if (r.hi >= FX_INT_OO)
+        lua_pushnumber(L, HUGE_VAL);
+    else
+        lua_pushinteger(L, (lua_Integer)r.hi);
+    lua_rawseti(L, -2, 2);
+}
+
+static void push_sym_string(lua_State *L, const fx_sym *e) {
+    fx_strbuf sb = FX_STRBUF_INIT;
+    fx_sym_format(&sb, e);
+    lua_pushstring(L, sb.oom ? "<oom>" : fx_strbuf_cstr(&sb));
+    fx_strbuf_free(&sb);
+}
+
+/* tr:shape_info() -> {symbols = {{name, hint, range = {lo, hi}, declared = {lo, hi}, source, loc,
+ * replacement = "s0" | nil, unbacked}...}, guards = {{expr, loc, line, op}...},
+ * asserts = {...}}; ranges use +-math.huge for int_oo.  [-0, +1, e] */
+static int l_tracer_shape_info(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    lua_createtable(L, 0, 3); /* [info] */
+    if (!t->dynamic) return 1;
+    fx_err err;
+    fx_err_clear(&err);
+    fx_shape_env *env = fx_tracer_shape_env(t->tr, &err);
+    if (!env) return lx_error(L, &err);
+    int n;
+    const fx_symbol_info *syms = fx_shape_env_symbols(env, &n);
+    lua_createtable(L, n, 0); /* [info, symbols] */
+    for (int i = 0; i < n; i++) {
+        const fx_symbol_info *s = &syms[i];
+        lua_createtable(L, 0, 8);
+        push_sym_string(L, s->sym);
+        lua_setfield(L, -2, "name");
+        lua_pushinteger(L, (lua_Integer)s->hint);
+        lua_setfield(L, -2, "hint");
+        push_vr(L, s->vr);
+        lua_setfield(L, -2, "range");
+        push_vr(L, s->declared);
+        lua_setfield(L, -2, "declared");
+        lua_pushstring(L, s->source);
+        lua_setfield(L, -2, "source");
+        lua_pushstring(L, s->loc);
+        lua_setfield(L, -2, "loc");
+        lua_pushboolean(L, s->unbacked);
+        lua_setfield(L, -2, "unbacked");
+        if (s->replacement) {
+            push_sym_string(L, fx_shape_env_simplify(env, s->replacement));
+            lua_setfield(L, -2, "replacement");
+        }
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "symbols"); /* [info] */
+    for (int which = 0; which < 2; which++) {
+        const fx_guard *g =
+            which == 0 ? fx_shape_env_guards(env, &n) : fx_shape_env_runtime_asserts(env, &n);
+        lua_createtable(L, n, 0);
+        for (int i = 0; i < n; i++) {
+            lua_createtable(L, 0, 4);
+            push_sym_string(L, g[i].expr);
+            lua_setfield(L, -2, "expr");
+            lua_pushstring(L, g[i].loc);
+            lua_setfield(L, -2, "loc");
+            lua_pushstring(L, g[i].line);
+            lua_setfield(L, -2, "line");
+            lua_pushstring(L, g[i].op);
+            lua_setfield(L, -2, "op");
+            lua_rawseti(L, -2, i + 1);
+        }
+        lua_setfield(L, -2, which == 0 ? "guards" : "asserts");
+    }
     return 1;
 }
 
@@ -472,6 +612,20 @@ static int program_index(lua_State *L) {
         lua_setfield(L, -2, "code");
     } else if (!strcmp(k, "training_ir")) {
         lua_pushboolean(L, p->training_ir);
+    } else if (!strcmp(k, "_range_list")) {
+        /* {{name, {lo, hi}}...}: the range constraints in order (export.lua builds
+         * ep.range_constraints from it) */
+        const fx_symbol_info *syms[64];
+        int n = fx_program_range_symbols(p, syms, 64);
+        lua_createtable(L, n, 0);
+        for (int i = 0; i < n; i++) {
+            lua_createtable(L, 2, 0);
+            push_sym_string(L, syms[i]->sym);
+            lua_rawseti(L, -2, 1);
+            push_vr(L, fx_symbol_constraint_range(syms[i]));
+            lua_rawseti(L, -2, 2);
+            lua_rawseti(L, -2, i + 1);
+        }
     } else if (!strcmp(k, "module")) {
         lua_pushcfunction(L, l_module);
     } else {
@@ -529,6 +683,7 @@ static int l_tracer_build(lua_State *L) {
     fx_input_info *infos;
     int ninfos;
     if (fx_tracer_take(t->tr, &raw, &infos, &ninfos, &err)) return lx_error(L, &err);
+    if (t->dynamic && !(o.shape_env = fx_tracer_shape_env(t->tr, &err))) return lx_error(L, &err);
     fx_program *p;
     if (fx_export_build(raw, infos, ninfos, st, n, &o, &p, &err)) return lx_error(L, &err);
     lx_push_program(L, p);
@@ -966,14 +1121,23 @@ static int l_set_grad_enabled(lua_State *L) {
 /* ==== opening ==================================================================================== */
 
 static const luaL_Reg tracer_methods[] = {
-    {"input", l_tracer_input},   {"constant", l_tracer_constant},
-    {"bind", l_tracer_bind},     {"unbind", l_tracer_unbind},
+    {"input", l_tracer_input},
+    {"constant", l_tracer_constant},
+    {"bind", l_tracer_bind},
+    {"unbind", l_tracer_unbind},
     {"assign_buffer", l_tracer_assign_buffer},
-    {"finish", l_tracer_finish}, {"raw_graph", l_tracer_raw_graph},
-    {"node_of", l_tracer_node_of}, {"build", l_tracer_build},
-    {"set_parent", l_tracer_set_parent}, {"captures", l_tracer_captures},
+    {"finish", l_tracer_finish},
+    {"raw_graph", l_tracer_raw_graph},
+    {"node_of", l_tracer_node_of},
+    {"build", l_tracer_build},
+    {"set_parent", l_tracer_set_parent},
+    {"captures", l_tracer_captures},
     {"align_captures", l_tracer_align_captures},
-    {"attach", l_tracer_attach}, {"set_location", l_tracer_set_location},
+    {"attach", l_tracer_attach},
+    {"set_location", l_tracer_set_location},
+    {"symbol", l_tracer_symbol},
+    {"input_sym", l_tracer_input_sym},
+    {"shape_info", l_tracer_shape_info},
     {NULL, NULL},
 };
 

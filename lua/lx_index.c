@@ -34,6 +34,8 @@ typedef struct item {
     int64_t i;                 /* IT_INT */
     int64_t start, stop, step; /* IT_SLICE: Python defaults 0, INT64_MAX, 1 */
     int tidx;                  /* IT_TENSOR: stack index of the index tensor */
+    bool sym;                  /* IT_SLICE with SymInt bounds ({start, stop[, step]}) */
+    fx_symint sstart, sstop;   /* sym: the bounds (borrowed from the key's SymInts) */
 } item;
 
 /* ==== parsing ================================================================================= */
@@ -124,7 +126,37 @@ static void parse_item(lua_State *L, int idx, item *it) {
             return;
         }
         break;
-    case LUA_TTABLE:
+    case LUA_TTABLE: {
+        /* x[{":", {pos, pos + n}}]: a slice whose bounds are sizes (SymInts of a dynamic
+         * export); a table of plain integers stays a list index */
+        bool sym = false;
+        lua_Integer len = (lua_Integer)lua_rawlen(L, idx);
+        for (lua_Integer k = 1; k <= len && k <= 3; k++) {
+            lua_rawgeti(L, idx, k);
+            sym = sym || lx_is_symint(L, -1);
+            lua_pop(L, 1);
+        }
+        if (sym && (len == 2 || len == 3)) {
+            it->kind = IT_SLICE;
+            it->sym = true;
+            it->start = 0, it->stop = INT64_MAX, it->step = 1;
+            lua_rawgeti(L, idx, 1);
+            lua_rawgeti(L, idx, 2);
+            lua_rawgeti(L, idx, 3); /* [.., a, b, c] */
+            bool ok = lx_to_symint(L, -3, &it->sstart) && lx_to_symint(L, -2, &it->sstop);
+            if (ok && !lua_isnil(L, -1)) {
+                fx_symint st;
+                ok = lx_to_symint(L, -1, &st) && !st.expr;
+                it->step = st.hint;
+            }
+            lua_pop(L, 3);
+            if (!ok)
+                index_error(L, "a slice table is {start, stop[, step]} of integers (%s)",
+                            "the step must be a plain integer");
+            if (it->step <= 0) lx_errorf(L, FX_EARG, "index", "step must be greater than zero");
+            return;
+        }
+    }
         /* x[{{0, 2}}]: a Python list index, made into an int64 tensor as PyTorch does */
         lx_tensor_from_lua(L, idx,
                            lua_rawlen(L, idx) ? FX_DTYPE_UNDEFINED : FX_DTYPE_I64); /* [.., t] */
@@ -220,8 +252,8 @@ static void do_slice(lua_State *L, int cur, int64_t dim, const item *it) {
     const fx_opdef *op = lx_op(L, "slice.Tensor");
     fx_ivalue *a = lx_ivbox_new(L, op->schema.nargs);
     a[1] = fx_iv_int(dim);
-    a[2] = fx_iv_int(it->start);
-    a[3] = fx_iv_int(it->stop);
+    a[2] = it->sym ? fx_iv_symint(it->sstart) : fx_iv_int(it->start);
+    a[3] = it->sym ? fx_iv_symint(it->sstop) : fx_iv_int(it->stop);
     a[4] = fx_iv_int(it->step);
     apply(L, cur, op, a);
 }
@@ -286,7 +318,7 @@ static int apply_slicing(lua_State *L, const item *items, int n, int *tdims, int
         case IT_SLICE: {
             fx_tensor *t = lx_check_tensor(L, cur);
             int64_t len = dim < fx_tensor_ndim(t) ? fx_tensor_size(t, (int)dim) : 0;
-            if (!(it->start == 0 && it->stop >= len && it->step == 1)) {
+            if (it->sym || !(it->start == 0 && it->stop >= len && it->step == 1)) {
                 do_slice(L, cur, dim, it);
                 *did_op = true;
             }

@@ -1,6 +1,6 @@
 -- tests/peer/test_dynamic_shape_round.lua — ExportDB dynamic_shape_round (NOT_SUPPORTED_YET).
--- Layer: tests. PyTorch refuses it (2.10: "Constraints violated (dim0_x)!"); fxdb has no
--- torch.export.Dim yet (future issue: dynamic shapes) and stops at Dim with the clear error.
+-- Layer: tests. PyTorch refuses it (2.10: "Constraints violated (dim0_x)!"); fxdb refuses it too,
+-- earlier: the true division of a SymInt (a float size) is an error at its line.
 -- Without dynamic shapes, round(3 / 2) = 2 specializes into slice(x, 0, 0, 2).
 local P = dofile("tests/peer/peer.lua")
 local T = P.T
@@ -19,12 +19,12 @@ end
 
 local x = torch.tensor({{1, 2}, {3, 4}, {5, 6}}, torch.float32)
 
-T.test("dynamic_shape_round: Dim is not yet supported", function()
-  local e = T.checkerr("torch.export.Dim is not yet supported by fxdb", function()
-    local dim0_x = torch.export.Dim("dim0_x")
-    return torch.export.export(DynamicShapeRound(), {x}, {dynamic_shapes = {x = {[0] = dim0_x}}})
-  end)
-  T.eq(e.kind, "not_implemented")
+T.test("dynamic_shape_round fails to export with a dynamic dim", function()
+  T.checkerr("true division of a SymInt gives a float and is not supported during export",
+    function()
+      local dim0_x = torch.export.Dim("dim0_x")
+      return torch.export.export(DynamicShapeRound(), {x}, {dynamic_shapes = {x = {[0] = dim0_x}}})
+    end)
 end)
 
 P.modes(function(strict, mode)

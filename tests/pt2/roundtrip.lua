@@ -96,6 +96,8 @@ torch.export.export = function(m, args, opts)
     opts = o
   end
   local ep = export(m, args, opts)
+  -- programs with symbolic sizes (dynamic_shapes) neither save nor run yet: not round-tripped
+  if next(ep.range_constraints) ~= nil then return ep end
   local ok, err = pcall(compare, ep, m, args or {})
   if ok then
     passed = passed + 1

@@ -1,0 +1,215 @@
+-- tests/lua/test_dynamic.lua — dynamic shapes in torch.export (issue 9, slice 3): Dim and the
+-- dynamic_shapes spec, SymInt sizes in forward, the printed program and range constraints, the
+-- end-of-export constraint errors with PyTorch's suggested fixes, refining a spec from them.
+-- Expected texts are torch 2.5's printouts for the same programs (placeholders "f32[s0, 4]",
+-- "Range constraints: {s0: VR[2, 64]}", ConstraintViolationError's "Suggested fixes:" lines).
+local T = dofile("tests/lua/harness.lua")
+local Dim = torch.export.Dim
+
+local function module(forward)
+  local M = nn.Module:extend("M")
+  M.forward = forward
+  return M()
+end
+
+local function lines_of(s)
+  local out = {}
+  for l in (s .. "\n"):gmatch("(.-)\n") do out[#out + 1] = l end
+  return out
+end
+
+local function has_line(text, want)
+  for _, l in ipairs(lines_of(text)) do
+    if l:match("^%s*(.-)%s*$") == want then return true end
+  end
+  return false
+end
+
+T.test("a dynamic batch: symbolic placeholders, SymInt arithmetic, range constraints", function()
+  local m = module(function(self, x, y)
+    local n = x:size(0)
+    return x + y, torch.zeros({n + 1, 2 * n}), x:view(-1)
+  end)
+  local batch = Dim("batch", {min = 2, max = 64})
+  local ep = torch.export.export(m, {torch.randn(4, 3), torch.randn(4, 3)},
+                                 {dynamic_shapes = {x = {[0] = batch}, y = {[0] = batch}}})
+  local text = tostring(ep)
+  T.truthy(text:find('def forward(self, x: "f32[s0, 3]", y: "f32[s0, 3]"):', 1, true), text)
+  T.truthy(has_line(text, 'sym_size_int: "Sym(s0)" = torch.ops.aten.sym_size.int(x, 0)'), text)
+  T.truthy(has_line(text, 'add_1: "Sym(s0 + 1)" = sym_size_int + 1'), text)
+  T.truthy(text:find('view: "f32[3*s0]" = torch.ops.aten.view.default(x, [-1])', 1, true), text)
+  T.truthy(text:find('zeros: "f32[s0 + 1, 2*s0]"', 1, true), text)
+  T.truthy(has_line(text, "Range constraints: {s0: VR[2, 64]}"), text)
+  local rc = ep.range_constraints
+  T.eq(rc.s0.lower, 2)
+  T.eq(rc.s0.upper, 64)
+  T.eq(tostring(rc), "{s0: VR[2, 64]}")
+end)
+
+T.test("positional specs, nested inputs, AUTO and an unbounded Dim", function()
+  local m = module(function(self, x, pair)
+    return x:sum(0), pair[1] * pair[2]
+  end)
+  local ep = torch.export.export(m, {torch.randn(5, 2), {torch.randn(3), torch.randn(3)}},
+    {dynamic_shapes = {{[1] = Dim.AUTO}, {{[0] = Dim("n")}, {[0] = Dim("n")}}}}) -- one dim "n"
+  local text = tostring(ep)
+  T.truthy(text:find('x: "f32[5, s0]"', 1, true), text)
+  T.truthy(text:find('pair_0: "f32[s1]", pair_1: "f32[s1]"', 1, true), text)
+  T.truthy(has_line(text, "Range constraints: {s0: VR[0, int_oo], s1: VR[0, int_oo]}"), text)
+end)
+
+T.test("x:size(d), x.shape and SymInt arithmetic in forward", function()
+  local seen = {}
+  local m = module(function(self, x)
+    local s = x:size(0)
+    seen.type = getmetatable(s).__name
+    seen.str = tostring(s)
+    seen.shape = tostring(x.shape)
+    seen.expr = tostring((s * 3 + 1) // 2)
+    seen.mod = tostring(s % 4)
+    seen.static = x:size(1)
+    seen.max = tostring(torch.sym_max(s, 3))
+    seen.gt = s > 1 -- proved by the range: no guard
+    return x:reshape(s, 2, 2)
+  end)
+  local ep = torch.export.export(m, {torch.randn(6, 4)}, {dynamic_shapes = {x = {[0] = Dim("b")}}})
+  T.eq(seen.type, "SymInt")
+  T.eq(seen.str, "s0")
+  T.eq(seen.shape, "torch.Size([s0, 4])")
+  T.eq(seen.expr, "((3*s0 + 1)//2)")
+  T.eq(seen.mod, "Mod(s0, 4)")
+  T.eq(seen.static, 4)
+  T.eq(seen.max, "Max(3, s0)")
+  T.eq(seen.gt, true)
+  T.truthy(tostring(ep):find('view: "f32[s0, 2, 2]"', 1, true), tostring(ep))
+end)
+
+T.test("a slice bound that is a size: x[{':', {a, b}}]", function()
+  local m = module(function(self, x, y)
+    local n = y:size(0)
+    return x[{{1, n + 1}}]
+  end)
+  local ep = torch.export.export(m, {torch.randn(10, 2), torch.randn(3)},
+                                 {dynamic_shapes = {y = {[0] = Dim("n", {max = 8})}}})
+  local text = tostring(ep)
+  T.truthy(text:find('slice_1: "f32[s0, 2]" = torch.ops.aten.slice.Tensor(x, 0, 1, add)', 1, true)
+           or text:find('"f32[s0, 2]" = torch.ops.aten.slice.Tensor(x, 0, 1, add)', 1, true), text)
+end)
+
+T.test("a spec naming a missing parameter or dim is an error", function()
+  local m = module(function(self, x) return x + 1 end)
+  T.checkerr("its top-level keys must be the arg names ['x'] of `inputs`, but here they are ['z']",
+    torch.export.export, m, {torch.randn(3)}, {dynamic_shapes = {z = {[0] = Dim("d")}}})
+  T.checkerr("dynamic_shapes of x names dim 1, but x has 1 dims",
+    torch.export.export, m, {torch.randn(3)}, {dynamic_shapes = {x = {[1] = Dim("d")}}})
+end)
+
+T.test("an example value outside the Dim's range is refused", function()
+  local m = module(function(self, x) return x + 1 end)
+  local e = T.checkerr("2 not in range [3, 64]", torch.export.export, m, {torch.randn(2, 2)},
+                       {dynamic_shapes = {x = {[0] = Dim("b", {min = 3, max = 64})}}})
+  T.eq(e.kind, "constraint_violation")
+end)
+
+T.test("a dim the program makes a constant: ConstraintViolation with the fix", function()
+  local m = module(function(self, x) return x:view(4, 4) end)
+  local spec = {x = {[0] = Dim("batch", {max = 64})}}
+  local e = T.checkerr("Constraints violated (batch)!", torch.export.export, m,
+                       {torch.randn(4, 4)}, {dynamic_shapes = spec})
+  T.eq(e.kind, "constraint_violation")
+  T.truthy(e.message:find("Not all values of batch = L['x'].size()[0] in the specified range " ..
+                          "batch <= 64 are valid because batch was inferred to be a constant (4).",
+                          1, true), e.message)
+  T.truthy(e.message:find("Suggested fixes:\n  batch = 4", 1, true), e.message)
+  -- refining the spec from the message makes the export pass
+  local fixed = torch.export.dynamic_shapes.refine_dynamic_shapes_from_suggested_fixes(e, spec)
+  T.eq(fixed.x[0], 4)
+  local ep = torch.export.export(m, {torch.randn(4, 4)}, {dynamic_shapes = fixed})
+  T.truthy(tostring(ep):find('x: "f32[4, 4]"', 1, true))
+end)
+
+T.test("a range the program narrows: the fix is a Dim with that range", function()
+  local m = module(function(self, x)
+    if x:size(0) <= 32 then return x + 1 end
+    return x - 1
+  end)
+  local spec = {x = {[0] = Dim("batch")}}
+  local e = T.checkerr("Constraints violated (batch)!", torch.export.export, m,
+                       {torch.randn(8, 2)}, {dynamic_shapes = spec})
+  T.truthy(e.message:find("satisfy the generated guard L['x'].size()[0] <= 32.", 1, true), e.message)
+  T.truthy(e.message:find("Suggested fixes:\n  batch = Dim('batch', max=32)", 1, true), e.message)
+  local fixed = torch.export.dynamic_shapes.refine_dynamic_shapes_from_suggested_fixes(e, spec)
+  T.eq(tostring(fixed.x[0]), "Dim('batch', max=32)")
+  local ep = torch.export.export(m, {torch.randn(8, 2)}, {dynamic_shapes = fixed})
+  T.eq(tostring(ep.range_constraints), "{s0: VR[0, 32]}")
+end)
+
+T.test("two dims that must be equal: dy = dx", function()
+  local m = module(function(self, x, y) return x + y end)
+  local spec = {x = {[0] = Dim("dx")}, y = {[0] = Dim("dy")}}
+  local e = T.checkerr("Constraints violated (dy)!", torch.export.export, m,
+                       {torch.randn(4), torch.randn(4)}, {dynamic_shapes = spec})
+  T.truthy(e.message:find("The values of dy = L['y'].size()[0] and dx = L['x'].size()[0] must " ..
+                          "always be equal.", 1, true), e.message)
+  T.truthy(e.message:find("Suggested fixes:\n  dy = dx", 1, true), e.message)
+  local fixed = torch.export.dynamic_shapes.refine_dynamic_shapes_from_suggested_fixes(e, spec)
+  T.eq(fixed.y[0], fixed.x[0])
+  local ep = torch.export.export(m, {torch.randn(4), torch.randn(4)}, {dynamic_shapes = fixed})
+  T.truthy(tostring(ep):find('x: "f32[s0]", y: "f32[s0]"', 1, true))
+end)
+
+T.test("derived dims: 2*dx and dx + 1", function()
+  local m = module(function(self, x, y, z)
+    return x:repeat_(2) + y, z[{{1, z:size(0)}}] + x
+  end)
+  if not torch.zeros(1).repeat_ then
+    m = module(function(self, x, y, z)
+      return torch.cat({x, x}) + y, z[{{1, z:size(0)}}] + x
+    end)
+  end
+  local dx = Dim("dx", {max = 100})
+  local ep = torch.export.export(m, {torch.randn(3), torch.randn(6), torch.randn(4)},
+    {dynamic_shapes = {x = {[0] = dx}, y = {[0] = 2 * dx}, z = {[0] = dx + 1}}})
+  local text = tostring(ep)
+  T.truthy(text:find('x: "f32[s0]", y: "f32[2*s0]", z: "f32[s0 + 1]"', 1, true), text)
+  T.eq(tostring(2 * dx), "2*dx")
+  T.eq(tostring(dx + 1), "dx + 1")
+  T.checkerr("to be of the form 2*dx", torch.export.export, m,
+    {torch.randn(3), torch.randn(7), torch.randn(4)},
+    {dynamic_shapes = {x = {[0] = dx}, y = {[0] = 2 * dx}, z = {[0] = dx + 1}}})
+end)
+
+T.test("torch.sym_* helpers and the == idiom", function()
+  T.eq(torch.sym_max(2, 5), 5)
+  T.eq(torch.sym_min(2, 5), 2)
+  T.eq(torch.sym_int(3.7), 3)
+  T.eq(torch.sym_int(-3.7), -3)
+  T.eq(torch.sym_float(3), 3.0)
+  T.eq(torch.sym_not(true), false)
+  local seen = {}
+  local m = module(function(self, x)
+    local s = x:size(0)
+    seen.lua_eq = (s == 4)            -- Lua never calls __eq for a number: always false
+    seen.sym_eq = torch.sym_eq(s, 4)  -- guards, like PyTorch's ==
+    return x * 2
+  end)
+  local e = T.checkerr("inferred to be a constant (4)", torch.export.export, m, {torch.randn(4)},
+                       {dynamic_shapes = {x = {[0] = Dim("d")}}})
+  T.eq(seen.lua_eq, false)
+  T.eq(seen.sym_eq, true)
+  T.checkerr("torch.sym_float of a symbolic size is not supported", function()
+    torch.export.export(module(function(self, x) return x * torch.sym_float(x:size(0)) end),
+      {torch.randn(4)}, {dynamic_shapes = {x = {[0] = Dim("d")}}})
+  end)
+end)
+
+T.test("Dim arguments are checked", function()
+  T.checkerr("bad argument #1 to 'Dim' (string expected, got number)", Dim, 3)
+  T.checkerr("Cannot create Dim with inconsistent min=5, max=2", Dim, "d", {min = 5, max = 2})
+  T.eq(tostring(Dim("d", {min = 3, max = 9})), "Dim('d', min=3, max=9)")
+  local a, b = torch.export.dims("a", "b", {max = 10})
+  T.eq(tostring(a), "Dim('a', max=10)")
+  T.eq(tostring(b), "Dim('b', max=10)")
+end)
+
+T.done()
