@@ -372,18 +372,6 @@ static int vz_view_svg(vz_html *h, int v, fx_strbuf *sb, fx_err *err) {
 }
 
 /* ---- the page -------------------------------------------------------------------------------- */
-static void html_escape(fx_strbuf *sb, const char *s) {
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&': fx_strbuf_append(sb, "&amp;"); break;
-        case '<': fx_strbuf_append(sb, "&lt;"); break;
-        case '>': fx_strbuf_append(sb, "&gt;"); break;
-        case '"': fx_strbuf_append(sb, "&quot;"); break;
-        default: fx_strbuf_putc(sb, *s);
-        }
-    }
-}
-
 static int vz_html_write(void *ctx, fx_err *err) {
     vz_html *h = ctx;
     h->gvc = vz_context(err);
@@ -392,7 +380,7 @@ static int vz_html_write(void *ctx, fx_err *err) {
     const char *title = h->opts && h->opts->title ? h->opts->title : "fxdb graph";
     fx_strbuf_append(&sb, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                           "<meta name=\"generator\" content=\"fxdb\">\n<title>");
-    html_escape(&sb, title);
+    vz_html_escape(&sb, title);
     fx_strbuf_append(&sb, "</title>\n<style>\n");
     fx_strbuf_append(&sb, (const char *)vz_asset_viewer_css);
     fx_strbuf_append(&sb, "</style></head>\n<body>\n<script type=\"application/json\" "

@@ -95,6 +95,8 @@ typedef struct vz_label_fields {
  * forms a Graphviz escape such as \N or \G), %% is '%'. A template line whose every field is
  * empty is dropped. */
 void vz_label_expand(fx_strbuf *sb, const char *tmpl, const vz_label_fields *f);
+/* Appends s with the five XML specials (& < > " ') escaped, for HTML text and HTML-like labels. */
+void vz_html_escape(fx_strbuf *sb, const char *s);
 /* Appends s with backslashes doubled and newlines turned into the DOT "\n" escape. */
 void vz_label_escape(fx_strbuf *sb, const char *s);
 

@@ -129,8 +129,8 @@ void vz_style_defaults(Agraph_t *g) {
     vz_attr(g, AGEDGE, "constraint", "true");
 }
 
-/* s with the five XML specials escaped, for an HTML-like label. */
-static void vz_html_escape(fx_strbuf *sb, const char *s) {
+/* See viz_impl.h. */
+void vz_html_escape(fx_strbuf *sb, const char *s) {
     for (; s && *s; s++) {
         switch (*s) {
         case '&': fx_strbuf_append(sb, "&amp;"); break;
