@@ -1,6 +1,8 @@
 /* viz/fxviz.h — rendering core graphs with Graphviz (cgraph + gvc).
- * Layer: viz. Includes core public headers and Graphviz only; never Lua. Returns fx_err, never
- * prints. One GVC_t per process (created on first use, freed by fxviz_shutdown).
+ * Layer: viz. Includes core public headers and Graphviz only; never Lua. Returns fx_err; prints
+ * nothing but the progress lines of a long layout (opts->progress, stderr). The layout runs in
+ * a forked child, which makes its own GVC_t; fxviz_shutdown frees one made in this process (when
+ * fork is not available).
  *
  * What the picture shows (the look of each kind is one table, viz/viz_style.c):
  *  - placeholders coloured by input kind (parameter, buffer, constant, user input; found by
@@ -20,7 +22,8 @@
  *    (or of the box holding it), and one "<output>.user_output" node for all user outputs;
  *    without a program, a single "output" node;
  *  - nn_module_stack as nested clusters "cluster_<path>" labelled "<path>: <Class>" (the root
- *    module, path "", is the whole picture); a module that is not open (see depth, expand,
+ *    module, path "", is the whole picture); a module holding a single op inside another
+ *    module is no cluster (nor box): the op names it in its label ("wq: Linear"); a module that is not open (see depth, expand,
  *    collapse) is one box "module.<path>" labelled "<path>: <Class>\n<k> ops[, <m> mutations]"
  *    holding everything inside it, edges attached to the box;
  *  - a higher-order op's body (a get_attr holding a subgraph) as a cluster
