@@ -110,6 +110,7 @@ static int run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalu
         ctx->depth++;
         rc = op->kernel(oc, m, out);
         ctx->depth--;
+        if (rc == FX_OK) rc = fx_interrupt_check(err); /* a kernel stopped early by Ctrl-C */
     }
     if (rc == FX_OK && s->mutated_arg >= 0 && m[s->mutated_arg].tag == FX_IV_TENSOR)
         fx_tensor_bump_version(m[s->mutated_arg].u.t);

@@ -41,7 +41,23 @@ const char *fx_status_name(int code) {
     static const char *const names[] = {
         "FX_OK", "FX_ENOMEM", "FX_ESHAPE", "FX_ETYPE", "FX_EINDEX", "FX_EARG",
         "FX_EEXPORT", "FX_EDATADEP", "FX_EIO", "FX_ENOTIMPL", "FX_EINTERNAL",
+        "FX_EINTR",
     };
     _Static_assert(sizeof names / sizeof names[0] == FX_STATUS_COUNT, "status names");
     return (code >= 0 && code < FX_STATUS_COUNT) ? names[code] : "FX_E?";
+}
+
+volatile sig_atomic_t fx_interrupt_flag;
+static volatile sig_atomic_t g_stopped; /* a kernel stopped early for the pending request */
+
+void fx_interrupt_request(void) { fx_interrupt_flag = 1; }
+
+void fx_interrupt_clear(void) { fx_interrupt_flag = g_stopped = 0; }
+
+void fx_interrupt_stopped(void) { g_stopped = 1; }
+
+int fx_interrupt_check(fx_err *err) {
+    if (!g_stopped) return FX_OK;
+    fx_interrupt_flag = g_stopped = 0;
+    return fx_err_setf(err, FX_EINTR, "interrupted!");
 }

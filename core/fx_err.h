@@ -4,6 +4,8 @@
 #ifndef FX_ERR_H
 #define FX_ERR_H
 
+#include <signal.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #if defined(__GNUC__)
@@ -24,6 +26,7 @@ typedef enum fx_status {
     FX_EIO,       /* file could not be read or written, or is malformed */
     FX_ENOTIMPL,  /* a PyTorch feature fxdb does not have yet */
     FX_EINTERNAL, /* an invariant broke: a bug in fxdb */
+    FX_EINTR,     /* interrupted (Ctrl-C) */
     FX_STATUS_COUNT
 } fx_status;
 
@@ -58,5 +61,24 @@ void fx_err_kind(fx_err *e, const char *kind);
 
 /* The name of a status, e.g. "FX_ESHAPE". Never NULL. */
 const char *fx_status_name(int code);
+
+/* ---- interruption ---------------------------------------------------------------------------- */
+/* Cooperative cancellation of long kernels (Ctrl-C). The kernel iterators (core/kernels/k_iter.c)
+ * look at the request flag between chunks of about a million elements; when it is set they stop
+ * early and say so (fx_interrupt_stopped), and the dispatcher and the interpreter then fail that
+ * op with FX_EINTR "interrupted!". A kernel that finishes is not failed: the request stays for
+ * the Lua hook, which pauses a debugger session or raises between statements. A check is one load
+ * of a volatile flag. */
+extern volatile sig_atomic_t fx_interrupt_flag;
+/* Asks running kernels to stop. Async-signal-safe (a signal handler calls it). */
+void fx_interrupt_request(void);
+/* Forgets a pending request (the interrupt was handled elsewhere, e.g. by the Lua hook). */
+void fx_interrupt_clear(void);
+static inline bool fx_interrupt_pending(void) { return fx_interrupt_flag != 0; }
+/* Called by a kernel loop that stops early because a request is pending. */
+void fx_interrupt_stopped(void);
+/* When a kernel stopped early: clears the request and fails with FX_EINTR "interrupted!";
+ * else FX_OK. */
+int fx_interrupt_check(fx_err *err);
 
 #endif

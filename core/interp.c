@@ -800,7 +800,11 @@ int fx_interp_step(fx_interp *it, bool *done, fx_err *err) {
     if (it->opts.hook && (rc = it->opts.hook(it->opts.hook_ud, it, n, false, err))) return rc;
     fx_ivalue res = {0};
     bool owned = true;
-    if ((rc = run_node(it, n, &res, &owned, err))) {
+    rc = run_node(it, n, &res, &owned, err);
+    if (!rc && (rc = fx_interrupt_check(err))) { /* a kernel stopped early by Ctrl-C */
+        if (owned) fx_ivalue_clear(&res);
+    }
+    if (rc) {
         if (!err->node[0]) snprintf(err->node, sizeof err->node, "%s", n->name);
         return rc;
     }

@@ -4,6 +4,8 @@
 #ifndef FXLUA_H
 #define FXLUA_H
 
+#include <stdbool.h>
+
 #include <lua.h>
 
 #include "core/fx.h"
@@ -37,5 +39,8 @@ void fxlua_register(lua_State *L, const char *name, lua_CFunction fn);
 /* Interrupt support for the REPL's SIGINT hook: makes the running Lua code raise
  * "interrupted!" at its next instruction hook, whatever coroutine runs.  Signal-safe. */
 void fxlua_interrupt(lua_State *L);
+/* True while a debugger session (trace or run) is open: the REPL's second Ctrl-C then does not
+ * end the process. Signal-safe (one volatile load). */
+bool fxlua_session_open(void);
 
 #endif

@@ -382,6 +382,7 @@ static const char *kind_of_status(int code) {
     case FX_EIO: return "io";
     case FX_ENOTIMPL: return "not_implemented";
     case FX_EINTERNAL: return "internal";
+    case FX_EINTR: return "interrupted";
     default: return "error";
     }
 }
@@ -410,8 +411,29 @@ static void add_module_fields(lua_State *L) {
     lua_settop(L, top); /* [err] */
 }
 
+/* Set when an op failed with FX_EINTR (a kernel stopped for Ctrl-C) and that error is raised:
+ * the Lua hook armed by the same Ctrl-C then does not raise a second time. */
+static volatile sig_atomic_t g_intr_reported;
+
+/* 1 while a debugger session is open (lua/session.lua sets it through fxdb._set_session_open). */
+static volatile sig_atomic_t g_session_open;
+
+bool fxlua_session_open(void) { return g_session_open != 0; }
+
+static int l_set_session_open(lua_State *L) {
+    g_session_open = lua_toboolean(L, 1) ? 1 : 0;
+    return 0;
+}
+
+bool lx_take_interrupt_reported(void) {
+    bool was = g_intr_reported != 0;
+    g_intr_reported = 0;
+    return was;
+}
+
 int fxlua_error(lua_State *L, const fx_err *err) {
     fx_err e = *err;
+    if (e.code == FX_EINTR) g_intr_reported = 1;
     if (!e.loc[0]) {
         fx_frame fr[1];
         if (lx_where(L, fr, 1) == 1) {
@@ -1097,4 +1119,5 @@ void lx_open_aux(lua_State *L) {
     lua_rawsetp(L, LUA_REGISTRYINDEX, &g_memo_key);
     fxlua_register(L, "_check_options", l_check_options);
     fxlua_register(L, "_closest", l_closest);
+    fxlua_register(L, "_set_session_open", l_set_session_open);
 }

@@ -109,6 +109,10 @@ const char *lx_closest(const char *name, const char *const valid[]);
 #define lx_argcheck(L, cond, arg, extramsg) ((void)((cond) || lx_argerror(L, (arg), (extramsg))))
 #define lx_argexpected(L, cond, arg, tname) ((void)((cond) || lx_typeerror(L, (arg), (tname))))
 
+/* True (once) when an op's FX_EINTR error was raised since the last call: the Ctrl-C hook
+ * (lx_open.c) then does not raise the same interrupt again.  [-0, +0, -] */
+bool lx_take_interrupt_reported(void);
+
 /* ---- dtypes ------------------------------------------------------------------------------------- */
 void lx_push_dtype(lua_State *L, fx_dtype dt);             /* torch.float16 etc. [-0, +1, e] */
 fx_dtype lx_to_dtype(lua_State *L, int idx);               /* UNDEFINED if not a dtype [-0,+0,-] */

@@ -18,19 +18,24 @@ extern const struct {
 
 /* ==== interrupts ============================================================================= */
 
-/* The hook fxlua_interrupt installs: removes itself and raises, as lua.c's lstop does. */
+/* The hook fxlua_interrupt installs: removes itself and raises, as lua.c's lstop does, an fxdb
+ * error (kind "interrupted") located at the user's line. When a kernel already stopped for this
+ * Ctrl-C and its op raised the error (lx_error), the hook only removes itself. */
 static void interrupt_hook(lua_State *L, lua_Debug *ar) {
     lua_sethook(L, NULL, 0, 0);
+    fx_interrupt_clear(); /* handled here: no kernel after this one stops for it */
     /* a debugger session's coroutine pauses instead of failing (lx_session.c) */
     switch (lx_session_interrupt(L, ar)) {
     case LX_INTR_PAUSE: lua_yield(L, 0); return;
     case LX_INTR_LATER: lua_sethook(L, interrupt_hook, LUA_MASKCOUNT, 1); return;
     default: break;
     }
-    luaL_error(L, "interrupted!");
+    if (lx_take_interrupt_reported()) return;
+    lx_errorf(L, FX_EINTR, NULL, "interrupted!");
 }
 
 void fxlua_interrupt(lua_State *L) {
+    fx_interrupt_request(); /* a running kernel stops within about a millisecond */
     int mask = LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT;
     lua_sethook(L, interrupt_hook, mask, 1);
     /* A running trace coroutine has its own hook slot. Suspended ones (status LUA_YIELD) are

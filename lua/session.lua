@@ -24,6 +24,13 @@
 -- session is abandoned, so the module is exactly as before, as after any export.
 
 local E = torch._export
+
+-- An error that is Ctrl-C's: the hook's fxdb error (kind "interrupted", lua/lx_open.c), or a
+-- plain "interrupted!" string.
+local function is_interrupt(res)
+  return (type(res) == "string" and res:find("interrupted!", 1, true) ~= nil) or
+    (type(res) == "table" and res.kind == "interrupted")
+end
 local D = {breaks = {}, next_id = 1, displays = {}, next_display = 1}
 fxdb._dbg = D
 
@@ -785,6 +792,7 @@ function fxdb.trace(m, args, opts)
   if not detached then
     D.session = s
     fxdb.session = s
+    fxdb._set_session_open(true)
   end
   local info = debug.getinfo(m.forward, "S")
   local cls = tostring(m):match("^([%w_]+)") or "Module"
@@ -1040,7 +1048,7 @@ function Trace:_advance(mode)
   end)
   self.hook:finish_at(0)
   if ok then return res end
-  if type(res) == "string" and res:find("interrupted!", 1, true) then
+  if is_interrupt(res) then
     -- Ctrl-C while the driver itself ran: the coroutine is between two resumes
     return self:_pause_interrupt()
   end
@@ -1541,7 +1549,7 @@ function Run:_advance(mode)
     end
   end)
   if ok then return res end
-  if type(res) == "string" and res:find("interrupted!", 1, true) then
+  if is_interrupt(res) then
     if self.node then return self:_pause(self.node, "[interrupted]") end
     return make_stop(self, {reason = "interrupted",
       banner = "interrupted before the first node  [Ctrl-C]"})
@@ -1699,6 +1707,7 @@ function fxdb.run(ep, args, opts)
   s.it = s:_fresh()
   D.session = s
   fxdb.session = s
+  fxdb._set_session_open(true)
   local nx = s.it:next_node()
   make_stop(s, {reason = "start", banner = "run session: paused before the first node" ..
     (nx and (" (%" .. nx.name .. ", " .. nx.target .. ")") or "") ..
@@ -1713,6 +1722,7 @@ function D.end_session()
   local s = D.session
   if not s then return end
   D.session, fxdb.session = nil, nil
+  fxdb._set_session_open(false)
   if s.kind == "trace" and s.status == "paused" then
     s.status = "ended"
     E.restore(s.snap)

@@ -46,12 +46,16 @@ static void install_handler(void) {
 
 static void on_sigint(int sig) {
     if (g_running && g_L != NULL) {
-        /* if another SIGINT happens before the hook runs, terminate the process (lua.c) */
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = SIG_DFL;
-        sigemptyset(&sa.sa_mask);
-        sigaction(sig, &sa, NULL);
+        /* if another SIGINT happens before the hook runs, terminate the process (lua.c) --
+         * unless a debugger session is open, whose state would be lost: kernels stop at the
+         * first Ctrl-C (they look at the interrupt flag), so a second one only re-arms */
+        if (!fxlua_session_open()) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_handler = SIG_DFL;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sig, &sa, NULL);
+        }
         g_run_intr = 1;
         fxlua_interrupt(g_L);
     } else {

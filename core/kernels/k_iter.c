@@ -119,6 +119,9 @@ void fx_iter_run(const fx_iter *it, int64_t ir0, int64_t ir1, fx_iter_loop fn, v
         for (int d = 0; d < nd - 1; d++) ptrs[k] += idx[d] * it->strides[k][d];
     }
     for (int64_t row = ir0; row < ir1; row++) {
+        /* Ctrl-C: stop (the dispatcher reports it); the first row always runs, so a small
+         * kernel finishes and the Lua hook handles the interrupt between statements */
+        if (row > ir0 && fx_interrupt_pending()) return fx_interrupt_stopped();
         fn(ud, inner, ptrs, istr);
         /* odometer step over the outer dims */
         for (int d = nd - 2; d >= 0; d--) {
@@ -156,8 +159,15 @@ void fx_iter_run_elems(const fx_iter *it, int64_t e0, int64_t e1, fx_iter_loop f
     int64_t left = e1 - e0;
     while (left > 0) {
         int64_t n = inner - col < left ? inner - col : left;
-        for (int k = 0; k < nops; k++) cur[k] = ptrs[k] + col * istr[k];
-        fn(ud, n, cur, istr);
+        /* pieces of at most FX_ITER_CANCEL_CHUNK elements, so Ctrl-C stops a long row soon */
+        for (int64_t done = 0; done < n;) {
+            if ((done > 0 || left < e1 - e0) && fx_interrupt_pending())
+                return fx_interrupt_stopped();
+            int64_t m = n - done < FX_ITER_CANCEL_CHUNK ? n - done : FX_ITER_CANCEL_CHUNK;
+            for (int k = 0; k < nops; k++) cur[k] = ptrs[k] + (col + done) * istr[k];
+            fn(ud, m, cur, istr);
+            done += m;
+        }
         left -= n;
         col = 0;
         for (int d = nd - 2; d >= 0; d--) {
@@ -185,7 +195,7 @@ void fx_iter_run_par(const fx_iter *it, fx_iter_loop fn, void *ud) {
     int64_t nt = fx_par_threads();
     if (nt > n / (FX_PAR_GRAIN / 2)) nt = n / (FX_PAR_GRAIN / 2);
     if (nt <= 1 || n < FX_PAR_GRAIN) {
-        fx_iter_run_all(it, fn, ud);
+        fx_iter_run_elems(it, 0, n, fn, ud); /* (element pieces: Ctrl-C stops it soon) */
         return;
     }
 #ifdef _OPENMP
@@ -199,7 +209,7 @@ void fx_iter_run_par(const fx_iter *it, fx_iter_loop fn, void *ud) {
         fx_iter_run_elems(it, e0, e1, fn, ud);
     }
 #else
-    fx_iter_run_all(it, fn, ud);
+    fx_iter_run_elems(it, 0, n, fn, ud);
 #endif
 }
 

@@ -53,13 +53,18 @@ void fx_iter_coalesce(fx_iter *it);
 bool fx_iter_is_flat(const fx_iter *it);
 /* Rows = numel / sizes[ndim-1] (0 when numel is 0). */
 int64_t fx_iter_nrows(const fx_iter *it);
-/* Calls fn once per row r in [ir0, ir1), in row-major order. */
+/* Elements fx_iter_run_elems hands fn at most per call, between two looks at the interrupt
+ * flag (fx_interrupt_pending, core/fx_err.h): about a millisecond of work. */
+#define FX_ITER_CANCEL_CHUNK ((int64_t)1 << 20)
+/* Calls fn once per row r in [ir0, ir1), in row-major order; stops early (rows left undone)
+ * when an interrupt is pending, which the dispatcher then reports as FX_EINTR. */
 void fx_iter_run(const fx_iter *it, int64_t ir0, int64_t ir1, fx_iter_loop fn, void *ud);
 /* All rows. */
 void fx_iter_run_all(const fx_iter *it, fx_iter_loop fn, void *ud);
 
 /* Calls fn over the elements [e0, e1) of the iteration in row-major order: a partial first
- * row, whole rows, a partial last row (each call stays within one row). */
+ * row, whole rows, a partial last row (each call stays within one row and covers at most
+ * FX_ITER_CANCEL_CHUNK elements); stops early when an interrupt is pending. */
 void fx_iter_run_elems(const fx_iter *it, int64_t e0, int64_t e1, fx_iter_loop fn, void *ud);
 
 /* ---- threads ----------------------------------------------------------------------------- */

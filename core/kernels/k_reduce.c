@@ -247,6 +247,10 @@ static int red_run(fx_iter *it, int k, bool fp, fx_iter_loop fn, fx_err *err) {
     for (int64_t c = 0; c < nchunks; c++) {
         fx_iter sub = *it;
         part[c] = ident;
+        if (c > 0 && fx_interrupt_pending()) { /* Ctrl-C: the dispatcher reports it */
+            fx_interrupt_stopped();
+            continue;
+        }
         sub.data[0] = (char *)&part[c];
         int64_t e1 = (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n;
         fx_iter_run_elems(&sub, c * RED_CHUNK, e1, fn, NULL);

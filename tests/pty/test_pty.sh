@@ -139,6 +139,34 @@ check "the prompt comes back" wait_prompt
 T send-keys -t fx '=1+1' Enter
 check "the REPL still works after the interrupt" wait_for '^2$'
 
+# 4b. Ctrl-C inside one long kernel (a sum over 2^34 broadcast elements, about a minute) stops
+#     it within a second, naming the user's line
+wait_prompt
+n0=$(count 'interrupted!')
+T send-keys -t fx 'big = torch.ones(1):expand(2^34 // 1):sum()' Enter
+sleep 1
+T send-keys -t fx C-c
+t0=$(date +%s%N)
+wait_count 'interrupted!' $((n0 + 1))
+t1=$(date +%s%N)
+check "Ctrl-C stops a long kernel within a second ($(((t1 - t0) / 1000000)) ms)" test $(((t1 - t0) / 1000000)) -lt 1000
+check "the interrupt names the user's line" wait_for '^  at stdin:1'
+check "the prompt comes back after the kernel stopped" wait_prompt
+T send-keys -t fx '=3+3' Enter
+check "no stale interrupt after the kernel stopped" wait_for '^6$'
+
+# 4c. Ctrl-C during export points at the user's line, not at fxdb's embedded export code
+wait_prompt
+T send-keys -t fx 'Spin = nn.Module:extend("Spin"); function Spin:forward(x) while true do end end' Enter
+wait_prompt
+n0=$(count 'interrupted!')
+T send-keys -t fx 'torch.export.export(Spin(), {torch.ones(1)})' Enter
+sleep 0.5
+T send-keys -t fx C-c
+check "Ctrl-C interrupts an export" wait_count 'interrupted!' $((n0 + 1))
+check "the export interrupt names the user's line" test "$(screen | grep -A1 'interrupted!' | tail -n 1)" = "  at stdin:1"
+check "no [fxdb export] location" test "$(count '\[fxdb export\]')" -eq 0
+
 # 5. Ctrl-C twice while idle only gives fresh prompts
 wait_prompt
 T send-keys -t fx '=7070'
@@ -188,6 +216,18 @@ check "Ctrl-C pauses a running trace" wait_for '^interrupted  \[Ctrl-C\]'
 check "the prompt comes back after the pause" wait_prompt
 T send-keys -t fx ':where' Enter
 check "the paused session answers :where" wait_for '^#0 +stdin:1 in forward'
+wait_prompt
+n0=$(count 'interrupted!')
+T send-keys -t fx 'big = torch.ones(1):expand(2^34 // 1):sum()' Enter
+sleep 0.5
+T send-keys -t fx C-c
+sleep 0.1
+T send-keys -t fx C-c
+check "two Ctrl-C with a session open: the kernel stops" wait_count 'interrupted!' $((n0 + 1))
+check "fxdb is still running after a second Ctrl-C with a session open" wait_prompt
+n1=$(count '^#0 +stdin:1 in forward')
+T send-keys -t fx ':where' Enter
+check "the session survived the second Ctrl-C" wait_count '^#0 +stdin:1 in forward' $((n1 + 1))
 wait_prompt
 T send-keys -t fx ':kill' Enter
 check ":kill ends the session" wait_for '^trace session ended'
