@@ -213,7 +213,7 @@ fuzz-load: need-deps
 
 check-layers:
 	@tests/check_layers.sh
-	@tests/check_cycles.sh $(BUILD) repl
+	@tests/check_cycles.sh $(BUILD) repl viz
 
 format-check:
 	@clang-format --dry-run --Werror $(CORE_SRC) $(LUA_SRC) $(VIZ_SRC) $(PT2_SRC) $(REPL_SRC) core/*.h lua/*.h viz/*.h pt2/*.h

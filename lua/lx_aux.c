@@ -1121,3 +1121,12 @@ void lx_open_aux(lua_State *L) {
     fxlua_register(L, "_closest", l_closest);
     fxlua_register(L, "_set_session_open", l_set_session_open);
 }
+
+/* The device factories default to: meta after torch.set_default_device("meta"), else cpu. Kept
+ * here, below every binding file, because dispatch (lx_dispatch) reads it too. */
+fx_device lx_default_device(lua_State *L) {
+    lua_getfield(L, LUA_REGISTRYINDEX, LX_DEFAULT_DEVICE); /* [flag] */
+    bool meta = lua_toboolean(L, -1);
+    lua_pop(L, 1);
+    return meta ? FX_DEVICE_META : FX_DEVICE_CPU;
+}

@@ -140,6 +140,7 @@ void lx_open_aux(lua_State *L);
 #define LX_MAX_BOUND 16
 lua_State *lx_bound_thread(int i);
 /* The device of torch.set_default_device (lx_torch.c); lx_dispatch gives it to creation ops. */
+#define LX_DEFAULT_DEVICE "fxdb.default_device" /* registry: true while the default is meta */
 fx_device lx_default_device(lua_State *L);
 
 /* ---- additions (lua engineer): helpers shared by lx_aux.c, lx_bind.c, lx_tensor.c, lx_index.c,

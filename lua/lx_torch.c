@@ -263,7 +263,6 @@ static int l_perf_counter(lua_State *L) {
 
 /* ==== default device ========================================================================= */
 
-#define LX_DEFAULT_DEVICE "fxdb.default_device" /* registry: true while the default is meta */
 
 /* torch.set_default_device("meta" | "cpu" | nil): the device creation ops (zeros, ones, full,
  * empty, arange, rand, randn) use when none is given, as torch.set_default_device does; building
@@ -281,13 +280,6 @@ static int l_set_default_device(lua_State *L) {
 static int l_get_default_device(lua_State *L) {
     lua_pushstring(L, lx_default_device(L) == FX_DEVICE_META ? "meta" : "cpu");
     return 1;
-}
-
-fx_device lx_default_device(lua_State *L) {
-    lua_getfield(L, LUA_REGISTRYINDEX, LX_DEFAULT_DEVICE); /* [flag] */
-    bool meta = lua_toboolean(L, -1);
-    lua_pop(L, 1);
-    return meta ? FX_DEVICE_META : FX_DEVICE_CPU;
 }
 
 /* torch._has_op("arange.default") -> boolean: lets torch.lua pick between ops.  [-0, +1, e] */

@@ -129,7 +129,7 @@ void vz_err_begin(void);
  * (trimmed, "" when none) into msg[0..cap). */
 int vz_err_end(char *msg, size_t cap);
 
-/* ---- rendering (viz_render.c, viz_html.c) ---------------------------------------------------- */
+/* ---- rendering (viz_render.c, viz_html.c; viz_api.c picks one) ---------------------------------------------------- */
 /* The process's GVC_t, created on first use. NULL (err set) when Graphviz cannot start. */
 struct GVC_s;
 struct GVC_s *vz_context(fx_err *err);
@@ -141,6 +141,9 @@ typedef int (*vz_job)(void *ctx, fx_err *err);
  * runs in this process. Whatever fn changes in memory is lost: it must leave its result in
  * files. */
 int vz_run_child(vz_job fn, void *ctx, const char *what, bool progress, fx_err *err);
+/* Writes an image or DOT file of g (format from the extension of path; not .html) from a
+ * layout made in a child process (viz_render.c). */
+int vz_render_image(const fx_graph *g, const char *path, const fxviz_opts *opts, fx_err *err);
 /* Whether path ends in .html / .htm (case-insensitive). */
 bool vz_is_html(const char *path);
 /* The interactive viewer: see fxviz.h. */

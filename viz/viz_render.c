@@ -265,12 +265,9 @@ static int vz_render_here(void *ctx, fx_err *err) {
     return FX_OK;
 }
 
-int fxviz_render(const fx_graph *g, const char *path, const fxviz_opts *opts, fx_err *err) {
-    fx_err scratch;
-    if (!err) err = &scratch;
-    fx_err_clear(err);
-    if (!path || !*path) return fx_err_setf(err, FX_EARG, "fxviz.render: no output file given");
-    if (vz_is_html(path)) return vz_render_html(g, path, opts, err);
+/* Lays out g with dot in a child process and writes an image or DOT file whose format the
+ * extension of `path` names (not .html: viz_api.c sends those to vz_render_html). */
+int vz_render_image(const fx_graph *g, const char *path, const fxviz_opts *opts, fx_err *err) {
     const char *format = vz_format_of(path);
     if (!format) {
         const char *dot = strrchr(path, '.');
