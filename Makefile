@@ -6,7 +6,7 @@
 #   make demo       build and run the main job (examples/demo.lua)
 #   make asan       the whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   make debug      -O0 -g build in build-debug/
-#   make valgrind   unit tests under valgrind
+#   make valgrind   unit tests and REPL transcripts under valgrind (tests/valgrind.supp)
 #   make bench      benchmarks under bench/ (tables, not tests)
 #   make fuzz-programs N=10000 [SEED=1]   the differential random-program tester (tests/fuzz/)
 #   make fuzz-load [FUZZ_SECS=600]   libFuzzer over the PT2 archive loader (clang; build-fuzz/)
@@ -133,7 +133,7 @@ $(BUILD)/viz/assets.o: $(BUILD)/viz/assets.c
 
 # --- dependencies -------------------------------------------------------------------------------
 DEBS := liblua5.4-dev libgraphviz-dev graphviz libopenblas-dev libedit-dev libcjson-dev \
-        libzip-dev libfp16-dev libcmocka-dev xxd pkg-config gcc make tmux chromium
+        libzip-dev libfp16-dev libcmocka-dev xxd pkg-config gcc make tmux chromium valgrind
 # npm only where no npm is installed: machines whose Node.js comes from NodeSource ship npm inside
 # their nodejs package, which conflicts with Debian's npm (apt-get would refuse the whole list).
 DEBS += $(if $(shell command -v npm 2>/dev/null),,npm)
@@ -180,9 +180,13 @@ asan: need-deps
 debug:
 	@$(MAKE) --no-print-directory BUILD=build-debug OPT=-O0 all
 
+# libgomp's and OpenBLAS's thread pools live until exit: tests/valgrind.supp names them, and only
+# them. REPL transcripts count definite leaks only (Lua's own allocator pools are "possibly lost").
+VALGRIND_CMD := valgrind -q --error-exitcode=99 --leak-check=full --suppressions=tests/valgrind.supp
 valgrind: need-deps
 	@$(MAKE) --no-print-directory all-tests-built
-	@VALGRIND="valgrind -q --error-exitcode=99 --leak-check=full" tests/run_unit.sh $(BUILD)
+	@VALGRIND="$(VALGRIND_CMD)" tests/run_unit.sh $(BUILD)
+	@VALGRIND="$(VALGRIND_CMD) --errors-for-leak-kinds=definite" tests/run_golden.sh $(BUILD)
 
 bench: need-deps
 	@$(MAKE) --no-print-directory $(BUILD)/fxdb $(BUILD)/libfxdb.a

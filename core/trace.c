@@ -439,14 +439,16 @@ int fx_tracer_finish(fx_tracer *tr, const fx_ivalue *outs, int nouts, fx_err *er
 
 int fx_tracer_take(fx_tracer *tr, fx_graph **graph, fx_input_info **infos, int *ninfos,
                    fx_err *err) {
-    (void)err;
+    /* the fresh graph first: on failure the tracer keeps everything and the caller owns nothing */
+    fx_graph *fresh = fx_graph_new();
+    if (!fresh) return fx_err_setf(err, FX_ENOMEM, "out of memory");
     *graph = tr->g;
     *infos = tr->infos;
     *ninfos = tr->ninfos;
-    tr->g = fx_graph_new();
+    tr->g = fresh;
     tr->infos = NULL;
     tr->ninfos = tr->cap = 0;
-    return tr->g ? FX_OK : fx_err_setf(err, FX_ENOMEM, "out of memory");
+    return FX_OK;
 }
 
 /* ==== dynamic shapes ========================================================================== */

@@ -118,7 +118,8 @@ typedef struct fx_input_info {
 const fx_input_info *fx_tracer_inputs(const fx_tracer *tr, int *n);
 
 /* Hands the raw graph and the input infos to the caller. The tracer keeps nothing. Free the
- * infos with fx_input_infos_free. */
+ * infos with fx_input_infos_free. On failure (FX_ENOMEM) nothing is handed over: the tracer
+ * still owns them. */
 int fx_tracer_take(fx_tracer *tr, fx_graph **graph, fx_input_info **infos, int *ninfos,
                    fx_err *err);
 void fx_input_infos_free(fx_input_info *infos, int n);

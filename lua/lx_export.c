@@ -682,8 +682,10 @@ static int l_tracer_build(lua_State *L) {
     fx_graph *raw;
     fx_input_info *infos;
     int ninfos;
-    if (fx_tracer_take(t->tr, &raw, &infos, &ninfos, &err)) return lx_error(L, &err);
+    /* the shape environment before the take: from the take on, raw and infos are ours until
+     * fx_export_build (which frees them on failure too) */
     if (t->dynamic && !(o.shape_env = fx_tracer_shape_env(t->tr, &err))) return lx_error(L, &err);
+    if (fx_tracer_take(t->tr, &raw, &infos, &ninfos, &err)) return lx_error(L, &err);
     fx_program *p;
     if (fx_export_build(raw, infos, ninfos, st, n, &o, &p, &err)) return lx_error(L, &err);
     lx_push_program(L, p);

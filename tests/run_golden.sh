@@ -36,9 +36,9 @@ for inp in "${ins[@]}"; do
     script="tests/golden/$name.lua"
     mkdir -p "$tmp/home"
     if [ -f "$script" ]; then
-        NO_COLOR=1 HOME="$tmp/home" "$fxdb" -i "$script" < "$inp" > "$tmp/$name.actual" 2>&1
+        NO_COLOR=1 HOME="$tmp/home" ${VALGRIND:-} "$fxdb" -i "$script" < "$inp" > "$tmp/$name.actual" 2>&1
     else
-        NO_COLOR=1 HOME="$tmp/home" "$fxdb" < "$inp" > "$tmp/$name.actual" 2>&1
+        NO_COLOR=1 HOME="$tmp/home" ${VALGRIND:-} "$fxdb" < "$inp" > "$tmp/$name.actual" 2>&1
     fi
     if [ "${UPDATE:-0}" = 1 ]; then
         cp "$tmp/$name.actual" "$exp"
