@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/export.h"
 #include "core/fx_alloc.h"
 #include "core/hop.h"
 
@@ -150,9 +151,90 @@ void fx_interp_free(fx_interp *it) {
     fx_free(it);
 }
 
-static int check_input(const fx_node *ph, const fx_ivalue *v, int index, fx_err *err) {
+/* Symbol values bound by the inputs of one call (the placeholders' symbolic sizes). */
+typedef struct sym_binding {
+    const fx_sym *sym[64];
+    int64_t val[64];
+    int n;
+} sym_binding;
+
+static int bound_value(void *ud, const fx_sym *s, int64_t *v, fx_err *err) {
+    const sym_binding *b = ud;
+    for (int i = 0; i < b->n; i++)
+        if (b->sym[i] == s) {
+            *v = b->val[i];
+            return FX_OK;
+        }
+    char name[32];
+    return fx_err_setf(err, FX_EARG, "no input gives a value to %s", fx_sym_str(s, name, 32));
+}
+
+/* torch/_export/utils.py _check_input_constraints_for_graph: a symbolic size binds its symbol
+ * (checked against the symbol's range), a size already bound must agree, a size that is an
+ * expression of bound symbols must equal its value. `pass` 0 binds symbols, 1 checks the rest. */
+static int check_sym_dim(const fx_node *ph, int d, fx_symint want, int64_t got, sym_binding *b,
+                         int pass, fx_err *err) {
+    fx_shape_env *env = fx_sym_env(want.expr);
+    const fx_sym *e = fx_shape_env_simplify(env, want.expr);
+    if (fx_sym_kind_of(e) == FX_SYM_CONST) {
+        int64_t c = fx_sym_const_value(e);
+        if (pass == 0 && got != c)
+            return fx_err_setf(err, FX_EARG,
+                               "Expected input at %s.shape[%d] to be equal to %lld, but got %lld",
+                               ph->name, d, (long long)c, (long long)got);
+        return FX_OK;
+    }
+    if (fx_sym_kind_of(e) == FX_SYM_SYMBOL) {
+        if (pass != 0) return FX_OK;
+        for (int i = 0; i < b->n; i++)
+            if (b->sym[i] == e) {
+                if (b->val[i] != got)
+                    return fx_err_setf(err, FX_EARG,
+                                       "Expected input at %s.shape[%d] to be equal to %lld, but "
+                                       "got %lld",
+                                       ph->name, d, (long long)b->val[i], (long long)got);
+                return FX_OK;
+            }
+        const fx_symbol_info *info = fx_shape_env_symbol(env, e);
+        fx_vr r = info ? fx_symbol_constraint_range(info) : (fx_vr){0, FX_INT_OO};
+        if (got < r.lo)
+            return fx_err_setf(err, FX_EARG,
+                               "Expected input at %s.shape[%d] to be >= %lld, but got %lld",
+                               ph->name, d, (long long)r.lo, (long long)got);
+        if (got > r.hi)
+            return fx_err_setf(err, FX_EARG,
+                               "Expected input at %s.shape[%d] to be <= %lld, but got %lld",
+                               ph->name, d, (long long)r.hi, (long long)got);
+        if (b->n == 64) return fx_err_setf(err, FX_ENOTIMPL, "too many symbolic sizes");
+        b->sym[b->n] = e;
+        b->val[b->n++] = got;
+        return FX_OK;
+    }
+    if (pass != 1) return FX_OK;
+    int64_t v;
+    int rc = fx_sym_eval(e, bound_value, b, &v, err);
+    if (rc) return rc;
+    if (v != got) {
+        char buf[96];
+        return fx_err_setf(
+            err, FX_EARG, "Expected input at %s.shape[%d] to be equal to %lld (%s), but got %lld",
+            ph->name, d, (long long)v, fx_sym_str(e, buf, sizeof buf), (long long)got);
+    }
+    return FX_OK;
+}
+
+static int check_input(const fx_node *ph, const fx_ivalue *v, int index, sym_binding *b, int pass,
+                       fx_err *err) {
     const fx_tensor *want = fx_node_tensor(ph);
     if (!want) return FX_OK;
+    if (pass == 1) {
+        for (int d = 0; fx_tensor_is_symbolic(want) && d < fx_tensor_ndim(want); d++) {
+            fx_symint w = fx_tensor_sym_size(want, d);
+            int rc = w.expr ? check_sym_dim(ph, d, w, fx_tensor_size(v->u.t, d), b, 1, err) : FX_OK;
+            if (rc) return rc;
+        }
+        return FX_OK;
+    }
     if (v->tag != FX_IV_TENSOR)
         return fx_err_setf(err, FX_EARG, "Expected input at *args[%d] (%s) to be a tensor", index,
                            ph->name);
@@ -166,13 +248,20 @@ static int check_input(const fx_node *ph, const fx_ivalue *v, int index, fx_err 
                            "Unexpected number of dimensions in input at *args[%d] (%s): expected "
                            "%d, but got %d",
                            index, ph->name, fx_tensor_ndim(want), fx_tensor_ndim(t));
-    for (int d = 0; d < fx_tensor_ndim(t); d++)
+    for (int d = 0; d < fx_tensor_ndim(t); d++) {
+        fx_symint w = fx_tensor_sym_size(want, d);
+        if (w.expr) {
+            int rc = check_sym_dim(ph, d, w, fx_tensor_size(t, d), b, 0, err);
+            if (rc) return rc;
+            continue;
+        }
         if (fx_tensor_size(t, d) != fx_tensor_size(want, d))
             return fx_err_setf(err, FX_EARG,
                                "Expected input at *args[%d].shape[%d] (%s) to be equal to %lld, "
                                "but got %lld",
                                index, d, ph->name, (long long)fx_tensor_size(want, d),
                                (long long)fx_tensor_size(t, d));
+    }
     return FX_OK;
 }
 
@@ -190,12 +279,20 @@ static int load_inputs(fx_interp *it, const fx_ivalue *inputs, int ninputs, fx_e
         return fx_err_setf(err, FX_EARG, "the graph takes %d inputs but %d were given", nph,
                            ninputs);
     int k = 0;
+    sym_binding b = {.n = 0};
     for (int i = 0; i < it->n; i++) {
         if (it->nodes[i]->op != FX_NODE_PLACEHOLDER) continue;
-        int rc = check_input(it->nodes[i], &inputs[k], k, err);
+        int rc = check_input(it->nodes[i], &inputs[k], k, &b, 0, err);
         if (!rc) rc = fx_ivalue_copy(&it->inputs[k], &inputs[k], err);
         if (rc) return rc;
         it->ninputs = ++k;
+    }
+    k = 0;
+    for (int i = 0; i < it->n; i++) { /* sizes that are expressions of the bound symbols */
+        if (it->nodes[i]->op != FX_NODE_PLACEHOLDER) continue;
+        int rc = check_input(it->nodes[i], &inputs[k], k, &b, 1, err);
+        if (rc) return rc;
+        k++;
     }
     it->pc = 0;
     it->ph_seen = 0;
@@ -455,15 +552,13 @@ static void unknown_ops(fx_strbuf *sb, const fx_graph *g) {
 int fx_interp_new(const fx_graph *g, const fx_ivalue *inputs, int ninputs,
                   const fx_interp_opts *opts, fx_interp **out, fx_err *err) {
     *out = NULL;
-    for (const fx_node *n = fx_graph_first(g); n; n = n->next) {
+    /* A program with symbolic sizes runs at any sizes its constraints allow: inputs are checked
+     * against the placeholders' expressions, and every node runs through dispatch (no memory
+     * plan: the planned sizes are the example's). */
+    bool symbolic = false;
+    for (const fx_node *n = fx_graph_first(g); n && !symbolic; n = n->next) {
         const fx_tensor *t = fx_node_tensor(n);
-        if (n->val.tag == FX_IV_SYMINT || (t && fx_tensor_is_symbolic(t))) {
-            fx_err_kind(err, "not_implemented");
-            return fx_err_setf(err, FX_ENOTIMPL,
-                               "running a program exported with dynamic shapes is not supported "
-                               "by fxdb yet (node %s has symbolic sizes)",
-                               n->name);
-        }
+        symbolic = n->val.tag == FX_IV_SYMINT || (t && fx_tensor_is_symbolic(t));
     }
     fx_strbuf unk = FX_STRBUF_INIT;
     unknown_ops(&unk, g);
@@ -479,6 +574,7 @@ int fx_interp_new(const fx_graph *g, const fx_ivalue *inputs, int ninputs,
     if (!it) return fx_err_setf(err, FX_ENOMEM, "out of memory");
     it->g = g;
     if (opts) it->opts = *opts;
+    if (symbolic) it->opts.naive = true;
     fx_ctx_init(&it->eager, FX_MODE_EAGER);
     it->eager.no_grad = true; /* running an exported graph is inference: no autograd checks */
     it->n = fx_graph_count(g);
@@ -563,6 +659,43 @@ static int run_generic(fx_interp *it, fx_node *n, fx_ivalue *res, fx_err *err) {
                 rc = resolve(it, &n->args[made], &args[made], err);
             if (!rc) rc = fx_hop_run(n, args, res, err);
             for (int i = 0; i < made; i++) fx_ivalue_clear(&args[i]);
+            return rc;
+        }
+        if ((!strncmp(n->target, "operator.", 9) || !strncmp(n->target, "torch.sym_", 10)) &&
+            n->nargs == 2) { /* SymInt arithmetic: plain integers at run time */
+            fx_ivalue x, y;
+            int rc = resolve(it, &n->args[0], &x, err);
+            if (rc) return rc;
+            if ((rc = resolve(it, &n->args[1], &y, err))) {
+                fx_ivalue_clear(&x);
+                return rc;
+            }
+            fx_symint a, b2, r = FX_SI(0);
+            if (!fx_ivalue_symint(&x, &a) || !fx_ivalue_symint(&y, &b2) || a.expr || b2.expr)
+                rc = fx_err_setf(err, FX_EARG, "%s: expected integer operands", n->name);
+            const char *op = strchr(n->target, '.') + 1;
+            if (!rc) {
+                if (!strcmp(op, "add"))
+                    r = FX_SI(a.hint + b2.hint);
+                else if (!strcmp(op, "sub"))
+                    r = FX_SI(a.hint - b2.hint);
+                else if (!strcmp(op, "mul"))
+                    r = FX_SI(a.hint * b2.hint);
+                else if (!strcmp(op, "floordiv"))
+                    rc = fx_si_floordiv(a, b2, &r, err);
+                else if (!strcmp(op, "mod"))
+                    rc = fx_si_mod(a, b2, &r, err);
+                else if (!strcmp(op, "sym_max"))
+                    r = fx_si_max(a, b2);
+                else if (!strcmp(op, "sym_min"))
+                    r = fx_si_min(a, b2);
+                else
+                    rc = fx_err_setf(err, FX_ENOTIMPL, "the interpreter cannot run %s yet",
+                                     n->target);
+            }
+            fx_ivalue_clear(&x);
+            fx_ivalue_clear(&y);
+            if (!rc) *res = fx_iv_int(r.hint);
             return rc;
         }
         return fx_err_setf(err, FX_ENOTIMPL, "the interpreter cannot run %s yet", n->target);

@@ -212,4 +212,46 @@ T.test("Dim arguments are checked", function()
   T.eq(tostring(b), "Dim('b', max=10)")
 end)
 
+T.test("a dynamic program runs at every size its constraints allow, checking its inputs", function()
+  local m = module(function(self, x, y)
+    local n = x:size(0)
+    return (x + y):sum(1), torch.zeros({n + 1, 2}), x:reshape(n, 2, 2), x:narrow(0, 1, n - 1),
+           torch.arange(n) * 2
+  end)
+  local batch = Dim("batch", {min = 2, max = 64})
+  local ep = torch.export.export(m, {torch.randn(4, 4), torch.randn(4, 4)},
+                                 {dynamic_shapes = {x = {[0] = batch}, y = {[0] = batch}}})
+  local mod = ep:module()
+  for _, n in ipairs({2, 4, 7, 64}) do
+    local x, y = torch.randn(n, 4), torch.randn(n, 4)
+    local want = table.pack(m(x, y))
+    local got = fxdb.run(ep, {x, y}).outputs
+    local got2 = table.pack(mod(x, y))
+    for i = 1, 5 do
+      T.eq(tostring(got[i].shape), tostring(want[i].shape), "shape of output " .. i .. " at " .. n)
+      T.eq((got[i] - want[i]):abs():max():item(), 0, "output " .. i .. " at " .. n)
+      T.eq((got2[i] - want[i]):abs():max():item(), 0, "module output " .. i .. " at " .. n)
+    end
+  end
+  T.truthy(tostring(fxdb.check(m, ep, {torch.randn(9, 4), torch.randn(9, 4)})):find("check: OK", 1, true))
+  T.checkerr("Expected input at x.shape[0] to be >= 2, but got 1", fxdb.run, ep,
+             {torch.randn(1, 4), torch.randn(1, 4)})
+  T.checkerr("Expected input at x.shape[0] to be <= 64, but got 65", fxdb.run, ep,
+             {torch.randn(65, 4), torch.randn(65, 4)})
+  T.checkerr("Expected input at y.shape[0] to be equal to 5, but got 6", fxdb.run, ep,
+             {torch.randn(5, 4), torch.randn(6, 4)})
+  T.checkerr("to be equal to 4, but got 3", fxdb.run, ep, {torch.randn(5, 3), torch.randn(5, 4)})
+end)
+
+T.test("derived dims are checked when the program runs", function()
+  local m = module(function(self, x, y) return torch.cat({x, x}) + y end)
+  local dx = Dim("dx", {max = 100})
+  local ep = torch.export.export(m, {torch.randn(3), torch.randn(6)},
+                                 {dynamic_shapes = {x = {[0] = dx}, y = {[0] = 2 * dx}}})
+  local x, y = torch.randn(5), torch.randn(10)
+  T.eq((fxdb.run(ep, {x, y}).outputs[1] - m(x, y)):abs():max():item(), 0)
+  T.checkerr("Expected input at y.shape[0] to be equal to 10 (2*s0), but got 9", fxdb.run, ep,
+             {torch.randn(5), torch.randn(9)})
+end)
+
 T.done()
