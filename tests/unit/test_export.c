@@ -258,6 +258,117 @@ static void test_s1_reinplace(void **fixture) {
     fx_graph_free(g);
 }
 
+/* ---- allocation failures over the whole pipeline -------------------------------------------- */
+
+/* Seed S1 through every stage with each error returned, never asserted: trace, functionalize and
+ * export, unlift, reinplace, the interpreter. Everything it makes it frees, on every path. */
+static int s1_pipeline(void) {
+    fx_err err;
+    fx_err_clear(&err);
+    const double sv[3] = {7, 5, 6}, xvals[3] = {1.5, 2, -1}, cvals[3] = {1, 2, 3};
+    int64_t three = 3;
+    fx_tensor *state = NULL, *x = NULL, *cv = NULL, *konst = NULL, *b = NULL, *xt = NULL,
+              *ct = NULL;
+    fx_tracer *tr = NULL;
+    fx_program *ep = NULL;
+    fx_graph *g = NULL, *raw = NULL;
+    fx_input_info *infos = NULL;
+    int ninfos = 0;
+    fx_ivalue bv = {0}, xv = {0}, x16 = {0}, r = {0}, ctv = {0}, out = {0}, res = {0}, in = {0};
+    int rc;
+    if ((rc = fx_tensor_empty(1, &three, FX_DTYPE_F16, FX_DEVICE_CPU, &state, &err)) ||
+        (rc = fx_tensor_empty(1, &three, FX_DTYPE_F32, FX_DEVICE_CPU, &x, &err)) ||
+        (rc = fx_tensor_empty(1, &three, FX_DTYPE_F16, FX_DEVICE_CPU, &cv, &err)) ||
+        (rc = fx_tensor_empty(1, &three, FX_DTYPE_F16, FX_DEVICE_CPU, &konst, &err)))
+        goto done;
+    for (int64_t i = 0; i < 3; i++) {
+        fx_tensor_set_f64(state, &i, sv[i]);
+        fx_tensor_set_f64(x, &i, xvals[i]);
+        fx_tensor_set_f64(cv, &i, cvals[i]);
+        fx_tensor_set_f64(konst, &i, cvals[i]);
+    }
+    fx_trace_opts o = {0};
+    if (!(tr = fx_tracer_new(&o, &err))) {
+        rc = err.code;
+        goto done;
+    }
+    fx_ctx *ctx = fx_tracer_ctx(tr);
+    if ((rc = fx_tracer_input(tr, FX_INPUT_BUFFER, "b_state", "state", true, state, &b, &err)))
+        goto done;
+    bv = fx_iv_tensor_steal(b);
+    if ((rc = fx_tracer_input(tr, FX_INPUT_USER_INPUT, "x", NULL, false, x, &xt, &err))) goto done;
+    xv = fx_iv_tensor_steal(xt);
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {xv, fx_iv_dtype(FX_DTYPE_F16)};
+    fx_ivalue outs[FX_SCHEMA_MAX_RETS];
+    if ((rc = fx_dispatch(ctx, fx_op_get(FX_OP__TO_COPY), args, outs, &err))) goto done;
+    x16 = outs[0];
+    if ((rc = fx_call(ctx, FX_OP_MUL__TENSOR, &r, &err, 2, &bv, &x16))) goto done;
+    fx_ivalue_clear(&r);
+    if ((rc = fx_tracer_constant(tr, cv, &ct, &err))) goto done;
+    ctv = fx_iv_tensor_steal(ct);
+    if ((rc = fx_call(ctx, FX_OP_ADD__TENSOR, &r, &err, 2, &bv, &ctv))) goto done;
+    fx_ivalue_clear(&r);
+    fx_ivalue nine = fx_iv_int(9);
+    if ((rc = fx_call(ctx, FX_OP_MUL_TENSOR, &out, &err, 2, &bv, &nine))) goto done;
+    if ((rc = fx_tracer_finish(tr, &out, 1, &err))) goto done;
+    if ((rc = fx_tracer_take(tr, &raw, &infos, &ninfos, &err))) goto done;
+    fx_named_tensor st = {(char *)"state", state};
+    fx_export_opts eo = {0};
+    rc = fx_export_build(raw, infos, ninfos, &st, 1, &eo, &ep, &err); /* owns raw and infos */
+    if (rc) goto done;
+    if ((rc = fx_program_unlift(ep, &g, &err))) goto done;
+    if ((rc = fx_pass_reinplace(g, NULL, &err))) goto done;
+    fx_named_tensor attrs[2] = {{(char *)"state", state}, {(char *)"lifted_tensor_0", konst}};
+    fx_interp_opts io = {0};
+    io.attr = attr_two;
+    io.attr_ud = attrs;
+    in = fx_iv_tensor(x);
+    if ((rc = fx_graph_run(g, &in, 1, &io, &res, &err))) goto done;
+    /* the numbers survive whatever failed before in the sweep: S1's first call */
+    const double want[3] = {103.5, 108, -27};
+    for (int i = 0; i < 3; i++)
+        if (fx_tensor_flat_f64(res.u.list.items[0].u.t, i) != want[i]) rc = FX_EINTERNAL;
+done:
+    fx_ivalue_clear(&res);
+    fx_ivalue_clear(&in);
+    fx_graph_free(g);
+    fx_program_free(ep);
+    fx_ivalue_clear(&out);
+    fx_ivalue_clear(&ctv);
+    fx_ivalue_clear(&x16);
+    fx_ivalue_clear(&bv);
+    fx_ivalue_clear(&xv);
+    fx_tracer_free(tr);
+    fx_tensor_release(state);
+    fx_tensor_release(x);
+    fx_tensor_release(cv);
+    fx_tensor_release(konst);
+    return rc;
+}
+
+/* Fails allocation N of the pipeline (and every later one), for every N until it succeeds: each
+ * failed run must report FX_ENOMEM and leave no block behind. */
+static void test_s1_pipeline_allocation_failures(void **state) {
+    (void)state;
+    assert_int_equal(s1_pipeline(), FX_OK);
+    int points = 0;
+    for (int64_t n = 1; n < 100000; n++) {
+        fx_alloc_stats before = fx_alloc_get_stats();
+        fx_alloc_fail_at(n, 1);
+        int rc = s1_pipeline();
+        fx_alloc_fail_at(0, 0);
+        fx_alloc_stats after = fx_alloc_get_stats();
+        if (after.live_blocks != before.live_blocks)
+            fail_msg("allocation %lld failing leaked %lld blocks", (long long)n,
+                     (long long)(after.live_blocks - before.live_blocks));
+        if (rc == FX_OK) break;
+        if (rc != FX_ENOMEM) fail_msg("allocation %lld failing gave %s", (long long)n, fx_status_name(rc));
+        points++;
+    }
+    print_message("S1 pipeline: %d allocation points, each failed cleanly\n", points);
+    assert_true(points > 100);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_s1_program_text, s1_setup, s1_teardown),
@@ -265,6 +376,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_s1_provenance, s1_setup, s1_teardown),
         cmocka_unit_test_setup_teardown(test_s1_unlifted_twice, s1_setup, s1_teardown),
         cmocka_unit_test_setup_teardown(test_s1_reinplace, s1_setup, s1_teardown),
+        cmocka_unit_test(test_s1_pipeline_allocation_failures),
     };
     return cmocka_run_group_tests_name("export", tests, NULL, NULL);
 }
