@@ -47,6 +47,7 @@
 #include "core/graph.h"
 #include "core/interp.h"
 #include "core/ivalue.h"
+#include "core/parallel.h"
 #include "core/passes.h"
 #include "core/provenance.h"
 #include "core/random.h"

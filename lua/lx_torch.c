@@ -251,6 +251,27 @@ static int l_memory_stats(lua_State *L) {
     return 1;
 }
 
+/* torch.set_num_threads(n): the threads large kernels use (n >= 1), as PyTorch's intra-op
+ * setting; torch.set_num_threads(0) returns to fxdb's automatic count, which uses idle CPUs only
+ * (core/parallel.h).  [-0, +0, e] */
+static int l_set_num_threads(lua_State *L) {
+    lua_Integer n = luaL_checkinteger(L, 1);
+    if (n < 0 || n > 1024)
+        return lx_errorf(L, FX_EARG, "argument",
+                         "set_num_threads expects a positive number of threads (or 0 for automatic)"
+                         ", got %lld",
+                         (long long)n);
+    fx_set_num_threads((int)n);
+    return 0;
+}
+
+/* torch.get_num_threads() -> the fixed count, or in automatic mode the CPUs fxdb may use.
+ * [-0, +1, -] */
+static int l_get_num_threads(lua_State *L) {
+    lua_pushinteger(L, fx_get_num_threads());
+    return 1;
+}
+
 /* torch._perf_counter() -> seconds (float) of a monotonic wall clock, as Python's
  * time.perf_counter: for timing decode loops (os.clock counts CPU time of every thread).
  * [-0, +1, -] */
@@ -469,6 +490,8 @@ static const luaL_Reg torch_funcs[] = {
     {"_memory_stats", l_memory_stats},
     {"set_default_device", l_set_default_device},
     {"_perf_counter", l_perf_counter},
+    {"set_num_threads", l_set_num_threads},
+    {"get_num_threads", l_get_num_threads},
     {"get_default_device", l_get_default_device},
     {NULL, NULL},
 };

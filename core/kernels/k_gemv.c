@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/parallel.h"
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -84,15 +86,7 @@ static void cols_t(int64_t c0, int64_t c1, int64_t m, float alpha, const float *
     }
 }
 
-static int threads_for(int64_t elems) {
-    if (elems < GEMV_PAR_MIN) return 1;
-#ifdef _OPENMP
-    if (omp_in_parallel()) return 1;
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
+static int threads_for(int64_t elems) { return elems < GEMV_PAR_MIN ? 1 : fx_threads_for(elems); }
 
 void fx_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, blasint m, blasint n, float alpha,
               const float *a, blasint lda, const float *x, blasint incx, float beta, float *y,

@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "core/parallel.h"
+
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -181,20 +183,12 @@ void fx_iter_run_elems(const fx_iter *it, int64_t e0, int64_t e1, fx_iter_loop f
     }
 }
 
-int fx_par_threads(void) {
-#ifdef _OPENMP
-    if (omp_in_parallel()) return 1;
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
-}
+int fx_par_threads(int64_t work) { return fx_threads_for(work < FX_PAR_GRAIN ? 0 : work); }
 
 void fx_iter_run_par(const fx_iter *it, fx_iter_loop fn, void *ud) {
     const int64_t n = it->numel;
-    int64_t nt = fx_par_threads();
-    if (nt > n / (FX_PAR_GRAIN / 2)) nt = n / (FX_PAR_GRAIN / 2);
-    if (nt <= 1 || n < FX_PAR_GRAIN) {
+    int64_t nt = fx_par_threads(n);
+    if (nt <= 1) {
         fx_iter_run_elems(it, 0, n, fn, ud); /* (element pieces: Ctrl-C stops it soon) */
         return;
     }

@@ -71,8 +71,9 @@ void fx_iter_run_elems(const fx_iter *it, int64_t e0, int64_t e1, fx_iter_loop f
 
 /* Elements below which a loop stays on one thread (ATen's GRAIN_SIZE). */
 #define FX_PAR_GRAIN 32768
-/* Threads a parallel loop may use: omp_get_max_threads(), 1 inside a parallel region. */
-int fx_par_threads(void);
+/* Threads a parallel loop over `work` elements should use (core/parallel.h's policy): 1 below
+ * FX_PAR_GRAIN or inside a parallel region. */
+int fx_par_threads(int64_t work);
 /* All elements, split into contiguous element ranges over up to fx_par_threads() OpenMP
  * threads when numel >= FX_PAR_GRAIN. Only for loops whose elements are independent (fn may be
  * called on any sub-range, from several threads at once): the result is the one-thread result

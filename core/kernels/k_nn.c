@@ -18,6 +18,7 @@
 #include "core/kernels/k_iter.h"
 #include "core/ops_impl.h"
 #include "core/ops_shape.h"
+#include "core/parallel.h"
 #include "core/random.h"
 #include "core/shape.h"
 
@@ -30,14 +31,6 @@
 
 static int oom(fx_opctx *ctx) {
     return fx_err_setf(ctx->err, FX_ENOMEM, "out of memory in %s", fx_op_qualname(ctx->op));
-}
-
-static int max_threads(void) {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
 }
 
 static int thread_num(void) {
@@ -216,9 +209,10 @@ SOFTMAX_COLS(double, softmax_cols_f64, exp, log)
 static int softmax_blocks(fx_opctx *ctx, fx_dtype cdt, const void *x, void *y, int64_t outer,
                           int64_t n, int64_t inner, bool log) {
     size_t item = fx_dtype_size(cdt);
-    bool par = outer * n * inner >= KNN_PAR_MIN && outer > 1;
+    int nt = outer > 1 && outer * n * inner >= KNN_PAR_MIN ? fx_threads_for(outer * n * inner) : 1;
+    bool par = nt > 1;
     if (inner == 1) {
-#pragma omp parallel for if (par) schedule(static)
+#pragma omp parallel for if (par) num_threads(nt) schedule(static)
         for (int64_t r = 0; r < outer; r++) {
             if (cdt == FX_DTYPE_F32)
                 softmax_row_f32((const float *)x + r * n, (float *)y + r * n, n, log);
@@ -227,10 +221,9 @@ static int softmax_blocks(fx_opctx *ctx, fx_dtype cdt, const void *x, void *y, i
         }
         return FX_OK;
     }
-    int nt = par ? max_threads() : 1;
     char *scratch = fx_malloc(item * (size_t)(2 * inner * nt));
     if (!scratch) return oom(ctx);
-#pragma omp parallel for if (par) schedule(static)
+#pragma omp parallel for if (par) num_threads(nt) schedule(static)
     for (int64_t r = 0; r < outer; r++) {
         char *s = scratch + item * (size_t)(2 * inner * (par ? thread_num() : 0));
         int64_t off = r * n * inner;
@@ -343,7 +336,8 @@ int fx_k_layer_norm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     const void *xp = fx_tensor_data(x), *gp = wc ? fx_tensor_data(wc) : NULL;
     const void *bp = bc ? fx_tensor_data(bc) : NULL;
     void *yp = fx_tensor_data(y ? y : res);
-#pragma omp parallel for if (numel >= KNN_PAR_MIN && M > 1) schedule(static)
+#pragma omp parallel for if (numel >= KNN_PAR_MIN && M > 1) \
+    num_threads(numel >= KNN_PAR_MIN && M > 1 ? fx_threads_for(numel) : 1) schedule(static)
     for (int64_t r = 0; r < M; r++) {
         double mean, var;
         if (cdt == FX_DTYPE_F32) {
@@ -412,7 +406,8 @@ int fx_k_rms_norm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     const void *xp = fx_tensor_data(x), *wp = wc ? fx_tensor_data(wc) : NULL;
     void *yp = fx_tensor_data(y ? y : res);
     bool fast = cdt == FX_DTYPE_F32 && self->dtype == FX_DTYPE_F32 && wcdt == FX_DTYPE_F32;
-#pragma omp parallel for if (numel >= KNN_PAR_MIN && M > 1) schedule(static)
+#pragma omp parallel for if (numel >= KNN_PAR_MIN && M > 1) \
+    num_threads(numel >= KNN_PAR_MIN && M > 1 ? fx_threads_for(numel) : 1) schedule(static)
     for (int64_t r = 0; r < M; r++) {
         double ss = 0;
         if (cdt == FX_DTYPE_F32) {

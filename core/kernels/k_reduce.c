@@ -217,7 +217,7 @@ static int red_run(fx_iter *it, int k, bool fp, fx_iter_loop fn, fx_err *err) {
         if (it->strides[0][d] != 0 && it->sizes[d] > 1 &&
             (kept < 0 || it->sizes[d] > it->sizes[kept]))
             kept = d;
-    const int nt = fx_par_threads();
+    const int nt = fx_par_threads(n);
     if (kept >= 0) {
         int64_t size = it->sizes[kept];
         int64_t parts = nt < size ? nt : size;

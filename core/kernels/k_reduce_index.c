@@ -111,7 +111,7 @@ static int flat_best(const fx_tensor *x, int ismax, best_t *out, fx_err *err) {
     best_t *part = fx_malloc((size_t)nchunks * sizeof *part);
     if (!part) return fx_err_setf(err, FX_ENOMEM, "out of memory allocating reduction partials");
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(fx_par_threads()) schedule(static)
+#pragma omp parallel for num_threads(fx_par_threads(n)) schedule(static)
 #endif
     for (int64_t c = 0; c < nchunks; c++) {
         int64_t e0 = c * SCAN_CHUNK, len = n - e0 < SCAN_CHUNK ? n - e0 : SCAN_CHUNK;

@@ -1,0 +1,39 @@
+/* core/parallel.h — how many threads fxdb's kernels use.
+ * Layer: core.
+ *
+ * Kernels split large loops over OpenMP threads (and OpenBLAS splits its GEMMs over its own
+ * threads). A region only goes parallel when it has enough work to repay the start-up of the
+ * threads, and, in the automatic mode (the default), only when the machine has idle CPUs: on a
+ * shared machine a thread that loses its CPU stalls every parallel region for a scheduler time
+ * slice, which made default runs 30-50x slower than one thread. So:
+ *
+ *   - automatic (the default, fx_set_num_threads(0)): up to the CPUs this process may use
+ *     (sched_getaffinity, capped by a cgroup v2 cpu.max quota), minus the CPUs other processes
+ *     are keeping busy, measured from /proc/stat and getrusage over the last ~0.2 s (at the
+ *     start, from the run queue length in /proc/loadavg). Under load that is 1 thread.
+ *   - fixed (fx_set_num_threads(n), n >= 1, or OMP_NUM_THREADS=n in the environment at the
+ *     first call): n threads for large regions whatever the load, as PyTorch's
+ *     torch.set_num_threads.
+ *
+ * Thread-safe; cheap enough to call once per kernel (one clock read; /proc is read at most every
+ * 0.2 s). Without OpenMP everything runs on one thread. */
+#ifndef FX_PARALLEL_H
+#define FX_PARALLEL_H
+
+#include <stdint.h>
+
+/* Sets the thread count: n >= 1 fixed, 0 automatic. Also sets OpenBLAS's. Negative n is
+ * ignored. */
+void fx_set_num_threads(int n);
+/* The fixed count, or in automatic mode the CPUs available to this process (the most a region
+ * will use; fewer while the machine is busy). >= 1. */
+int fx_get_num_threads(void);
+/* Nonzero when the count is automatic. */
+int fx_num_threads_automatic(void);
+/* The threads a parallel region with `work` units (elements touched, or multiply-adds) should
+ * use now: 1 inside a parallel region, below FX_PAR_MIN_WORK, or while the machine is busy in
+ * automatic mode; never more than work / (FX_PAR_MIN_WORK / 2). */
+int fx_threads_for(int64_t work);
+#define FX_PAR_MIN_WORK 32768
+
+#endif
