@@ -255,12 +255,9 @@ static int l_memory_stats(lua_State *L) {
  * setting; torch.set_num_threads(0) returns to fxdb's automatic count, which uses idle CPUs only
  * (core/parallel.h).  [-0, +0, e] */
 static int l_set_num_threads(lua_State *L) {
-    lua_Integer n = luaL_checkinteger(L, 1);
-    if (n < 0 || n > 1024)
-        return lx_errorf(L, FX_EARG, "argument",
-                         "set_num_threads expects a positive number of threads (or 0 for automatic)"
-                         ", got %lld",
-                         (long long)n);
+    lua_Integer n = lx_checkinteger(L, 1);
+    lx_argcheck(L, n >= 0 && n <= 1024, 1,
+                "expected a positive number of threads, or 0 for automatic");
     fx_set_num_threads((int)n);
     return 0;
 }

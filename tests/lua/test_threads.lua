@@ -29,7 +29,8 @@ T.test("set_num_threads / get_num_threads", function()
   torch.set_num_threads(0) -- back to automatic
   T.eq(torch.get_num_threads(), auto)
   T.checkerr("positive number of threads", torch.set_num_threads, -1)
-  T.checkerr("number expected", torch.set_num_threads, "two")
+  T.checkerr("positive number of threads", torch.set_num_threads, 5000)
+  T.checkerr("integer expected", torch.set_num_threads, "two")
 end)
 
 T.test("results do not depend on the thread count", function()
