@@ -130,8 +130,8 @@ static void run_memcpy(void *ud) {
 }
 
 static void set_threads(int t) {
+    fx_set_num_threads(t); /* fxdb's kernels and OpenBLAS */
     omp_set_num_threads(t);
-    openblas_set_num_threads(t);
     g_copy_threads = t;
 }
 
@@ -171,7 +171,7 @@ static void bench_elementwise(bool keep_pages) {
     printf("Elementwise over 16M float32 (64 MiB per tensor), %s    GB/s = (bytes read + "
            "written) / s\n",
            keep_pages ? "malloc keeping freed pages (M_MMAP_THRESHOLD / M_TRIM_THRESHOLD 1 GiB)"
-                      : "default malloc (each 64 MiB output is a fresh mmap)");
+                      : "default malloc (libfxdb keeps freed large blocks for reuse)");
     printf("%-12s %8s %10s %10s %8s\n", "op", "threads", "memcpy", "fxdb", "ratio");
     fx_tensor *x = randn_tensor(1, &N), *y = randn_tensor(1, &N), *z = randn_tensor(1, &N);
     size_t bytes = (size_t)N * 4;

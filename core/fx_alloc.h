@@ -19,6 +19,12 @@ void fx_free(void *p);
 /* fx_strdup: a copy of s owned by the caller (fx_free), or NULL on failure or s == NULL. */
 char *fx_strdup(const char *s);
 
+/* Frees the blocks kept for reuse: fx_free keeps up to 16 freed blocks of 1 MiB or more
+ * (1 GiB in all) for the next fx_malloc of the same size, so a program that makes fresh large
+ * tensors again and again does not page-fault them in each time. They are not counted as live.
+ * Thread-safe. */
+void fx_alloc_trim(void);
+
 /* Statistics, for tests and benchmarks. */
 typedef struct fx_alloc_stats {
     int64_t live_blocks; /* blocks allocated and not yet freed */
