@@ -516,9 +516,17 @@ local function check_aliased_inputs(ep, job)
     if spec.kind ~= "USER_OUTPUT" and spec.kind ~= "TOKEN" then mutated[spec.target] = true end
   end
   local function label(i) return i.user and ("input '" .. i.name .. "'") or ("'" .. i.target .. "'") end
+  -- inputs grouped by storage, so each mutated input is compared with its aliases only
+  local by_storage = {}
+  for _, i in ipairs(inputs) do
+    local id = fxdb._storage_id(i.tensor)
+    local g = by_storage[id]
+    if not g then g = {}; by_storage[id] = g end
+    g[#g + 1] = i
+  end
   for _, a in ipairs(inputs) do
     if mutated[a.target] then
-      for _, b in ipairs(inputs) do
+      for _, b in ipairs(by_storage[fxdb._storage_id(a.tensor)]) do
         if a ~= b and fxdb._same_storage(a.tensor, b.tensor) then
           export_error("aliased_input_mutation",
             "Encountered aliased inputs that are mutated in the graph, but this is not supported " ..
