@@ -165,10 +165,18 @@ end
 local function restore(snap)
   for i = #snap, 1, -1 do
     local e = snap[i]
-    for k in next, e.t do
-      if e.copy[k] == nil then rawset(e.t, k, nil) end
+    local t, copy = e.t, e.copy
+    if getmetatable(t) == nil then -- plain: the VM's own stores, no call per key
+      for k in next, t do
+        if copy[k] == nil then t[k] = nil end
+      end
+      for k, v in next, copy do t[k] = v end
+    else
+      for k in next, t do
+        if copy[k] == nil then rawset(t, k, nil) end
+      end
+      for k, v in next, copy do rawset(t, k, v) end
     end
-    for k, v in next, e.copy do rawset(e.t, k, v) end
   end
   nn._module_stack = snap.module_stack
   nn._paths = snap.paths

@@ -190,7 +190,21 @@ typedef struct lx_srcfile {
 /* The last files looked up (kept alive by the srccache), so a frame costs a few strcmp instead of
  * registry lookups. One per Lua state, in the registry at &g_memo_key. */
 #define SRC_MEMO 8
+/* Function names of frames: Lua derives a frame's name from the calling instruction, searching
+ * the caller's bytecode from its start (lua_getinfo "n", the dearest part of a location). The
+ * name depends only on the call site, so it is kept per (callee, caller, caller's line) — the
+ * closures compared by address, the cache emptied at every new trace (lx_where_reset) so no
+ * closure can die and be replaced at the same address while its entries are used. */
+#define NAME_CACHE 512
+typedef struct lx_name_entry {
+    const void *callee, *caller; /* NULL callee = empty */
+    int line;
+    bool has_name;
+    char name[46];
+} lx_name_entry;
+
 typedef struct lx_srcmemo {
+    lx_name_entry names[NAME_CACHE];
     lx_srcfile *sf[SRC_MEMO];
     int next;
 } lx_srcmemo;
@@ -334,6 +348,42 @@ static bool add_site_frame(lua_State *L, lx_srcmemo *memo, size_t *used, fx_fram
     return ok;
 }
 
+void lx_where_reset(lua_State *L) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &g_memo_key);
+    lx_srcmemo *memo = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    if (memo) memset(memo->names, 0, sizeof memo->names);
+}
+
+/* The name Lua gives the function running at `level` (ar filled by "Sft"; callee its closure):
+ * lua_getinfo's "n", through the name cache. NULL when Lua has none. */
+static const char *frame_name(lua_State *L, lx_srcmemo *memo, int level, lua_Debug *ar,
+                              const void *callee) {
+    if (ar->istailcall) return NULL; /* Lua knows no name for a tail-called frame */
+    lua_Debug car;
+    const void *caller = NULL;
+    int line = -1;
+    if (lua_getstack(L, level + 1, &car) && lua_getinfo(L, "fl", &car)) {
+        caller = lua_topointer(L, -1);
+        line = car.currentline;
+        lua_pop(L, 1);
+    }
+    uintptr_t h = (uintptr_t)callee * 31u + (uintptr_t)caller * 17u + (uintptr_t)line;
+    lx_name_entry *e = &memo->names[(h ^ (h >> 13)) % NAME_CACHE];
+    if (e->callee == callee && e->caller == caller && e->line == line)
+        return e->has_name ? e->name : NULL;
+    if (!lua_getinfo(L, "n", ar)) return NULL;
+    size_t len = ar->name ? strlen(ar->name) : 0;
+    if (len < sizeof e->name) { /* longer names are not cached */
+        e->callee = callee;
+        e->caller = caller;
+        e->line = line;
+        e->has_name = ar->name != NULL;
+        memcpy(e->name, ar->name ? ar->name : "", len + 1);
+    }
+    return ar->name;
+}
+
 int lx_where(lua_State *L, fx_frame *frames, int max) {
     size_t used = 0;
     int n = 0, ncalls = 0;
@@ -349,6 +399,7 @@ int lx_where(lua_State *L, fx_frame *frames, int max) {
          * name) only for the frames kept */
         if (!lua_getinfo(L, "Sft", &ar)) continue; /* [callfn, f] */
         bool is_call = lua_rawequal(L, -1, callfn);
+        const void *callee = lua_topointer(L, -1);
         lua_pop(L, 1);
         if (is_call) {
             ncalls++;
@@ -357,10 +408,12 @@ int lx_where(lua_State *L, fx_frame *frames, int max) {
         }
         if (!strcmp(ar.what, "C") || !ar.source) continue;
         if (is_embedded_source(ar.source)) continue;
-        if (!lua_getinfo(L, "ln", &ar) || ar.currentline < 1) continue;
+        if (!lua_getinfo(L, "l", &ar) || ar.currentline < 1) continue;
         const char *file = ar.short_src;
         if (ar.source[0] == '@' || ar.source[0] == '=') file = ar.source + 1;
-        const char *fn = ar.name ? ar.name : !strcmp(ar.what, "main") ? "<module>" : "?";
+        const char *name = memo ? frame_name(L, memo, level, &ar, callee)
+                                : (lua_getinfo(L, "n", &ar) ? ar.name : NULL);
+        const char *fn = name ? name : !strcmp(ar.what, "main") ? "<module>" : "?";
         make_frame(L, memo, &used, &frames[n++], ar.source, ar.srclen, file, ar.currentline, fn);
     }
     lua_pop(L, 1); /* [] */

@@ -142,6 +142,7 @@ static int l_tracer_new(lua_State *L) {
     memset(t, 0, sizeof *t);
     luaL_setmetatable(L, LX_TRACER);
     t->L = L;
+    lx_where_reset(L);
     fx_trace_opts o = {real, tracer_where, t, tracer_step, t};
     fx_err err;
     fx_err_clear(&err);

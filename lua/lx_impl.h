@@ -81,6 +81,9 @@ int lx_error(lua_State *L, fx_err *err);
  * embedded nn.lua/torch.lua chunks; each string is a pointer into a static per-call buffer that
  * stays valid until the next call.  [-0, +0, -] */
 int lx_where(lua_State *L, fx_frame *frames, int max);
+/* Forgets lx_where's cached function names (keyed by closure addresses): called when a trace
+ * starts, so closures collected since cannot be mistaken for new ones.  [-0, +0, -] */
+void lx_where_reset(lua_State *L);
 
 /* ---- argument checks (lx_aux.c) ------------------------------------------------------------------ */
 /* lauxlib's luaL_check* family, raising an fxdb error object instead (kind "argument", FX_EARG)

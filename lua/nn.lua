@@ -948,7 +948,8 @@ function nn.ModuleDict:items() return self:named_children() end
 -- the 0-based __index and silently skip layer 0. Other values keep Lua's own ipairs.
 local lua_ipairs = ipairs
 function ipairs(v)
-  if is_module(v) then return children_iter(v, function(i) return i end), v, 0 end
+  -- plain tables (most calls) have no metatable and skip the module test
+  if getmetatable(v) ~= nil and is_module(v) then return children_iter(v, function(i) return i end), v, 0 end
   return lua_ipairs(v)
 end
 
