@@ -8,6 +8,7 @@
 #   make debug      -O0 -g build in build-debug/
 #   make valgrind   unit tests and REPL transcripts under valgrind (tests/valgrind.supp)
 #   make bench      benchmarks under bench/ (tables, not tests)
+#   make bench-deps install python3-torch (torch 1.13) for the benchmarks' anchor columns
 #   make fuzz-programs N=10000 [SEED=1]   the differential random-program tester (tests/fuzz/)
 #   make fuzz-load [FUZZ_SECS=600]   libFuzzer over the PT2 archive loader (clang; build-fuzz/)
 #   make check-layers   the include rule (docs/ARCHITECTURE.md) and acyclic files in repl/
@@ -52,7 +53,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 VIZT_BIN := $(patsubst tests/viz/%.c,$(BUILD)/tests/%,$(VIZT_SRC))
 
 .PHONY: all deps test test-unit test-viz test-lua test-golden test-seeds demo asan debug valgrind \
-        bench check-layers format-check clean need-deps
+        bench bench-deps check-layers format-check clean need-deps
 
 all: $(BUILD)/fxdb
 
@@ -187,6 +188,13 @@ valgrind: need-deps
 	@$(MAKE) --no-print-directory all-tests-built
 	@VALGRIND="$(VALGRIND_CMD)" tests/run_unit.sh $(BUILD)
 	@VALGRIND="$(VALGRIND_CMD) --errors-for-leak-kinds=definite" tests/run_golden.sh $(BUILD)
+
+# torch 1.13 from Debian: the anchors of the export and dispatch tables (bench/run.sh measures
+# it in the same run when present; the tables print without it)
+bench-deps:
+	@if /usr/bin/python3 -c "import torch" 2>/dev/null; then echo "bench-deps: python3-torch present"; else \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-torch; fi
 
 bench: need-deps
 	@$(MAKE) --no-print-directory $(BUILD)/fxdb $(BUILD)/libfxdb.a

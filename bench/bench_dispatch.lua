@@ -1,12 +1,26 @@
 -- bench/bench_dispatch.lua — per-op dispatch overhead from Lua on 1-element tensors (a table,
--- not a test). Layer: bench. Run by bench/run.sh: fxdb bench/bench_dispatch.lua [N]
+-- not a test). Layer: bench. Run by bench/run.sh: fxdb bench/bench_dispatch.lua [N [ANCHORS]]
 -- Each row times N calls of one spelling of an add of two 1-element float32 tensors (the Lua
 -- operator, the method, torch.add, torch.ops.aten.add.Tensor) and of a few other ops, eager:
 -- µs per op = the median of 7 timed loops / N. The C-side number (fx_dispatch) is in
 -- bench_kernels' last table; the difference is the binding (overload resolution, argument
--- conversion, the userdata of the result).
+-- conversion, the userdata of the result). ANCHORS is a file of "name<TAB>µs" lines (torch
+-- 1.13's figures for the same rows, bench/bench_dispatch_torch.py, measured by run.sh just
+-- before): a torch column and the ratio fxdb / torch are added. Target: torch.add and x:add_
+-- at most 1.0 µs.
 local now = torch._perf_counter
 local N = tonumber(arg and arg[1]) or 200000
+local anchor = {}
+if arg and arg[2] then
+  local f = io.open(arg[2])
+  if f then
+    for line in f:lines() do
+      local name, us = line:match("^(.-)\t([%d.]+)$")
+      if name then anchor[name] = tonumber(us) end
+    end
+    f:close()
+  end
+end
 local x, y = torch.randn(1), torch.randn(1)
 
 local function median(t)
@@ -22,10 +36,13 @@ local function bench(name, f)
     f()
     runs[r] = (now() - t0) / N * 1e6
   end
-  print(string.format("%-34s %8.3f", name, median(runs)))
+  local m, a = median(runs), anchor[name]
+  print(string.format("%-34s %8.3f %10s %8s", name, m, a and string.format("%.3f", a) or "-",
+                      a and string.format("%.2f", m / a) or "-"))
 end
 
-print(string.format("Dispatch overhead from Lua (%d calls per loop)    µs per op", N))
+print(string.format("Dispatch overhead from Lua (%d calls per loop), µs per op", N))
+print(string.format("%-34s %8s %10s %8s", "call", "fxdb", "torch1.13", "fxdb/torch"))
 bench("x + y", function() local z for _ = 1, N do z = x + y end return z end)
 bench("x:add(y)", function() local z for _ = 1, N do z = x:add(y) end return z end)
 bench("torch.add(x, y)", function() local z for _ = 1, N do z = torch.add(x, y) end return z end)

@@ -13,6 +13,14 @@ WARN="-Wall -Wextra -Wshadow -Wundef -Wwrite-strings -Wmissing-prototypes -Wstri
 -Wold-style-definition -Wno-unused-parameter"
 CFLAGS="-std=c11 -D_GNU_SOURCE -O2 -g $WARN -I. -fopenmp $(pkg-config --cflags $PKGS)"
 LIBS="$(pkg-config --libs $PKGS) -lm -fopenmp"
+# torch 1.13 (python3-torch, `make bench-deps`) for the anchors; empty when not installed
+TORCH_PY=""
+for py in /usr/bin/python3 python3; do
+    if command -v "$py" >/dev/null 2>&1 && "$py" -c "import torch" 2>/dev/null; then
+        TORCH_PY=$py
+        break
+    fi
+done
 
 # bench NAME LIB...: build the libraries if needed, compile bench/NAME.c, run it.
 bench() {
@@ -45,32 +53,50 @@ echo
 # from C; then the same dispatch from Lua. Medians of 7 runs; ratios measured side by side.
 bench bench_kernels libfxdb.a
 make --no-print-directory -s BUILD="$BUILD" "$BUILD/fxdb"
-echo "== bench_dispatch (Lua)"
-"$BUILD/fxdb" bench/bench_dispatch.lua
+echo "== bench_dispatch (Lua; anchor: torch 1.13 from Python, measured just before when installed)"
+anchors="$BUILD/bench/dispatch_torch.txt"
+rm -f "$anchors"
+if [ -n "$TORCH_PY" ]; then "$TORCH_PY" bench/bench_dispatch_torch.py > "$anchors" || rm -f "$anchors"; fi
+"$BUILD/fxdb" bench/bench_dispatch.lua 200000 "$anchors"
 echo
 
-# ---- issue 6: Llama decode (bench/bench_interp.c, bench/bench_llama.lua) -----------------------
-# bench_interp: µs per node on a graph of 1-element ops, memcpy bandwidth. bench_llama.lua: decode
-# tokens/s (eager vs exported) against the machine's limit at 1 and 2 threads, and export time and
-# peak RSS (llama2_7b on the meta device). LLAMA_TOKENS sets the decode length (default 64).
+# ---- issues 6 and 14: Llama decode and export (bench/bench_interp.c, bench/bench_llama.lua) -----
+# bench_interp: µs per node on a graph of 1-element ops, memcpy bandwidth. bench_llama.lua decode:
+# tokens/s (eager, exported per position, exported steady state) against the machine's limit and
+# llama2.c's run.c (the anchor), for thread settings: 1 and 2 fixed (OMP_NUM_THREADS), auto (no
+# variable: fxdb's automatic count), and each of 1 / auto beside a CPU-bound process ("+hog", a
+# shell loop run.sh starts and kills): the default must never be slower than 1 thread.
+# bench_llama.lua export: one decode step on meta tensors, µs per node, against torch 1.13's
+# make_fx(functionalize(f)) of the same architecture (bench/bench_llama_torch.py) when python3-torch
+# is installed (`make bench-deps`); then the 7B shape at 2 / 8 / 32 / 64 layers (scaling).
+# LLAMA_TOKENS sets the decode length (default 64).
 bench bench_interp libfxdb.a
 make --no-print-directory -s BUILD="$BUILD" "$BUILD/fxdb"
-echo "== bench_llama decode (tokens/s; limit = memcpy GB/s / weight bytes; exported = ep:module() per position)"
+echo "== bench_llama decode (tokens/s; limit = memcpy GB/s / weight bytes; exported = ep:module() per position; load: $(cut -d' ' -f1-3 /proc/loadavg))"
 "$BUILD/fxdb" bench/bench_llama.lua header decode
-# "2p": 2 threads with OMP_WAIT_POLICY=passive — on a machine shared with other jobs, OpenMP's
-# default spinning makes a preempted worker stall every parallel region.
+hog=""
+stop_hog() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null; hog=""; }
+trap stop_hog EXIT
 for cfg in stories15M stories110M; do
-    for th in 1 2 2p; do
-        n=${th%p}
-        set -- env OMP_NUM_THREADS="$n" OPENBLAS_NUM_THREADS="$n"
-        [ "$th" = 2p ] && set -- "$@" OMP_WAIT_POLICY=passive
+    for th in 1 2 auto 1+hog auto+hog; do
+        case "$th" in *hog) sh -c 'while :; do :; done' & hog=$! ;; esac
+        n=${th%+hog}
+        if [ "$n" = auto ]; then set -- env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS
+        else set -- env OMP_NUM_THREADS="$n" OPENBLAS_NUM_THREADS="$n"; fi
         "$@" "$BUILD/fxdb" bench/bench_llama.lua decode "$cfg" "$th" "$BUILD/bench/bench_interp" \
             "${LLAMA_TOKENS:-64}"
+        stop_hog
     done
 done
 echo
-echo "== bench_llama export (one decode step; each row a fresh process)"
+echo "== bench_llama export (one decode step; each row a fresh process; medians of 5; load: $(cut -d' ' -f1-3 /proc/loadavg))"
 "$BUILD/fxdb" bench/bench_llama.lua header export
-"$BUILD/fxdb" bench/bench_llama.lua export stories15M
-"$BUILD/fxdb" bench/bench_llama.lua export stories110M
-"$BUILD/fxdb" bench/bench_llama.lua export llama2_7b meta
+for row in "stories15M meta" "stories110M meta" "llama2_7b meta"; do
+    set -- $row
+    t=""
+    if [ -n "$TORCH_PY" ]; then t=$("$TORCH_PY" bench/bench_llama_torch.py "$1" | cut -d' ' -f2); fi
+    "$BUILD/fxdb" bench/bench_llama.lua export "$1" "$2" "" "$t"
+done
+for layers in 2 8 32 64; do
+    "$BUILD/fxdb" bench/bench_llama.lua export llama2_7b meta "$layers"
+done
