@@ -13,9 +13,11 @@
 --   fxdb bench/bench_llama.lua export CONFIG [meta] [LAYERS] [TORCH_SECONDS]
 --       one row: time to export one decode step (trace = running forward on tracing tensors,
 --       functionalize = building the program from the raw graph; medians of 5 after a
---       warm-up), node count, µs per node, peak RSS, and when TORCH_SECONDS is given (torch
---       1.13's make_fx(functionalize(f)) of the same architecture, bench/bench_llama_torch.py)
---       the ratio torch / fxdb. LAYERS overrides n_layers (for the scaling rows).
+--       warm-up; wall clock, and the process's CPU time, which a shared machine disturbs far
+--       less), node count, µs per node, peak RSS, and when TORCH_SECONDS is given (the CPU time
+--       of torch 1.13's make_fx(functionalize(f)) of the same architecture,
+--       bench/bench_llama_torch.py) the ratio torch / fxdb of CPU times. LAYERS overrides
+--       n_layers (for the scaling rows).
 --   fxdb bench/bench_llama.lua header decode|export
 --
 -- The llama2.c anchor: karpathy/llama2.c's run.c (-Ofast -march=native, 1 thread) decoding the
@@ -33,9 +35,9 @@ if mode == "header" then
     print(string.format("%-12s %-9s %8s %9s %10s %8s %9s %9s", "", "", "tok/s", "tok/s",
                         "tok/s", "tok/s", "tok/s", ""))
   else
-    print(string.format("%-12s %6s %6s %9s %9s %9s %6s %8s %8s %10s %8s", "config", "device",
-                        "layers", "trace ms", "funct. ms", "total ms", "nodes", "us/node",
-                        "RSS MiB", "torch1.13 s", "torch/fxdb"))
+    print(string.format("%-12s %6s %6s %9s %9s %9s %8s %6s %8s %8s %8s %9s %9s", "config",
+                        "device", "layers", "trace ms", "funct. ms", "total ms", "cpu ms", "nodes",
+                        "us/node", "cpu us/n", "RSS MiB", "torch cpu s", "torch/fxdb"))
   end
   return
 end
@@ -114,21 +116,22 @@ elseif mode == "export" then
   end
   local tok = torch.zeros({1, 1}, torch.int64)
   torch.export.export(m, {tok, 0}) -- warm up
-  local totals, builds, nodes = {}, {}, 0
+  local totals, builds, cpus, nodes = {}, {}, {}, 0
   for i = 1, 5 do
-    local a = now()
+    local a, ca = now(), os.clock()
     local ep = torch.export.export(m, {tok, 1})
-    totals[i], builds[i] = now() - a, t_build
+    totals[i], builds[i], cpus[i] = now() - a, t_build, os.clock() - ca
     nodes = #ep.graph.nodes
   end
   methods.build = build
   local rss = llama.peak_rss() or 0
-  local total = median(totals)
-  print(string.format("%-12s %6s %6d %9.1f %9.1f %9.1f %6d %8.2f %8.1f %10s %8s", name,
+  local total, cpu = median(totals), median(cpus)
+  print(string.format("%-12s %6s %6d %9.1f %9.1f %9.1f %8.1f %6d %8.2f %8.2f %8.1f %9s %9s", name,
                       meta and "meta" or "cpu", cfg.n_layers, 1e3 * (total - median(builds)),
-                      1e3 * median(builds), 1e3 * total, nodes, 1e6 * total / nodes,
-                      rss / 2 ^ 20, torch_s and string.format("%.3f", torch_s) or "-",
-                      torch_s and string.format("%.1fx", torch_s / total) or "-"))
+                      1e3 * median(builds), 1e3 * total, 1e3 * cpu, nodes, 1e6 * total / nodes,
+                      1e6 * cpu / nodes, rss / 2 ^ 20,
+                      torch_s and string.format("%.3f", torch_s) or "-",
+                      torch_s and string.format("%.1fx", torch_s / cpu) or "-"))
 else
   error("usage: fxdb bench/bench_llama.lua decode|export|header ...", 0)
 end
