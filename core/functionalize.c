@@ -415,7 +415,7 @@ static int do_inplace(fstate *s, int i) {
     s->canon[i] = t;
     if (op->twin == FX_OP_NONE) {
         fx_err_setf(s->err, FX_ENOTIMPL, "%s has no functional counterpart in fxdb yet",
-                    fx_op_qualname(op));
+                    (op->flags & FX_OPF_CUSTOM) ? op->target : fx_op_qualname(op));
         return fail_at(s, r, FX_ENOTIMPL, "not_implemented");
     }
     const fx_opdef *twin = fx_op_get(op->twin);

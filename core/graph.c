@@ -464,12 +464,8 @@ fx_node *fx_graph_call(fx_graph *g, const fx_opdef *op, const fx_ivalue *args, c
         full[i] = args[i];
         if (full[i].tag == FX_IV_UNSET) full[i] = s->args[i].has_default ? s->args[i].def : fx_iv_none();
     }
-    char target[128], base[64];
-    size_t ql = strlen(op->qualname);
-    if (ql > sizeof target - 6) ql = sizeof target - 6;
-    memcpy(target, "aten.", 5);
-    memcpy(target + 5, op->qualname, ql);
-    target[5 + ql] = 0;
+    char base[64];
+    const char *target = op->target;
     /* FX's _target_to_str drops the underscores of a magic name: __lshift__ -> lshift */
     size_t bl = strlen(s->name);
     const char *b0 = s->name;

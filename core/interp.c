@@ -398,7 +398,9 @@ static int build_plan(fx_interp *it, fx_err *err) {
         }
         e->op = op;
         const fx_schema *s = &op->schema;
-        if (op->flags & FX_OPF_COMPOSITE) { /* contiguous, reshape, ... may return an input */
+        /* contiguous, reshape, ... may return an input; a custom op (torch.library) makes its
+         * outputs itself and may write any (a!) argument: both run through fx_dispatch */
+        if (op->flags & (FX_OPF_COMPOSITE | FX_OPF_CUSTOM)) {
             for (int a = 0; a < nd->nargs; a++) mark_escape(&nd->args[a], root, escapes);
             continue;
         }

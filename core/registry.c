@@ -48,8 +48,19 @@ static const struct {
 _Static_assert(sizeof k_table / sizeof k_table[0] == FX_OP_COUNT, "ops.def table");
 
 /* Frees the parsed schemas' default values at exit, so leak checkers see a clean heap. */
+/* Runtime-registered (custom) ops, ids FX_OP_COUNT + i; never freed before exit. */
+#define FX_RT_MAX 256
+static fx_opdef *g_rt[FX_RT_MAX];
+static int g_nrt;
+
 static void registry_free(void) {
     for (int i = 0; i < FX_OP_COUNT; i++) fx_schema_clear(&g_ops[i].schema);
+    for (int i = 0; i < g_nrt; i++) {
+        fx_schema_clear(&g_rt[i]->schema);
+        free(g_rt[i]);
+        g_rt[i] = NULL;
+    }
+    g_nrt = 0;
     g_ready = 0;
 }
 
@@ -74,6 +85,8 @@ int fx_registry_init(fx_err *err) {
         char qn[sizeof op->qualname];
         snprintf(qn, sizeof qn, "%s.%s", op->schema.name, op->schema.overload);
         memcpy(op->qualname, qn, sizeof qn);
+        memcpy(op->ns, "aten", 5);
+        snprintf(op->target, sizeof op->target, "aten.%s", qn);
         op->meta = k_table[i].meta == fx_nometa ? NULL : k_table[i].meta;
         op->kernel = k_table[i].kernel == fx_k_none ? NULL : k_table[i].kernel;
         op->twin = k_table[i].twin;
@@ -91,12 +104,95 @@ int fx_registry_init(fx_err *err) {
 }
 
 const fx_opdef *fx_op_get(fx_op_id id) {
-    if (fx_registry_init(NULL) || id < 0 || id >= FX_OP_COUNT) return NULL;
+    if (fx_registry_init(NULL) || id < 0) return NULL;
+    if (id >= FX_OP_COUNT) return (int)id - FX_OP_COUNT < g_nrt ? g_rt[id - FX_OP_COUNT] : NULL;
     return &g_ops[id];
+}
+
+int fx_op_total(void) { return FX_OP_COUNT + g_nrt; }
+
+static bool valid_ident(const char *s) {
+    if (!*s || (*s >= '0' && *s <= '9')) return false;
+    for (; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+              (*s >= '0' && *s <= '9')))
+            return false;
+    return true;
+}
+
+/* A custom op by "ns::name[.overload]", "ns.name.overload" or "ns.name" (no "torch.ops."). */
+static const fx_opdef *lookup_custom(const char *q) {
+    char buf[160];
+    const char *cc = strstr(q, "::");
+    if (cc) { /* ns::name[.overload] -> ns.name.overload */
+        snprintf(buf, sizeof buf, "%.*s.%s%s", (int)(cc - q), q, cc + 2,
+                 strchr(cc + 2, '.') ? "" : ".default");
+        q = buf;
+    } else {
+        const char *d1 = strchr(q, '.');
+        if (d1 && !strchr(d1 + 1, '.')) { /* ns.name */
+            snprintf(buf, sizeof buf, "%s.default", q);
+            q = buf;
+        }
+    }
+    for (int i = 0; i < g_nrt; i++)
+        if (!strcmp(g_rt[i]->target, q)) return g_rt[i];
+    return NULL;
+}
+
+int fx_op_register(const char *ns, const char *schema, fx_op_fn meta, fx_op_fn kernel, void *ud,
+                   unsigned flags, fx_opdef **out, fx_err *err) {
+    *out = NULL;
+    int rc = fx_registry_init(err);
+    if (rc) return rc;
+    if (!ns || !valid_ident(ns) || strlen(ns) >= sizeof g_ops[0].ns || !strcmp(ns, "aten") ||
+        !strcmp(ns, "prim") || !strcmp(ns, "higher_order"))
+        return fx_err_setf(err, FX_EARG,
+                           "namespace '%s' cannot hold custom ops (a Python identifier other "
+                           "than aten, prim, higher_order)", ns ? ns : "");
+    if (g_nrt >= FX_RT_MAX)
+        return fx_err_setf(err, FX_EARG, "too many custom ops (at most %d)", FX_RT_MAX);
+    fx_opdef *op = calloc(1, sizeof *op);
+    if (!op) return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    fx_err e;
+    fx_err_clear(&e);
+    if (fx_schema_parse(schema, &op->schema, &e)) {
+        free(op);
+        return fx_err_setf(err, FX_EARG, "%s::%s: %s", ns, schema, e.msg);
+    }
+    snprintf(op->qualname, sizeof op->qualname, "%s.%s", op->schema.name, op->schema.overload);
+    snprintf(op->ns, sizeof op->ns, "%s", ns);
+    snprintf(op->target, sizeof op->target, "%s.%s", ns, op->qualname);
+    if (lookup_custom(op->target)) {
+        bool dflt = !strcmp(op->schema.overload, "default");
+        fx_err_setf(err, FX_EARG,
+                    "Tried to register an operator (%s::%s%s%s) with the same name and overload "
+                    "name multiple times.",
+                    ns, op->schema.name, dflt ? "" : ".", dflt ? "" : op->schema.overload);
+        fx_schema_clear(&op->schema);
+        free(op);
+        return FX_EARG;
+    }
+    op->id = (fx_op_id)(FX_OP_COUNT + g_nrt);
+    op->schema_text = NULL;
+    op->meta = meta;
+    op->kernel = kernel;
+    op->ud = ud;
+    op->twin = op->scatter = FX_OP_NONE;
+    op->flags = flags | FX_OPF_CUSTOM;
+    if (op->schema.mutated_arg >= 0) op->flags |= FX_OPF_INPLACE;
+    g_rt[g_nrt++] = op;
+    *out = op;
+    return FX_OK;
 }
 
 const fx_opdef *fx_op_lookup(const char *q) {
     if (!q || fx_registry_init(NULL)) return NULL;
+    if (!strncmp(q, "torch.ops.", 10) && strncmp(q, "torch.ops.aten.", 15)) q += 10;
+    if (g_nrt && strncmp(q, "aten.", 5) && strncmp(q, "aten::", 6)) {
+        const fx_opdef *c = lookup_custom(q);
+        if (c) return c;
+    }
     static const char *const prefixes[] = {"torch.ops.aten.", "aten::", "aten."};
     for (size_t i = 0; i < 3; i++)
         if (!strncmp(q, prefixes[i], strlen(prefixes[i]))) {

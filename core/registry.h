@@ -23,6 +23,7 @@ enum fx_op_flags {
     FX_OPF_COMPOSITE = 1 << 0, /* implemented by calling other ops; never recorded itself */
     FX_OPF_CREATION = 1 << 1,  /* no tensor inputs; device from the dispatch mode */
     FX_OPF_RANDOM = 1 << 2,    /* reads the global generator */
+    FX_OPF_CUSTOM = 1 << 3,    /* registered at run time (torch.library), not from ops.def */
     FX_OPF_INPLACE = 1 << 8,   /* derived: some argument is (a!) */
     FX_OPF_VIEW = 1 << 9,      /* derived: a return aliases an argument without writing */
 };
@@ -38,6 +39,10 @@ typedef struct fx_opdef {
     const char *schema_text; /* as written in ops.def */
     fx_schema schema;        /* parsed */
     char qualname[96];       /* "add.Tensor", "mm.default" */
+    char ns[32];             /* namespace: "aten", or a custom op's ("mylib") */
+    char target[128];        /* "aten.add.Tensor", "mylib.update_cache.default": what graphs
+                                print after "torch.ops." */
+    void *ud;                /* a custom op's user data (the layer that registered it); NULL */
     fx_op_fn meta;
     fx_op_fn kernel;         /* NULL when there is nothing to compute (views) */
     fx_op_id twin;           /* in-place -> functional, else FX_OP_NONE */
@@ -51,12 +56,25 @@ int fx_registry_init(fx_err *err);
 /* The op with this id; NULL when out of range. */
 const fx_opdef *fx_op_get(fx_op_id id);
 /* Looks up "add.Tensor", "aten::add.Tensor", "aten.add.Tensor", "torch.ops.aten.add.Tensor" or
- * "mm" (= "mm.default"). NULL when unknown. */
+ * "mm" (= "mm.default"); a custom op by "mylib::foo", "mylib::foo.default", "mylib.foo.default"
+ * or "torch.ops.mylib.foo.default". NULL when unknown. */
 const fx_opdef *fx_op_lookup(const char *qualname);
-/* All overloads of an op name ("add"), in ops.def order; returns how many (<= max) were put in
+/* Registers a custom op at run time (torch.library.define): `ns` ("mylib", not "aten"), `schema`
+ * in the ops.def grammar ("update_cache(Tensor value, Tensor(a!) cache, int pos) -> ()"), its
+ * meta function and kernel (either may be NULL: the caller reports the missing one), user data,
+ * and FX_OPF_* flags. The op gets an id >= FX_OP_COUNT and lives until exit; *out is the entry
+ * (the caller may later change meta, kernel and flags, as torch.library.impl does). Errors:
+ * FX_EARG for a malformed schema, a bad namespace, or a name+overload already registered
+ * ("Tried to register an operator (mylib::foo) with the same name and overload name multiple
+ * times", as c10's Dispatcher says); FX_ENOMEM. */
+int fx_op_register(const char *ns, const char *schema, fx_op_fn meta, fx_op_fn kernel, void *ud,
+                   unsigned flags, fx_opdef **out, fx_err *err);
+/* How many ops there are (ops.def plus runtime-registered): ids are 0..fx_op_total()-1. */
+int fx_op_total(void);
+/* All overloads of an ATen op name ("add"), in ops.def order; returns how many (<= max) were put in
  * out. */
 int fx_op_overloads(const char *name, const fx_opdef **out, int max);
-/* "add.Tensor" (name.overload; graphs print "torch.ops.aten." in front of it). Owned by the
+/* "add.Tensor" (name.overload, without the namespace; op->target has it). Owned by the
  * registry, valid for the process lifetime. */
 const char *fx_op_qualname(const fx_opdef *op);
 bool fx_op_is_inplace(const fx_opdef *op);

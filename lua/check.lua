@@ -30,6 +30,7 @@ C.OPTIONS = {
   warnings = {"clear"},
   break_on = {"temporary"},
   lesson = {"all"},
+  custom_op = {"schema", "mutates_args", "device_types"},
   render = {"why", "depth", "expand", "collapse", "module", "params", "edge_shapes", "legend",
             "progress", "title"},   -- repl/render_bind.c's options (viz owns them)
 }
@@ -68,6 +69,11 @@ C.IS = {
 -- by tests/lua/test_api_check.lua (every public Lua function must have a signature).
 C.SIGNATURES = {
   ["torch.export.export"] = "mod:Module, args:table?, opts:options.export?",
+  ["torch.library.define"] = "qualname:string, schema:string",
+  ["torch.library.impl"] = "qualname:string, types:string|table, fn:callable?",
+  ["torch.library.register_fake"] = "qualname:string|table, fn:callable?",
+  ["torch.library.custom_op"] = "qualname:string, fn:callable, opts:options.custom_op?",
+  ["torch.library.Library"] = "ns:string, kind:string?",
   ["torch.export.default_decompositions"] = "",
   ["torch.export.dims"] = "name:string, ...",
   ["torch.export.refine_dynamic_shapes_from_suggested_fixes"] = "msg:string|table, dynamic_shapes:table",

@@ -1069,7 +1069,11 @@ int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int 
     luaL_checkstack(L, nrets + 2, "too many results");
     fx_err err;
     fx_err_clear(&err);
-    if (fx_dispatch(st->ctx, op, args, outs, &err) != FX_OK) {
+    lua_State *prev_cb = lx_cb_thread;
+    lx_cb_thread = L; /* a custom op's Lua impl runs on this thread */
+    int drc = fx_dispatch(st->ctx, op, args, outs, &err);
+    lx_cb_thread = prev_cb;
+    if (drc != FX_OK) {
         for (int i = 0; i < nrets; i++) fx_ivalue_clear(&outs[i]);
         return lx_error(L, &err);
     }

@@ -258,7 +258,16 @@ static const char *expected_name(const fx_arg_schema *a) {
 static int bind(lua_State *L, const fx_opdef *op, const callsite *cs, binding *b) {
     const fx_schema *s = &op->schema;
     pthread_once(&g_sets_once, build_sets);
-    const op_info *in = &g_info[op->id];
+    op_info custom; /* a runtime-registered op (torch.library): computed per call */
+    const op_info *in = &g_info[0];
+    if (op->id < FX_OP_COUNT) in = &g_info[op->id];
+    else {
+        custom.npos = 0;
+        for (int a = 0; a < s->nargs; a++)
+            if (!s->args[a].kwarg_only) custom.pos[custom.npos++] = a;
+        custom.dtype_arg = fx_schema_arg_index(s, "dtype");
+        in = &custom;
+    }
     memset(b, 0, offsetof(binding, why));
     b->why[0] = 0;
     b->pack_arg = -1;

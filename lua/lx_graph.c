@@ -158,8 +158,9 @@ static bool target_matches(const char *t, const char *q) {
     if (!t) return false;
     if (!strncmp(q, "torch.ops.", 10)) q += 10;
     char buf[128];
-    if (!strncmp(q, "aten::", 6)) {
-        snprintf(buf, sizeof buf, "aten.%s", q + 6);
+    const char *cc = strstr(q, "::");
+    if (cc) { /* "aten::add", "mylib::foo" */
+        snprintf(buf, sizeof buf, "%.*s.%s", (int)(cc - q), q, cc + 2);
         q = buf;
     } else if (!strchr(q, '.')) {
         if (!strcmp(t, q)) return true; /* getitem, output, ... */

@@ -138,6 +138,11 @@ fx_node *lx_check_node(lua_State *L, int idx);             /* [-0, +0, e] */
 /* Builds lx_aux.c's registry entries: error, dtype, ivalue-box and thread-box metatables, the
  * thread table and the eager state. Called first by fxlua_openlibs.  [-0, +0, e] */
 void lx_open_aux(lua_State *L);
+/* torch.library's C half (lua/lx_library.c). */
+void lx_open_library(lua_State *L);
+/* The Lua thread dispatching an op now (set by lx_dispatch_at around fx_dispatch), so a custom
+ * op's Lua impl runs on it; NULL outside a dispatch from Lua. */
+extern lua_State *lx_cb_thread;
 /* Threads bound to a trace, for fxlua_interrupt (signal-safe: a read of a volatile slot; NULL
  * for a free slot), i in [0, LX_MAX_BOUND).  [-0, +0, -] */
 #define LX_MAX_BOUND 16

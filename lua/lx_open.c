@@ -105,6 +105,7 @@ int fxlua_openlibs(lua_State *L) {
     lx_open_session(L);
     lx_open_safetensors(L);
     lx_open_pt2(L);
+    lx_open_library(L);
     if (lua_getglobal(L, "fxdb") != LUA_TTABLE) { /* fxdb exists for registration */
         lua_newtable(L);
         lua_setglobal(L, "fxdb");

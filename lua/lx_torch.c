@@ -392,7 +392,7 @@ static int overload_call(lua_State *L) {
 
 static int overload_tostring(lua_State *L) {
     const fx_opdef *op = check_overload(L, 1);
-    lua_pushfstring(L, "aten.%s", op->qualname);
+    lua_pushstring(L, op->target);
     return 1;
 }
 
@@ -401,14 +401,14 @@ static int overload_index(lua_State *L) {
     const fx_opdef *op = check_overload(L, 1);
     const char *k = lx_checkstring(L, 2);
     if (!strcmp(k, "name"))
-        lua_pushfstring(L, "aten::%s", op->schema.name);
+        lua_pushfstring(L, "%s::%s", op->ns, op->schema.name);
     else if (!strcmp(k, "overload"))
         lua_pushstring(L, op->schema.overload);
     else if (!strcmp(k, "qualname"))
-        lua_pushfstring(L, "aten.%s", op->qualname);
+        lua_pushstring(L, op->target);
     else if (!strcmp(k, "schema") || !strcmp(k, "_schema")) {
         fx_strbuf sb = FX_STRBUF_INIT;
-        fx_strbuf_append(&sb, "aten::");
+        fx_strbuf_appendf(&sb, "%s::", op->ns);
         fx_schema_format(&sb, &op->schema);
         lua_pushstring(L, fx_strbuf_cstr(&sb));
         fx_strbuf_free(&sb);
@@ -424,9 +424,18 @@ static int overload_index(lua_State *L) {
 /* Pushes the OpOverload object of op (a userdata with the qualname as user value).  [-0,+1,e] */
 static void push_overload(lua_State *L, const fx_opdef *op) {
     lua_newuserdatauv(L, 1, 1); /* [ov] */
-    lua_pushstring(L, op->qualname);
+    lua_pushstring(L, op->target);
     lua_setiuservalue(L, -2, 1);
     luaL_setmetatable(L, LX_OVERLOAD);
+}
+
+/* fxdb._op_overload(target) -> the OpOverload of any registered op ("mylib.foo.default"), or
+ * nil when unknown (torch.library builds torch.ops.<ns> with it).  [-0, +1, e] */
+static int l_op_overload(lua_State *L) {
+    const fx_opdef *op = fx_op_lookup(lx_checkstring(L, 1));
+    if (!op) lua_pushnil(L);
+    else push_overload(L, op);
+    return 1;
 }
 
 /* Packet __call: torch.ops.aten.add(x, 2) resolves the overload like a method call. */
@@ -576,6 +585,7 @@ void lx_open_torch(lua_State *L) {
     lua_setfield(L, -2, "aten"); /* [torch, ops] */
     lua_setfield(L, -2, "ops");  /* [torch] */
 
+    fxlua_register(L, "_op_overload", l_op_overload);
     luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_LOADED_TABLE); /* [torch, loaded] */
     lua_pushvalue(L, -2);
     lua_setfield(L, -2, "torch");

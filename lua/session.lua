@@ -83,10 +83,10 @@ local function file_matches(file, want)
 end
 
 -- Does node target t ("aten.add_.Tensor") match the op query q ("aten.add_", "add_",
--- "aten.add_.Tensor", "torch.ops.aten.add_", "aten::add_")? As g:find does.
+-- "aten.add_.Tensor", "torch.ops.aten.add_", "aten::add_", "mylib::foo")? As g:find does.
 local function target_matches(t, q)
   if not t then return false end
-  q = q:gsub("^torch%.ops%.", ""):gsub("^aten::", "aten.")
+  q = q:gsub("^torch%.ops%.", ""):gsub("^([%w_]+)::", "%1.")
   if not q:find(".", 1, true) then
     if t == q then return true end
     q = "aten." .. q

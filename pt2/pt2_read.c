@@ -971,6 +971,8 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
         if (!op) snprintf(ftarget, sizeof ftarget, "%s", target + 10); /* unknown: "aten.x.y" */
     } else if (is_hop(target)) {
         snprintf(ftarget, sizeof ftarget, "%s", target + 10);
+    } else if (!strncmp(target, "torch.ops.", 10) && (op = fx_op_lookup(target)) != NULL) {
+        /* a custom op registered (torch.library) before the file was loaded */
     } else if (!strcmp(target, "_operator.getitem")) {
         snprintf(ftarget, sizeof ftarget, "getitem");
     } else if (!strncmp(target, "fxdb.", 5)) {

@@ -481,7 +481,7 @@ static cJSON *ser_graph(wctx *w, const fx_graph *g) {
                 break; /* named by its producer's outputs */
             cJSON *nj = cJSON_CreateObject();
             char target[200];
-            if (n->aten) snprintf(target, sizeof target, "torch.ops.aten.%s", fx_op_qualname(n->aten));
+            if (n->aten) snprintf(target, sizeof target, "torch.ops.%s", n->aten->target);
             else if (!strncmp(n->target, "aten.", 5) || !strncmp(n->target, "higher_order.", 13))
                 snprintf(target, sizeof target, "torch.ops.%s", n->target);
             else if (!strcmp(n->target, "getitem")) snprintf(target, sizeof target, "_operator.getitem");

@@ -1,0 +1,166 @@
+-- tests/lua/test_custom_ops.lua — torch.library in Lua: ops defined at run time (define, impl,
+-- register_fake, custom_op, Library), called eagerly, exported (training IR keeps the custom op,
+-- printed with its namespace), interpreted, found by name; errors as PyTorch words them.
+local T = dofile("tests/lua/harness.lua")
+
+local function targets(ep)
+  local out = {}
+  for _, n in ipairs(ep.graph.nodes) do
+    if n.op == "call_function" then out[#out + 1] = n.name .. "=" .. n.target end
+  end
+  return table.concat(out, " ")
+end
+
+-- a KV-cache write as ExecuTorch's update_cache: cache[pos : pos + len] = value
+torch.library.define("mylib::update_cache", "(Tensor value, Tensor(a!) cache, int pos) -> ()")
+torch.library.impl("mylib::update_cache", "cpu", function(value, cache, pos)
+  cache:narrow(0, pos, value:size(0)):copy_(value)
+end)
+torch.library.register_fake("mylib::update_cache", function(value, cache, pos) end)
+
+local scale = torch.library.custom_op("mylib::scale", function(x, k) return x * k end,
+  {schema = "(Tensor x, float k) -> Tensor", mutates_args = {}})
+scale:register_fake(function(x, k) return torch.empty_like(x) end)
+
+local Cache = nn.Module:extend("Cache")
+function Cache:init() self:register_buffer("cache", torch.zeros(4, 2)) end
+function Cache:forward(x, pos)
+  torch.ops.mylib.update_cache(x, self.cache, pos)
+  return torch.ops.mylib.scale(self.cache, 2.0)
+end
+
+T.test("OpOverload of a custom op: names and schema", function()
+  local op = torch.ops.mylib.update_cache.default
+  T.eq(tostring(op), "mylib.update_cache.default")
+  T.eq(op.name, "mylib::update_cache")
+  T.eq(op.schema, "mylib::update_cache(Tensor value, Tensor(a!) cache, int pos) -> ()")
+  T.eq(op.is_inplace, true)
+  T.eq(tostring(scale), "<CustomOpDef(mylib::scale)>")
+end)
+
+T.test("eager: the cpu impl runs and writes its (a!) argument", function()
+  local c = torch.zeros(4, 2)
+  torch.ops.mylib.update_cache(torch.ones(1, 2) * 5, c, 2)
+  T.eq(c:sum():item(), 10)
+  T.eq(c:narrow(0, 2, 1):sum():item(), 10)
+  T.eq(scale(torch.ones(3), 3.0):sum():item(), 9)
+  T.eq(torch.ops.mylib.scale.default(torch.ones(2), 0.5):sum():item(), 1)
+end)
+
+T.test("training IR records the custom op; interpreter and eager agree over steps", function()
+  local m = Cache()
+  local ep = torch.export.export(m, {torch.ones(1, 2), 1}, {ir = "training"})
+  T.eq(targets(ep), "update_cache=mylib.update_cache.default scale=mylib.scale.default")
+  local code = ep.graph_module.code
+  T.truthy(code:find("torch.ops.mylib.update_cache.default(x, b_cache, 1)", 1, true), code)
+  T.truthy(code:find("torch.ops.mylib.scale.default(b_cache, 2.0)", 1, true), code)
+  local listing = tostring(ep.graph)
+  T.truthy(listing:find("call_function[target=torch.ops.mylib.update_cache.default]", 1, true), listing)
+  T.eq(#ep.graph:find("mylib::update_cache"), 1)
+  T.eq(#ep.graph:find("mylib.scale"), 1)
+  -- the exported program run against eager, several steps, same buffer updates
+  local eager, gm = Cache(), ep:module()
+  for step = 1, 3 do
+    local x = torch.ones(1, 2) * step
+    local a, b = eager(x, 1), gm(x)
+    T.eq(fxdb._max_abs_diff(a, b), 0, "step " .. step)
+  end
+end)
+
+T.test("debugger: a breakpoint on a custom op by name stops at its node", function()
+  fxdb.kill()
+  fxdb.delete()
+  for _, q in ipairs({"mylib::update_cache", "mylib.scale", "torch.ops.mylib.scale.default"}) do
+    local b = fxdb.break_on("op " .. q)
+    local s = fxdb.trace(Cache(), {torch.ones(1, 2), 1}, {ir = "training"})
+    local st = s:continue()
+    T.eq(st.node.target, q:find("scale", 1, true) and "mylib.scale.default"
+      or "mylib.update_cache.default", q)
+    fxdb.kill()
+    fxdb.delete(b.id)
+  end
+end)
+
+T.test("functional IR of a mutating custom op: not yet, said clearly", function()
+  T.checkerr("mylib.update_cache.default has no functional counterpart in fxdb yet",
+    torch.export.export, Cache(), {torch.ones(1, 2), 1})
+end)
+
+T.test("functional IR keeps a non-mutating custom op", function()
+  local M = nn.Module:extend("M")
+  function M:forward(x) return torch.ops.mylib.scale(x:sin(), 3.0) + 1 end
+  local ep = torch.export.export(M(), {torch.ones(2)})
+  T.eq(targets(ep), "sin=aten.sin.default scale=mylib.scale.default add=aten.add.Tensor")
+  T.near(fxdb._max_abs_diff(ep:module()(torch.ones(2)), torch.ones(2):sin() * 3 + 1), 0, 1e-6)
+end)
+
+T.test("a CompositeImplicitAutograd impl is traced through", function()
+  torch.library.define("mylib::gelu_ish", "(Tensor x) -> Tensor")
+  torch.library.impl("mylib::gelu_ish", "CompositeImplicitAutograd", function(x)
+    return x * torch.sigmoid(x * 1.702)
+  end)
+  local M = nn.Module:extend("M")
+  function M:forward(x) return torch.ops.mylib.gelu_ish(x) end
+  local ep = torch.export.export(M(), {torch.ones(3)})
+  T.eq(targets(ep), "mul=aten.mul.Tensor sigmoid=aten.sigmoid.default mul_1=aten.mul.Tensor")
+  local x = torch.randn(3)
+  T.near(fxdb._max_abs_diff(torch.ops.mylib.gelu_ish(x), x * torch.sigmoid(x * 1.702)), 0, 1e-6)
+end)
+
+T.test("Library('ns', 'DEF'): define and impl by name", function()
+  local lib = torch.library.Library("mylib2", "DEF")
+  lib:define("twice(Tensor x) -> Tensor")
+  lib:impl("twice", function(x) return x + x end, "CompositeExplicitAutograd")
+  T.eq(torch.ops.mylib2.twice(torch.ones(2)):sum():item(), 4)
+end)
+
+T.test("errors: schema, duplicates, undeclared writes, missing fake, missing kernel", function()
+  T.checkerr("mylib::bad", torch.library.define, "mylib::bad", "(Tensor x -> Tensor")
+  T.checkerr("Tried to register an operator (mylib::update_cache) with the same name and "
+    .. "overload name multiple times.", torch.library.define, "mylib::update_cache", "(Tensor x) -> ()")
+  T.checkerr("namespace 'aten' cannot hold custom ops", torch.library.define, "aten::mine", "(Tensor x) -> Tensor")
+  T.checkerr("expected a qualname like", torch.library.define, "nonamespace", "(Tensor x) -> Tensor")
+  T.checkerr("does not exist", torch.library.impl, "mylib::nope", "cpu", function() end)
+  T.checkerr("unknown device type or dispatch key 'cuda'", torch.library.impl, "mylib::scale", "cuda", function() end)
+
+  -- an impl that writes an argument not marked (a!): caught eagerly, as opcheck does
+  torch.library.define("mylib::sneaky", "(Tensor x, Tensor y) -> Tensor")
+  torch.library.impl("mylib::sneaky", "cpu", function(x, y) y:add_(1); return x + y end)
+  local y = torch.zeros(2)
+  local e = T.checkerr("mylib::sneaky: Argument y is not defined as mutable but was mutated",
+    function() local r = torch.ops.mylib.sneaky(torch.ones(2), y); return r end)
+  T.truthy(tostring(e.location):find("test_custom_ops.lua:", 1, true), tostring(e.location))
+  T.eq(y:sum():item(), 2, "the kernel did run (its write is reported, not undone)")
+
+  -- no fake impl: a meta export says so
+  torch.library.define("mylib::nofake", "(Tensor x) -> Tensor")
+  torch.library.impl("mylib::nofake", "cpu", function(x) return x + 1 end)
+  T.eq(torch.ops.mylib.nofake(torch.ones(1)):item(), 2)
+  local M = nn.Module:extend("M")
+  function M:forward(x) return torch.ops.mylib.nofake(x) end
+  T.checkerr("mylib::nofake: There was no fake impl registered for mylib.nofake.default",
+    torch.export.export, M(), {torch.ones(1)})
+  -- a training-IR trace with real values: the kernel makes the outputs, no fake impl needed
+  local ep = torch.export.export(M(), {torch.ones(1)}, {real = true, ir = "training"})
+  T.eq(targets(ep), "nofake=mylib.nofake.default")
+
+  -- no kernel: eager says which
+  torch.library.define("mylib::nokernel", "(Tensor x) -> Tensor")
+  T.checkerr("mylib::nokernel has no kernel for CPU", torch.ops.mylib.nokernel, torch.ones(1))
+
+  -- an error inside the impl reaches the user with the impl's line
+  torch.library.define("mylib::boom", "(Tensor x) -> Tensor")
+  torch.library.impl("mylib::boom", "cpu", function(x) error("boom inside") end)
+  T.checkerr("boom inside", torch.ops.mylib.boom, torch.ones(1))
+
+  -- custom_op: mutates_args must name exactly the (a!) arguments; a schema is required
+  T.checkerr("mutates_args names 'x'", torch.library.custom_op, "mylib::m1", function() end,
+    {schema = "(Tensor x) -> Tensor", mutates_args = {"x"}})
+  T.checkerr("give the schema", torch.library.custom_op, "mylib::m2", function() end, {})
+  -- the wrong return kind from an impl
+  torch.library.define("mylib::badret", "(Tensor x) -> Tensor")
+  torch.library.impl("mylib::badret", "cpu", function(x) return 3 end)
+  T.checkerr("return 1", torch.ops.mylib.badret, torch.ones(1))
+end)
+
+T.done()
