@@ -42,8 +42,7 @@ static int take_result(lua_State *L, int idx, const fx_opdef *op, int r, fx_ival
     switch (rs->type) {
     case FX_TY_TENSOR:
         if (!(t = lx_to_tensor(L, idx))) break;
-        fx_tensor_retain(t);
-        *out = fx_iv_tensor(t);
+        *out = fx_iv_tensor(t); /* retains t */
         return FX_OK;
     case FX_TY_TENSOR_LIST: {
         if (!lua_istable(L, idx)) break;
@@ -57,8 +56,7 @@ static int take_result(lua_State *L, int idx, const fx_opdef *op, int r, fx_ival
                 fx_ivalue_clear(out);
                 goto bad;
             }
-            fx_tensor_retain(t);
-            out->u.list.items[i] = fx_iv_tensor(t);
+            out->u.list.items[i] = fx_iv_tensor(t); /* retains t */
         }
         return FX_OK;
     }
