@@ -158,6 +158,50 @@ typedef struct fx_reorder_plan {
  * dims"); roll: "`shifts` required", "shifts and dimensions must align. shifts: 2, dims:1". */
 int fx_reorder_plan_make(fx_opctx *ctx, const fx_ivalue *a, fx_reorder_plan *p);
 
+/* ---- sort and topk (meta_sort.c) ----------------------------------------------------------- */
+
+typedef struct fx_sort_plan {
+    int dim;         /* wrapped (0 for a 0-dim self) */
+    int64_t len;     /* elements along dim (1 for a 0-dim self) */
+    int64_t k;       /* kept per line: len for sort */
+    bool descending; /* sort's descending, topk's largest */
+} fx_sort_plan;
+
+/* sort / sort.stable / topk arguments: dim wrapped; topk's k in [0, len] and no bool self. */
+int fx_sort_plan_make(fx_opctx *ctx, const fx_ivalue *a, fx_sort_plan *p);
+
+/* ---- linalg_vector_norm (meta_norm.c) -------------------------------------------------------- */
+
+typedef struct fx_norm_plan {
+    double ord;                /* p: 2, 1, inf, -inf, 0 (count of nonzeros) or any other */
+    bool reduced[FX_MAX_DIMS]; /* (self ndim,) which dims are reduced */
+    fx_dtype in_dtype;         /* self converted to this first (dtype=), also the result's */
+    bool keepdim;
+    int out_ndim;
+    int64_t out_sizes[FX_MAX_DIMS];
+} fx_norm_plan;
+
+/* linalg_vector_norm's checks (floating input, dims wrapped and distinct, no empty reduction of
+ * a negative or infinite ord) and result shape. */
+int fx_norm_plan_make(fx_opctx *ctx, const fx_ivalue *a, fx_norm_plan *p);
+
+/* ---- padding (meta_reorder.c) -------------------------------------------------------------- */
+
+typedef enum fx_pad_mode { FX_PAD_CONSTANT, FX_PAD_REFLECT, FX_PAD_REPLICATE } fx_pad_mode;
+
+typedef struct fx_pad_plan {
+    fx_pad_mode mode;
+    int64_t before[FX_MAX_DIMS], after[FX_MAX_DIMS]; /* per dim of self (0 for unpadded dims) */
+    int ndim;
+    int64_t out_sizes[FX_MAX_DIMS];
+} fx_pad_plan;
+
+/* constant_pad_nd / reflection_pad{1,2,3}d / replication_pad{1,2,3}d: pad lists the last dim
+ * first as (before, after) pairs; PyTorch's checks and messages (even length, at most twice the
+ * dims, a negative result size, reflection padding smaller than the dim, the input rank of the
+ * reflection / replication ops). */
+int fx_pad_plan_make(fx_opctx *ctx, const fx_ivalue *a, fx_pad_plan *p);
+
 /* ---- reductions ---------------------------------------------------------------------- */
 
 typedef enum fx_reduce_kind {

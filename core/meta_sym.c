@@ -841,6 +841,63 @@ static int rule_gather(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx
 
 /* ---- the table ------------------------------------------------------------------------------ */
 
+/* topk: self's sizes with k (a SymInt or an int) along dim. */
+static int rule_topk(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    fx_sort_plan p;
+    fx_err e;
+    fx_err_clear(&e);
+    fx_opctx hc = *ctx;
+    hc.err = &e;
+    if (fx_sort_plan_make(&hc, h, &p)) return SYM_SPECIALIZE;
+    const fx_tensor *self = arg_t(a, 0);
+    fx_symint sz[FX_MAX_DIMS], k;
+    if (!self || !arg_si(&a[1], &k)) return SYM_SPECIALIZE;
+    sizes_of(self, sz);
+    if (self->ndim) sz[p.dim] = k;
+    for (int i = 0; i < 2; i++) {
+        int rc = set_fresh(ctx, out_t(out, i), self->ndim, sz);
+        if (rc) return rc;
+    }
+    return FX_OK;
+}
+
+/* linalg_vector_norm: the kept dims of self (1 for reduced dims under keepdim). */
+static int rule_vector_norm(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    fx_norm_plan p;
+    fx_err e;
+    fx_err_clear(&e);
+    fx_opctx hc = *ctx;
+    hc.err = &e;
+    if (fx_norm_plan_make(&hc, h, &p)) return SYM_SPECIALIZE;
+    const fx_tensor *self = arg_t(a, 0);
+    fx_symint sz[FX_MAX_DIMS];
+    int nd = 0;
+    for (int d = 0; d < self->ndim; d++) {
+        if (!p.reduced[d])
+            sz[nd++] = SZ(self, d);
+        else if (p.keepdim)
+            sz[nd++] = FX_SI(1);
+    }
+    return set_fresh(ctx, out_t(out, 0), nd, sz);
+}
+
+/* constant_pad_nd, reflection_pad*, replication_pad*: each padded dim grows by its (possibly
+ * symbolic) before + after; the pad list names the last dim first. */
+static int rule_pad(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *self = arg_t(a, 0);
+    fx_symint pads[FX_MAX_DIMS], sz[FX_MAX_DIMS];
+    int n, rc;
+    if (!self || (rc = arg_sis(ctx, &a[1], pads, &n))) return SYM_SPECIALIZE;
+    sizes_of(self, sz);
+    for (int i = 0; i + 1 < n; i += 2) {
+        int d = self->ndim - 1 - i / 2;
+        if (d < 0) return SYM_SPECIALIZE;
+        sz[d] = fx_si_add(sz[d], fx_si_add(pads[i], pads[i + 1]));
+    }
+    return set_fresh(ctx, out_t(out, 0), self->ndim, sz);
+}
+
 static const struct {
     fx_op_fn meta;
     sym_rule rule;
@@ -863,6 +920,10 @@ static const struct {
     {fx_meta_cumsum, rule_same},
     {fx_meta_flip, rule_same},
     {fx_meta_roll, rule_same},
+    {fx_meta_sort, rule_same},
+    {fx_meta_topk, rule_topk},
+    {fx_meta_pad, rule_pad},
+    {fx_meta_vector_norm, rule_vector_norm},
     {fx_meta_tril, rule_same},
     {fx_meta_dropout, rule_same},
     {fx_meta_layer_norm, rule_same},
@@ -942,7 +1003,10 @@ static bool composite_symbolic(fx_op_id id) {
     case FX_OP_SPLIT_SIZES:
     case FX_OP_SQUARE:
     case FX_OP_SQUARE_:
-    case FX_OP_TYPE_AS: return true;
+    case FX_OP_TYPE_AS:
+    case FX_OP_ARGSORT:
+    case FX_OP_ARGSORT_STABLE:
+    case FX_OP_PAD: return true;
     default: return false;
     }
 }

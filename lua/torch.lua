@@ -107,6 +107,45 @@ local methods = debug.getregistry()["fxdb.Tensor"].__methods
 function methods.view_as(x, other) return x:view(other.shape) end
 function methods.reshape_as(x, other) return x:reshape(other.shape) end
 
+-- torch.linalg.vector_norm(x, ord=2, dim=nil, keepdim=false, {dtype=}) and torch.norm(x, p="fro",
+-- dim=nil, keepdim=false, {dtype=}) / x:norm(...): PyTorch's torch.norm is Python that calls
+-- linalg.vector_norm for a numeric p and for "fro" over at most two dims, so both record
+-- aten.linalg_vector_norm. Arguments may also come by name in the options table.
+torch.linalg = torch.linalg or {}
+local vector_norm_op = torch.linalg_vector_norm
+local function vector_norm(x, ord, dim, keepdim, opts)
+  if type(dim) == "number" then dim = {dim} end
+  return vector_norm_op(x, ord == nil and 2 or ord, dim, keepdim or false,
+                        opts and opts.dtype and {dtype = opts.dtype} or nil)
+end
+function torch.linalg.vector_norm(x, ...)
+  local args, n, opts = split_opts(...)
+  opts = opts or {}
+  local ord, dim, keepdim = args[1], args[2], args[3]
+  if n < 1 then ord = opts.ord end
+  if n < 2 then dim = opts.dim end
+  if n < 3 then keepdim = opts.keepdim end
+  return vector_norm(x, ord, dim, keepdim, opts)
+end
+function torch.norm(x, ...)
+  local args, n, opts = split_opts(...)
+  opts = opts or {}
+  local p, dim, keepdim = args[1], args[2], args[3]
+  if n < 1 then p = opts.p end
+  if n < 2 then dim = opts.dim end
+  if n < 3 then keepdim = opts.keepdim end
+  if p == nil or p == "fro" then
+    if p == "fro" and type(dim) == "table" and #dim > 2 then
+      error("torch.norm: p='fro' over more than two dims is not yet supported by fxdb", 2)
+    end
+    p = 2
+  elseif type(p) == "string" then
+    error("torch.norm: p='" .. p .. "' (a matrix norm) is not yet supported by fxdb", 2)
+  end
+  return vector_norm(x, p, dim, keepdim, opts)
+end
+methods.norm = torch.norm
+
 function torch.is_floating_point(x) return x:is_floating_point() end
 function torch.numel(x) return x:numel() end
 function torch.get_default_dtype() return torch._default_dtype end

@@ -139,4 +139,63 @@ T.test("an EMA buffer updated with lerp_ is a BUFFER_MUTATION; unlifted module v
   end
 end)
 
+T.test("sort, argsort, topk: values, indices, NaN last, messages", function()
+  local f = torch.tensor({3, 0 / 0, 1, 2})
+  local v, i = torch.sort(f)
+  T.eq(vals(i, "%d"), "2 3 0 1")
+  T.truthy(v[3]:item() ~= v[3]:item(), "NaN sorts last")
+  v, i = f:sort({descending = true})
+  T.eq(vals(i, "%d"), "1 0 3 2")
+  T.eq(vals(torch.argsort(x, 1), "%d"), "0 2 1 1 2 0")
+  T.eq(vals(x:argsort({dim = 0, descending = true}), "%d"), "1 0 1 0 1 0")
+  T.eq(vals(torch.argsort(torch.tensor({true, false, true}), {stable = true}), "%d"), "1 0 2")
+  v, i = x:topk(2)
+  T.eq(vals(v), "2.5000 0.5000 3.7500 1.0000")
+  T.eq(vals(i, "%d"), "1 2 0 2")
+  v, i = torch.topk(x, 1, 0, false)
+  T.eq(vals(v), "-1.5000 -0.2500 0.5000")
+  T.eq(i.dtype, torch.int64)
+  T.checkerr("selected index k out of range", torch.topk, x, 4)
+  T.checkerr("\"topk_cpu\" not implemented for 'Bool'", torch.topk, torch.tensor({true}), 1)
+end)
+
+T.test("norm / linalg.vector_norm record aten.linalg_vector_norm", function()
+  T.eq(vals(x:norm()), "4.8862")
+  T.eq(vals(torch.norm(x, 1, 1)), "4.5000 5.0000")
+  T.eq(vals(torch.linalg.vector_norm(x, math.huge, {0}, true)), "3.7500 2.5000 1.0000")
+  T.eq(vals(x:norm({p = 0, dim = 1})), "3.0000 3.0000")
+  T.checkerr("linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long",
+    torch.norm, torch.tensor({1, 2}))
+  local M = nn.Module:extend("NormM")
+  function M:forward(a) return a / a:norm(2, -1, true) end
+  local ep = torch.export.export(M(), {x})
+  T.eq(targets(ep), "aten.linalg_vector_norm.default aten.div.Tensor")
+  T.truthy(tostring(ep):find("linalg_vector_norm.default(a, 2, [-1], True)", 1, true), tostring(ep))
+end)
+
+T.test("F.pad: constant, reflect, replicate record what aten's pad decomposes into", function()
+  local F = nn.functional
+  local x3 = torch.arange(6.):reshape(1, 2, 3)
+  T.eq(vals(F.pad(x3, {1, 2})), "0.0000 0.0000 1.0000 2.0000 0.0000 0.0000 0.0000 3.0000 4.0000 5.0000 0.0000 0.0000")
+  T.eq(vals(F.pad(x3, {1, 1}, "reflect")), "1.0000 0.0000 1.0000 2.0000 1.0000 4.0000 3.0000 4.0000 5.0000 4.0000")
+  T.eq(vals(F.pad(x3, {2, 0}, "replicate")), "0.0000 0.0000 0.0000 1.0000 2.0000 3.0000 3.0000 3.0000 4.0000 5.0000")
+  T.eq(vals(F.pad(x3:long(), {1, -2}, {value = 7}), "%d"), "7 0 7 3")
+  T.checkerr("Padding length must be divisible by 2", F.pad, x3, {1})
+  T.checkerr("Padding mode \"reflect\" doesn't take in value argument", F.pad, x3, {1, 1}, "reflect", 2)
+  T.checkerr("Only 2D, 3D, 4D, 5D padding with non-constant padding are supported for now",
+    F.pad, torch.ones(3), {1, 1}, "reflect")
+  T.checkerr("Argument #4: Padding size should be less than the corresponding input dimension, " ..
+    "but got: padding (3, 3) at dimension 2 of input [1, 2, 3]", F.pad, x3, {3, 3}, "reflect")
+  T.checkerr("Unrecognised padding mode foo", F.pad, x3, {1, 1}, "foo")
+  local M = nn.Module:extend("PadM")
+  function M:forward(a)
+    return F.pad(a, {1, 1}), F.pad(a, {1, 1, 1, 0}, "reflect"), F.pad(a, {2, 2}, "replicate")
+  end
+  for _, strict in ipairs({true, false}) do
+    local ep = torch.export.export(M(), {x3}, {strict = strict})
+    T.eq(targets(ep), "aten.constant_pad_nd.default aten.reflection_pad2d.default " ..
+      "aten.replication_pad1d.default")
+  end
+end)
+
 T.done()

@@ -28,6 +28,7 @@ INPUTS = {
     "u": (torch.uint8, [3, 4], [0, 1, 2, 3, 250, 7, 8, 128, 5, 0, 255, 9]),
     "b": (torch.bool, [3, 4], [1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 0, 1]),
     "c": (torch.bool, [4], [1, 0, 0, 1]),
+    "x3": (torch.float32, [1, 3, 4], [-2.5, -1.0, -0.25, 0.0, 0.5, 1.0, 1.75, 3.0, -3.5, 2.25, 4.0, -0.75]),
 }
 
 # (name, op, args, extras)
@@ -177,6 +178,27 @@ CASES = [
     ("roll_i2", "roll.default", "T:i;L:1,-2;L:0,1", {}),
     ("roll_neg", "roll.default", "T:xd;L:-7;L:1", {}),
     ("roll_same", "roll.default", "T:x;L:1,1;L:1,1", {}),
+    ("sort_v", "sort.default", "T:x;I:1", {"ret": 0}),
+    ("sort_i", "sort.default", "T:x;I:1", {"ret": 1}),
+    ("sort_desc_i", "sort.default", "T:i;I:0;B:1", {"ret": 1}),
+    ("sort_nf", "sort.default", "T:nf", {"ret": 1}),
+    ("sort_stable", "sort.stable", "T:b;B:1;I:1;B:0", {"ret": 1, "kw": {"stable": True, "dim": 1, "descending": False}}),
+    ("topk_v", "topk.default", "T:x;I:2", {"ret": 0}),
+    ("topk_i", "topk.default", "T:x;I:2", {"ret": 1}),
+    ("topk_small", "topk.default", "T:i;I:2;I:0;B:0", {"ret": 1}),
+    ("topk_small_v", "topk.default", "T:i;I:2;I:0;B:0", {"ret": 0}),
+    ("vnorm", "linalg_vector_norm.default", "T:x", {}),
+    ("vnorm_1", "linalg_vector_norm.default", "T:x;F:1.0;L:1", {}),
+    ("vnorm_inf", "linalg_vector_norm.default", "T:x;F:inf;L:0;B:1", {}),
+    ("vnorm_ninf", "linalg_vector_norm.default", "T:xd;F:-inf;L:1", {}),
+    ("vnorm_0", "linalg_vector_norm.default", "T:x;F:0.0;L:0", {}),
+    ("vnorm_3", "linalg_vector_norm.default", "T:xp;F:3.0", {}),
+    ("cpad", "constant_pad_nd.default", "T:x;L:1,2;F:1.5", {}),
+    ("cpad_neg", "constant_pad_nd.default", "T:i;L:-1,1,1,0", {}),
+    ("reflect1", "reflection_pad1d.default", "T:x;L:2,3", {}),
+    ("reflect2", "reflection_pad2d.default", "T:x3;L:1,1,2,1", {}),
+    ("replicate1", "replication_pad1d.default", "T:x;L:2,1", {}),
+    ("replicate2", "replication_pad2d.default", "T:x3;L:0,2,1,1", {}),
 ]
 
 
@@ -231,7 +253,7 @@ def main():
         fn = getattr(getattr(torch.ops.aten, opname), ov)
         pos = args
         if kw:  # keyword-only arguments are given by name (the spec still lists them positionally)
-            pos = args[: len(args) - len([k for k in kw if k in ("approximate", "correction", "keepdim", "decimals")])]
+            pos = args[: len(args) - len([k for k in kw if k in ("approximate", "correction", "keepdim", "decimals", "stable", "dim", "descending")])]
         kw = dict(kw, **ex.get("pykw", {}))  # python-only keywords (torch 1.13 has no default)
         if "seed" in ex:
             torch.manual_seed(ex["seed"])
