@@ -202,6 +202,26 @@ typedef struct fx_pad_plan {
  * reflection / replication ops). */
 int fx_pad_plan_make(fx_opctx *ctx, const fx_ivalue *a, fx_pad_plan *p);
 
+/* ---- convolution (meta_conv.c) ------------------------------------------------------------ */
+
+#define FX_CONV_MAX_SPATIAL 3
+
+typedef struct fx_conv_plan {
+    int nsp;          /* spatial dims (1 for conv1d, 2 for conv2d, 3) */
+    int64_t n, c, oc; /* batch, input channels, output channels */
+    int64_t groups;
+    int64_t in[FX_CONV_MAX_SPATIAL], k[FX_CONV_MAX_SPATIAL], out[FX_CONV_MAX_SPATIAL];
+    int64_t stride[FX_CONV_MAX_SPATIAL], pad[FX_CONV_MAX_SPATIAL], dil[FX_CONV_MAX_SPATIAL];
+    bool has_bias;
+} fx_conv_plan;
+
+/* convolution(input [N, C, *in], weight [OC, C / groups, *k], bias [OC]?, stride, padding,
+ * dilation, transposed, output_padding, groups): PyTorch's checks in Convolution.cpp's order
+ * and words (groups, stride, padding, dilation, ranks, channel counts, bias size, kernel larger
+ * than the padded input, dtypes); out = (in + 2 pad - dil (k - 1) - 1) / stride + 1.
+ * transposed convolutions are refused as not yet supported. */
+int fx_conv_plan_make(fx_opctx *ctx, const fx_ivalue *a, fx_conv_plan *p);
+
 /* ---- reductions ---------------------------------------------------------------------- */
 
 typedef enum fx_reduce_kind {

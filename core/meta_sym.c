@@ -898,6 +898,32 @@ static int rule_pad(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_iv
     return set_fresh(ctx, out_t(out, 0), self->ndim, sz);
 }
 
+/* convolution: [N, OC, (in + 2 pad - dil (k - 1) - 1) // stride + 1 ...] over the symbolic input
+ * and weight sizes (stride, padding, dilation are plain ints here). */
+static int rule_conv(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    fx_conv_plan p;
+    fx_err e;
+    fx_err_clear(&e);
+    fx_opctx hc = *ctx;
+    hc.err = &e;
+    if (fx_conv_plan_make(&hc, h, &p)) return SYM_SPECIALIZE;
+    const fx_tensor *in = arg_t(a, 0), *w = arg_t(a, 1);
+    fx_symint sz[FX_MAX_DIMS];
+    sz[0] = SZ(in, 0);
+    sz[1] = SZ(w, 0);
+    for (int d = 0; d < p.nsp; d++) {
+        fx_symint num = fx_si_add(SZ(in, d + 2), FX_SI(2 * p.pad[d]));
+        num =
+            fx_si_sub(num, fx_si_add(fx_si_mul(FX_SI(p.dil[d]), fx_si_sub(SZ(w, d + 2), FX_SI(1))),
+                                     FX_SI(1)));
+        fx_symint q;
+        int rc = fx_si_floordiv(num, FX_SI(p.stride[d]), &q, ctx->err);
+        if (rc) return rc;
+        sz[d + 2] = fx_si_add(q, FX_SI(1));
+    }
+    return set_fresh(ctx, out_t(out, 0), p.nsp + 2, sz);
+}
+
 static const struct {
     fx_op_fn meta;
     sym_rule rule;
@@ -922,6 +948,7 @@ static const struct {
     {fx_meta_roll, rule_same},
     {fx_meta_sort, rule_same},
     {fx_meta_topk, rule_topk},
+    {fx_meta_convolution, rule_conv},
     {fx_meta_pad, rule_pad},
     {fx_meta_vector_norm, rule_vector_norm},
     {fx_meta_tril, rule_same},
@@ -1006,7 +1033,11 @@ static bool composite_symbolic(fx_op_id id) {
     case FX_OP_TYPE_AS:
     case FX_OP_ARGSORT:
     case FX_OP_ARGSORT_STABLE:
-    case FX_OP_PAD: return true;
+    case FX_OP_PAD:
+    case FX_OP_CONV1D:
+    case FX_OP_CONV2D:
+    case FX_OP_CONV1D_PADDING:
+    case FX_OP_CONV2D_PADDING: return true;
     default: return false;
     }
 }

@@ -751,6 +751,125 @@ function nn.Linear:extra_repr()
                        self.out_features, tostring(self.bias ~= nil and "True" or "False"))
 end
 
+-- Conv1d / Conv2d(in_channels, out_channels, kernel_size[, stride[, padding[, dilation[, groups[,
+-- bias]]]]][, {stride =, padding =, dilation =, groups =, bias =, padding_mode =, dtype =}]):
+-- weight (out, in / groups, *kernel) and bias (out,) drawn from U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+-- as PyTorch's kaiming_uniform_(a=sqrt(5)) and bias init give (fan_in = in / groups * prod(kernel)).
+-- forward is F.conv1d / F.conv2d (aten.convolution in the graph); padding_mode "reflect" or
+-- "replicate" pads with F.pad first and convolves without padding, as PyTorch's _conv_forward.
+local function tuple_of(v, n)
+  if type(v) == "table" then return v end
+  local t = {}
+  for i = 1, n do t[i] = v end
+  return t
+end
+local function tuple_str(t)
+  if #t == 1 then return "(" .. t[1] .. ",)" end
+  return "(" .. table.concat(t, ", ") .. ")"
+end
+local function all_eq(t, v)
+  for _, x in ipairs(t) do if x ~= v then return false end end
+  return true
+end
+local function conv_class(name, nsp, fn)
+  local C = Module:extend(name)
+  function C:init(in_channels, out_channels, kernel_size, ...)
+    local args = table.pack(...)
+    local opts = {}
+    if type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil and rawlen(args[args.n]) == 0 then
+      opts = args[args.n]
+      args.n = args.n - 1
+    end
+    local function arg(i, key, default)
+      if i <= args.n and args[i] ~= nil then return args[i] end
+      return opt(opts, key, default)
+    end
+    local groups = arg(4, "groups", 1)
+    if groups <= 0 then error("groups must be a positive integer", 2) end
+    if in_channels % groups ~= 0 then error("in_channels must be divisible by groups", 2) end
+    if out_channels % groups ~= 0 then error("out_channels must be divisible by groups", 2) end
+    local padding = arg(2, "padding", 0)
+    local padding_mode = opt(opts, "padding_mode", "zeros")
+    local modes = {zeros = true, reflect = true, replicate = true, circular = true}
+    if not modes[padding_mode] then
+      error("padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but got " ..
+            "padding_mode='" .. tostring(padding_mode) .. "'", 2)
+    end
+    self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+    self.kernel_size = tuple_of(kernel_size, nsp)
+    self.stride = tuple_of(arg(1, "stride", 1), nsp)
+    self.dilation = tuple_of(arg(3, "dilation", 1), nsp)
+    if type(padding) == "string" then
+      if padding ~= "same" and padding ~= "valid" then
+        error("Invalid padding string '" .. padding .. "', should be one of {'valid', 'same'}", 2)
+      end
+      if padding == "same" and not all_eq(self.stride, 1) then
+        error("padding='same' is not supported for strided convolutions", 2)
+      end
+      self.padding = padding
+    else
+      self.padding = tuple_of(padding, nsp)
+    end
+    self.padding_mode = padding_mode
+    local fan_in = in_channels // groups
+    for _, k in ipairs(self.kernel_size) do fan_in = fan_in * k end
+    local bound = fan_in > 0 and 1 / math.sqrt(fan_in) or 0
+    local shape = {out_channels, in_channels // groups}
+    for _, k in ipairs(self.kernel_size) do shape[#shape + 1] = k end
+    local dtype = opt(opts, "dtype", nil)
+    local w = torch.rand(shape) * (2 * bound) - bound
+    if dtype then w = w:to(dtype) end
+    self.weight = nn.Parameter(w)
+    if arg(5, "bias", true) then
+      local b = torch.rand({out_channels}) * (2 * bound) - bound
+      if dtype then b = b:to(dtype) end
+      self.bias = nn.Parameter(b)
+    else
+      self:register_parameter("bias", nil)
+    end
+  end
+  function C:forward(x)
+    if self.padding_mode ~= "zeros" and self.padding ~= "valid" then
+      if self.padding_mode == "circular" then
+        error("nn." .. name .. ": padding_mode='circular' is not yet supported by fxdb", 2)
+      end
+      local pads = {}
+      for i = nsp, 1, -1 do
+        if self.padding == "same" then -- the total dil * (k - 1), the odd element on the right
+          local total = self.dilation[i] * (self.kernel_size[i] - 1)
+          pads[#pads + 1] = total // 2
+          pads[#pads + 1] = total - total // 2
+        else
+          pads[#pads + 1] = self.padding[i]
+          pads[#pads + 1] = self.padding[i]
+        end
+      end
+      return fn(nn.functional.pad(x, pads, self.padding_mode), self.weight, self.bias, self.stride,
+                tuple_of(0, nsp), self.dilation, self.groups)
+    end
+    return fn(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+  end
+  function C:extra_repr()
+    local s = string.format("%d, %d, kernel_size=%s, stride=%s", self.in_channels,
+                            self.out_channels, tuple_str(self.kernel_size), tuple_str(self.stride))
+    if type(self.padding) == "string" then
+      s = s .. ", padding=" .. self.padding
+    elseif not all_eq(self.padding, 0) then
+      s = s .. ", padding=" .. tuple_str(self.padding)
+    end
+    if not all_eq(self.dilation, 1) then s = s .. ", dilation=" .. tuple_str(self.dilation) end
+    if self.groups ~= 1 then s = s .. ", groups=" .. self.groups end
+    if self.bias == nil then s = s .. ", bias=False" end
+    if self.padding_mode ~= "zeros" then s = s .. ", padding_mode=" .. self.padding_mode end
+    return s
+  end
+  return C
+end
+if has("convolution.default") then
+  nn.Conv1d = conv_class("Conv1d", 1, function(...) return torch.conv1d(...) end)
+  nn.Conv2d = conv_class("Conv2d", 2, function(...) return torch.conv2d(...) end)
+end
+
 nn.Identity = Module:extend("Identity")
 function nn.Identity:forward(x) return x end
 

@@ -59,10 +59,11 @@ static fx_tensor *call1(env_in *e, const char *name, fx_ivalue *args) {
  *   w          [5, 3] weight             m    bool mask [S, 3]
  *   ix         int64 index [2] (0, 1)    ixs  int64 index [S, 3] of zeros
  *   q          [2, S, 4] (attention)     sq   [S, S] float32      qw   [2, 4, 5]
+ *   cw         [4, 3, 2] conv1d weight
  *   S          the SymInt S               S+1, 2S, S//2 (arithmetic)
  *   i<N>       int N                     f<N> float N
  *   L[a,b,..]  int list of tokens        T, F True, False   N    None
- *   dt:f64     torch.float64 */
+ *   dt:f64     torch.float64             s:text a string */
 static void tok(env_in *e, const char *t, fx_ivalue *out) {
     fx_ctx *ctx = e->ctx;
     int64_t rows = e->S.hint;
@@ -109,6 +110,8 @@ static void tok(env_in *e, const char *t, fx_ivalue *out) {
         *out = fx_iv_tensor_steal(r);
     } else if (!strcmp(t, "w")) {
         *out = fx_iv_tensor_steal(zeros(ctx, 2, (int64_t[]){5, 3}, FX_DTYPE_F32));
+    } else if (!strcmp(t, "cw")) { /* conv1d weight [4, 3, 2] for the unbatched input xt */
+        *out = fx_iv_tensor_steal(zeros(ctx, 3, (int64_t[]){4, 3, 2}, FX_DTYPE_F32));
     } else if (!strcmp(t, "qw")) {
         *out = fx_iv_tensor_steal(zeros(ctx, 3, (int64_t[]){2, 4, 5}, FX_DTYPE_F32));
     } else if (!strcmp(t, "ix")) {
@@ -143,6 +146,8 @@ static void tok(env_in *e, const char *t, fx_ivalue *out) {
         *out = fx_iv_none();
     } else if (!strncmp(t, "dt:", 3)) {
         *out = fx_iv_dtype(fx_dtype_from_name(t + 3));
+    } else if (!strncmp(t, "s:", 2)) {
+        *out = fx_iv_str(t + 2);
     } else if (t[0] == 'L') {
         char buf[64];
         snprintf(buf, sizeof buf, "%s", t + 2);
@@ -300,6 +305,10 @@ static const char *const cases[] = {
     "reflection_pad1d|x|L[i1,i2]",
     "replication_pad1d|x|L[i2,i1]",
     "pad|x|L[i1,i1,i0,i2]",
+    "conv1d|xt|cw",
+    "conv1d|xt|cw|_|L[i2]|L[i1]",
+    "conv1d|xt|cw|_|L[i1]|L[i2]|L[i2]",
+    "conv1d.padding|xt|cw|_|L[i1]|s:same",
     "sdpa_skip",
 };
 
