@@ -369,3 +369,18 @@ int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan 
     }
     return FX_OK;
 }
+
+const char *fx_typemeta_name(fx_dtype dt) {
+    switch (dt) {
+    case FX_DTYPE_F32: return "float";
+    case FX_DTYPE_F64: return "double";
+    case FX_DTYPE_F16: return "c10::Half";
+    case FX_DTYPE_BF16: return "c10::BFloat16";
+    case FX_DTYPE_I64: return "long int";
+    case FX_DTYPE_I32: return "int";
+    case FX_DTYPE_I16: return "short int";
+    case FX_DTYPE_I8: return "signed char";
+    case FX_DTYPE_U8: return "unsigned char";
+    default: return "bool";
+    }
+}

@@ -18,6 +18,10 @@ const char *fx_dtype_c10_name(fx_dtype dt);
 /* c10::canCast: no float -> integral, no non-bool -> bool. */
 bool fx_can_cast(fx_dtype from, fx_dtype to);
 
+/* The caffe2::TypeMeta name of dt ("float", "long int", "c10::Half", ...), which several of
+ * PyTorch's messages print for a dtype. Static string. */
+const char *fx_typemeta_name(fx_dtype dt);
+
 /* Checks that Scalar v converts to dt without overflow, as Scalar::to<T>() does
  * (c10::checked_convert): FX_EARG "value cannot be converted to type int8_t without overflow".
  * Bool targets never overflow; inf is fine for floating targets; NaN only for them. */

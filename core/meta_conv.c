@@ -13,22 +13,6 @@
 #include "core/ops_shape.h"
 #include "core/shape.h"
 
-/* caffe2::TypeMeta names, which the bias message prints. */
-static const char *typemeta_name(fx_dtype dt) {
-    switch (dt) {
-    case FX_DTYPE_F32: return "float";
-    case FX_DTYPE_F64: return "double";
-    case FX_DTYPE_F16: return "c10::Half";
-    case FX_DTYPE_BF16: return "c10::BFloat16";
-    case FX_DTYPE_I64: return "long int";
-    case FX_DTYPE_I32: return "int";
-    case FX_DTYPE_I16: return "short int";
-    case FX_DTYPE_I8: return "signed char";
-    case FX_DTYPE_U8: return "unsigned char";
-    default: return "bool";
-    }
-}
-
 /* An int list argument of nsp entries; a single entry stands for all (PyTorch's int[2] from 1). */
 static int spatial_arg(fx_opctx *ctx, const fx_ivalue *a, int i, int nsp, int64_t *v) {
     int64_t tmp[FX_MAX_DIMS];
@@ -134,7 +118,7 @@ int fx_conv_plan_make(fx_opctx *ctx, const fx_ivalue *a, fx_conv_plan *p) {
     if (b && b->dtype != in->dtype)
         return fx_err_setf(ctx->err, FX_ETYPE,
                            "Input type (%s) and bias type (%s) should be the same",
-                           typemeta_name(in->dtype), typemeta_name(b->dtype));
+                           fx_typemeta_name(in->dtype), fx_typemeta_name(b->dtype));
     if (in->dtype == FX_DTYPE_BOOL)
         return fx_err_setf(ctx->err, FX_ETYPE, "\"slow_conv%dd_cpu\" not implemented for 'Bool'",
                            nsp);

@@ -204,22 +204,6 @@ int fx_meta_tril(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
 
 /* ---- randomness ----------------------------------------------------------------------------- */
 
-/* caffe2::TypeMeta names, as random_'s bound checks print the dtype. */
-static const char *typemeta_name(fx_dtype dt) {
-    switch (dt) {
-    case FX_DTYPE_F32: return "float";
-    case FX_DTYPE_F64: return "double";
-    case FX_DTYPE_F16: return "c10::Half";
-    case FX_DTYPE_BF16: return "c10::BFloat16";
-    case FX_DTYPE_I64: return "long int";
-    case FX_DTYPE_I32: return "int";
-    case FX_DTYPE_I16: return "short int";
-    case FX_DTYPE_I8: return "signed char";
-    case FX_DTYPE_U8: return "unsigned char";
-    default: return "bool";
-    }
-}
-
 /* random_'s check_from_to for [low, high) in dtype dt. */
 static int check_from_to(const fx_opctx *ctx, int64_t low, int64_t high, fx_dtype dt) {
     fx_err *err = ctx->err;
@@ -242,9 +226,9 @@ static int check_from_to(const fx_opctx *ctx, int64_t low, int64_t high, fx_dtyp
     default: break;
     }
     if (low < lo || low > hi)
-        return fx_err_setf(err, FX_EARG, "from is out of bounds for %s", typemeta_name(dt));
+        return fx_err_setf(err, FX_EARG, "from is out of bounds for %s", fx_typemeta_name(dt));
     if (high - 1 < lo || high - 1 > hi)
-        return fx_err_setf(err, FX_EARG, "to - 1 is out of bounds for %s", typemeta_name(dt));
+        return fx_err_setf(err, FX_EARG, "to - 1 is out of bounds for %s", fx_typemeta_name(dt));
     return FX_OK;
 }
 

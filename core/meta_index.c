@@ -199,23 +199,6 @@ int fx_meta_as_strided_scatter(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out
 /* index_select, gather, scatter, scatter_add, index_copy, masked_fill                     */
 /* ====================================================================================== */
 
-/* The caffe2::TypeMeta name of a dtype, as `tensor.dtype()` prints in C++ messages. */
-static const char *typemeta_name(fx_dtype dt) {
-    switch (dt) {
-    case FX_DTYPE_F32: return "float";
-    case FX_DTYPE_F64: return "double";
-    case FX_DTYPE_F16: return "c10::Half";
-    case FX_DTYPE_BF16: return "c10::BFloat16";
-    case FX_DTYPE_I64: return "long int";
-    case FX_DTYPE_I32: return "int";
-    case FX_DTYPE_I16: return "short int";
-    case FX_DTYPE_I8: return "signed char";
-    case FX_DTYPE_U8: return "unsigned char";
-    case FX_DTYPE_BOOL: return "bool";
-    default: return "?";
-    }
-}
-
 /* A fresh contiguous tensor on ctx->device into out[0]. */
 static int fresh_contig(fx_opctx *ctx, int ndim, const int64_t *sizes, fx_dtype dt,
                         fx_ivalue *out) {
@@ -444,7 +427,7 @@ int fx_meta_masked_fill(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (mask->dtype != FX_DTYPE_BOOL)
         return fx_err_setf(ctx->err, FX_ETYPE,
                            "masked_fill_ only supports boolean masks, but got mask with dtype %s",
-                           typemeta_name(mask->dtype));
+                           fx_typemeta_name(mask->dtype));
     if (a[2].tag != FX_IV_TENSOR && (rc = fx_scalar_check(self->dtype, &a[2], ctx->err))) return rc;
     if (inplace) {
         if ((rc = fx_broadcast_shape(self->ndim, self->sizes, mask->ndim, mask->sizes, &nb, bs,

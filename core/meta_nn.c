@@ -7,27 +7,10 @@
  * contiguous tensors. */
 #include <string.h>
 
+#include "core/meta_common.h"
 #include "core/ops_impl.h"
 #include "core/ops_shape.h"
 #include "core/shape.h"
-
-/* The caffe2::TypeMeta name PyTorch prints for a dtype in addmm's dtype check (the C++ type
- * name, as gcc spells it). */
-static const char *typemeta_name(fx_dtype dt) {
-    switch (dt) {
-    case FX_DTYPE_F32: return "float";
-    case FX_DTYPE_F64: return "double";
-    case FX_DTYPE_F16: return "c10::Half";
-    case FX_DTYPE_BF16: return "c10::BFloat16";
-    case FX_DTYPE_I64: return "long int";
-    case FX_DTYPE_I32: return "int";
-    case FX_DTYPE_I16: return "short int";
-    case FX_DTYPE_I8: return "signed char";
-    case FX_DTYPE_U8: return "unsigned char";
-    case FX_DTYPE_BOOL: return "bool";
-    default: return "?";
-    }
-}
 
 static int fresh(fx_opctx *ctx, int ndim, const int64_t *sizes, fx_dtype dt, fx_ivalue *out) {
     fx_tensor *t;
@@ -41,7 +24,7 @@ static int same_dtype_mm(fx_opctx *ctx, const fx_tensor *m1, const fx_tensor *m2
     if (m1->dtype == m2->dtype) return FX_OK;
     return fx_err_setf(ctx->err, FX_ETYPE,
                        "expected m1 and m2 to have the same dtype, but got: %s != %s",
-                       typemeta_name(m1->dtype), typemeta_name(m2->dtype));
+                       fx_typemeta_name(m1->dtype), fx_typemeta_name(m2->dtype));
 }
 
 static int mm_shapes(fx_opctx *ctx, int64_t m, int64_t k1, int64_t k2, int64_t n) {
@@ -273,8 +256,8 @@ int fx_meta_baddbmm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (self->dtype != b1->dtype || self->dtype != b2->dtype)
         return fx_err_setf(ctx->err, FX_ETYPE,
                            "Input dtypes must be the same, got: input %s, batch1: %s, batch2: %s",
-                           typemeta_name(self->dtype), typemeta_name(b1->dtype),
-                           typemeta_name(b2->dtype));
+                           fx_typemeta_name(self->dtype), fx_typemeta_name(b1->dtype),
+                           fx_typemeta_name(b2->dtype));
     if (b1->ndim != 3) return fx_err_setf(ctx->err, FX_ESHAPE, "batch1 must be a 3D tensor");
     if (b2->ndim != 3) return fx_err_setf(ctx->err, FX_ESHAPE, "batch2 must be a 3D tensor");
     if (b2->sizes[0] != b1->sizes[0] || b2->sizes[1] != b1->sizes[2])
@@ -505,8 +488,8 @@ int fx_meta_sdpa(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         return fx_err_setf(ctx->err, FX_ETYPE,
                            "Expected query, key, and value to have the same dtype, but got "
                            "query.dtype: %s key.dtype: %s and value.dtype: %s instead.",
-                           typemeta_name(q->dtype), typemeta_name(k->dtype),
-                           typemeta_name(v->dtype));
+                           fx_typemeta_name(q->dtype), fx_typemeta_name(k->dtype),
+                           fx_typemeta_name(v->dtype));
     if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2)
         return fx_err_setf(ctx->err, FX_ESHAPE,
                            "Expected query, key, and value to all be  at least 2 dimensional, "
@@ -516,7 +499,7 @@ int fx_meta_sdpa(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         return fx_err_setf(ctx->err, FX_ETYPE,
                            "Expected attn_mask dtype to be bool or float or to match query "
                            "dtype, but got attn_mask.dtype: %s and  query.dtype: %s instead.",
-                           typemeta_name(m->dtype), typemeta_name(q->dtype));
+                           fx_typemeta_name(m->dtype), fx_typemeta_name(q->dtype));
     if (causal && m)
         return fx_err_setf(ctx->err, FX_EARG,
                            "_scaled_dot_product_attention: Explicit attn_mask should not be set "
@@ -567,7 +550,7 @@ int fx_meta_sdpa(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (!fx_dtype_is_float(q->dtype)) /* the math path's last matmul: float attn @ value */
         return fx_err_setf(ctx->err, FX_ETYPE,
                            "expected m1 and m2 to have the same dtype, but got: float != %s",
-                           typemeta_name(v->dtype));
+                           fx_typemeta_name(v->dtype));
     int64_t osz[FX_MAX_DIMS];
     memcpy(osz, bshape, sizeof(int64_t) * (size_t)nb);
     osz[nb] = L, osz[nb + 1] = S;

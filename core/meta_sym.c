@@ -235,14 +235,21 @@ static int rule_copy(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_i
     return rule_same(ctx, a, h, out);
 }
 
+/* A copy of ctx whose errors go to e (cleared): a rule re-runs the op's argument checks on the
+ * hints, where a failure only means "specialize". */
+static fx_opctx quiet(const fx_opctx *ctx, fx_err *e) {
+    fx_err_clear(e);
+    fx_opctx hc = *ctx;
+    hc.err = e;
+    return hc;
+}
+
 /* ---- reductions ---------------------------------------------------------------------------- */
 
 static int rule_reduce(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
     fx_reduce_plan p;
     fx_err e;
-    fx_err_clear(&e);
-    fx_opctx hc = *ctx;
-    hc.err = &e;
+    fx_opctx hc = quiet(ctx, &e);
     if (fx_reduce_plan_make(&hc, h, &p)) return SYM_SPECIALIZE;
     const fx_tensor *self = arg_t(a, 0);
     fx_symint sz[FX_MAX_DIMS];
@@ -845,9 +852,7 @@ static int rule_gather(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx
 static int rule_topk(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
     fx_sort_plan p;
     fx_err e;
-    fx_err_clear(&e);
-    fx_opctx hc = *ctx;
-    hc.err = &e;
+    fx_opctx hc = quiet(ctx, &e);
     if (fx_sort_plan_make(&hc, h, &p)) return SYM_SPECIALIZE;
     const fx_tensor *self = arg_t(a, 0);
     fx_symint sz[FX_MAX_DIMS], k;
@@ -865,9 +870,7 @@ static int rule_topk(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_i
 static int rule_vector_norm(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
     fx_norm_plan p;
     fx_err e;
-    fx_err_clear(&e);
-    fx_opctx hc = *ctx;
-    hc.err = &e;
+    fx_opctx hc = quiet(ctx, &e);
     if (fx_norm_plan_make(&hc, h, &p)) return SYM_SPECIALIZE;
     const fx_tensor *self = arg_t(a, 0);
     fx_symint sz[FX_MAX_DIMS];
@@ -903,9 +906,7 @@ static int rule_pad(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_iv
 static int rule_conv(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
     fx_conv_plan p;
     fx_err e;
-    fx_err_clear(&e);
-    fx_opctx hc = *ctx;
-    hc.err = &e;
+    fx_opctx hc = quiet(ctx, &e);
     if (fx_conv_plan_make(&hc, h, &p)) return SYM_SPECIALIZE;
     const fx_tensor *in = arg_t(a, 0), *w = arg_t(a, 1);
     fx_symint sz[FX_MAX_DIMS];

@@ -11,22 +11,6 @@
 #include "core/meta_common.h"
 #include "core/shape.h"
 
-/* caffe2::TypeMeta names, which clamp_'s message prints for self.dtype(). */
-static const char *typemeta_name(fx_dtype dt) {
-    switch (dt) {
-    case FX_DTYPE_F32: return "float";
-    case FX_DTYPE_F64: return "double";
-    case FX_DTYPE_F16: return "c10::Half";
-    case FX_DTYPE_BF16: return "c10::BFloat16";
-    case FX_DTYPE_I64: return "long int";
-    case FX_DTYPE_I32: return "int";
-    case FX_DTYPE_I16: return "short int";
-    case FX_DTYPE_I8: return "signed char";
-    case FX_DTYPE_U8: return "unsigned char";
-    default: return "bool";
-    }
-}
-
 static int scalar_kind(const fx_ivalue *v) {
     return v->tag == FX_IV_BOOL ? 0 : v->tag == FX_IV_INT ? 1 : 2;
 }
@@ -102,7 +86,7 @@ int fx_clamp_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_ternary_plan 
         if (p->inplace && p->compute != self->dtype)
             return fx_err_setf(err, FX_ETYPE,
                                "result type %s can't be cast to the desired output type %s",
-                               fx_dtype_c10_name(p->compute), typemeta_name(self->dtype));
+                               fx_dtype_c10_name(p->compute), fx_typemeta_name(self->dtype));
         p->ndim = self->ndim;
         memcpy(p->sizes, self->sizes, sizeof(int64_t) * (size_t)self->ndim);
         if (p->compute == FX_DTYPE_BOOL)
@@ -205,14 +189,14 @@ int fx_lerp_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_ternary_plan *
     /* lerp's structured meta: end (and a tensor weight) must have self's dtype */
     if (end->dtype != self->dtype)
         return fx_err_setf(err, FX_ETYPE, "expected dtype %s for `end` but got dtype %s",
-                           typemeta_name(self->dtype), typemeta_name(end->dtype));
+                           fx_typemeta_name(self->dtype), fx_typemeta_name(end->dtype));
     if (!p->scalar_form) {
         if (a[2].tag != FX_IV_TENSOR)
             return fx_err_setf(err, FX_EARG, "lerp(): argument 'weight' must be Tensor");
         const fx_tensor *w = a[2].u.t;
         if (w->dtype != self->dtype)
             return fx_err_setf(err, FX_ETYPE, "expected dtype %s for `weight` but got dtype %s",
-                               typemeta_name(self->dtype), typemeta_name(w->dtype));
+                               fx_typemeta_name(self->dtype), fx_typemeta_name(w->dtype));
         int md = self->ndim > end->ndim ? self->ndim : end->ndim;
         if (w->ndim > md)
             return fx_err_setf(

@@ -112,6 +112,14 @@ function methods.reshape_as(x, other) return x:reshape(other.shape) end
 -- linalg.vector_norm for a numeric p and for "fro" over at most two dims, so both record
 -- aten.linalg_vector_norm. Arguments may also come by name in the options table.
 torch.linalg = torch.linalg or {}
+local ERROR_MT = debug.getregistry()["fxdb.Error"]
+local function not_yet(message) -- an fxdb error object of kind not_implemented at the user's line
+  local E = torch._export
+  local frame = E and E.user_frame and E.user_frame() or {}
+  error(setmetatable({kind = "not_implemented", code = "FX_ENOTIMPL", message = message,
+                      location = frame.location, source = frame.source, func = frame.func},
+                     ERROR_MT), 0)
+end
 local vector_norm_op = torch.linalg_vector_norm
 local function vector_norm(x, ord, dim, keepdim, opts)
   if type(dim) == "number" then dim = {dim} end
@@ -136,11 +144,11 @@ function torch.norm(x, ...)
   if n < 3 then keepdim = opts.keepdim end
   if p == nil or p == "fro" then
     if p == "fro" and type(dim) == "table" and #dim > 2 then
-      error("torch.norm: p='fro' over more than two dims is not yet supported by fxdb", 2)
+      not_yet("torch.norm: p='fro' over more than two dims is not yet supported by fxdb")
     end
     p = 2
   elseif type(p) == "string" then
-    error("torch.norm: p='" .. p .. "' (a matrix norm) is not yet supported by fxdb", 2)
+    not_yet("torch.norm: p='" .. p .. "' (a matrix norm) is not yet supported by fxdb")
   end
   return vector_norm(x, p, dim, keepdim, opts)
 end
