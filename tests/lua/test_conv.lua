@@ -113,4 +113,14 @@ T.test("a conv module exported in both modes matches eager", function()
   end
 end)
 
+T.test("dynamic shapes: batch and spatial sizes stay symbolic through aten.convolution", function()
+  local m = nn.Conv2d(4, 8, 3, {stride = 2, padding = 1})
+  local ep = torch.export.export(m, {x}, {dynamic_shapes = {{[0] = torch.export.Dim("batch")}}})
+  T.truthy(tostring(ep):find('convolution: "f32[s0, 8, 3, 3]"', 1, true), tostring(ep))
+  local y = torch.randn(1, 4, 9, 5)
+  ep = torch.export.export(m, {y}, {dynamic_shapes = {{[2] = torch.export.Dim("h", {min = 4})}}})
+  T.truthy(tostring(ep):find('convolution: "f32[1, 8, ((s0 - 1)//2) + 1, 3]"', 1, true),
+           tostring(ep))
+end)
+
 T.done()
