@@ -100,7 +100,14 @@ int fx_conv_plan_make(fx_opctx *ctx, const fx_ivalue *a, fx_conv_plan *p) {
     for (int d = 0; d < nsp; d++) {
         p->in[d] = in->sizes[d + 2];
         p->k[d] = w->sizes[d + 2];
-        int64_t padded = p->in[d] + 2 * p->pad[d], eff = p->dil[d] * (p->k[d] - 1) + 1;
+        int64_t padded, eff;
+        if (__builtin_mul_overflow(p->pad[d], 2, &padded) ||
+            __builtin_add_overflow(padded, p->in[d], &padded) ||
+            __builtin_mul_overflow(p->dil[d], p->k[d] - 1, &eff) ||
+            __builtin_add_overflow(eff, 1, &eff))
+            return fx_err_setf(ctx->err, FX_ESHAPE,
+                               "convolution: padding or dilation of spatial dim %d overflows int64",
+                               d);
         if (padded < eff) small = true;
         size_t l1 = strlen(pin), l2 = strlen(ks);
         snprintf(pin + l1, sizeof pin - l1, "%s%lld", d ? " x " : "", (long long)padded);

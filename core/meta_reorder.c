@@ -44,7 +44,8 @@ int fx_reorder_plan_make(fx_opctx *ctx, const fx_ivalue *a, fx_reorder_plan *p) 
     for (int i = 0; i < n; i++) {
         int d;
         if ((rc = fx_wrap_dim(dims[i], self->ndim, &d, ctx->err))) return rc;
-        p->shift[d] += v[i]; /* rolling a dim twice adds the shifts */
+        int64_t sz = self->sizes[d]; /* rolling a dim twice adds the shifts (modulo its size) */
+        if (sz) p->shift[d] = (p->shift[d] + v[i] % sz) % sz;
     }
     return FX_OK;
 }
@@ -142,7 +143,12 @@ int fx_pad_plan_make(fx_opctx *ctx, const fx_ivalue *a, fx_pad_plan *p) {
                                ctx->op->schema.name, d);
     }
     for (int d = 0; d < nd; d++) {
-        int64_t o = self->sizes[d] + p->before[d] + p->after[d];
+        int64_t o;
+        if (__builtin_add_overflow(self->sizes[d], p->before[d], &o) ||
+            __builtin_add_overflow(o, p->after[d], &o))
+            return fx_err_setf(
+                ctx->err, FX_ESHAPE, "%s(): padding (%lld, %lld) of dimension %d overflows int64",
+                ctx->op->schema.name, (long long)p->before[d], (long long)p->after[d], d);
         if (o < 0)
             return fx_err_setf(ctx->err, FX_ESHAPE,
                                "The input size %lld, plus negative padding %lld and %lld resulted "

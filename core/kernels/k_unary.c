@@ -342,7 +342,7 @@ int fx_k_unary_math(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         prm[1] = th && th->tag != FX_IV_NONE ? fx_ivalue_to_f64(th) : 20.0;
     } else if (row == U_RDEC) {
         int64_t d = fx_arg(ctx, a, "decimals")->u.i;
-        prm[0] = pow(10.0, (double)(d < 0 ? -d : d));
+        prm[0] = pow(10.0, fabs((double)d));
         prm[1] = d < 0;
     }
     fx_dtype C = fx_unary_compute_dtype(ctx->op->id, src->dtype);
