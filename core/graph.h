@@ -148,9 +148,10 @@ void fx_node_set_subgraph(fx_node *n, fx_graph *sub);
 
 /* The node's tensor value (meta["val"]) when it is one tensor, else NULL. Borrowed. */
 fx_tensor *fx_node_tensor(const fx_node *n);
-/* "f16[3]", "f32[2, 4]", "i64[]" for a tensor-valued node; "" otherwise. Into sb. */
 /* Whether n's value has a printed type (a tensor, or a SymInt: "Sym(s0)"). */
 bool fx_node_has_type(const fx_node *n);
+/* "f16[3]", "f32[2, 4]", "i64[]" for a tensor-valued node, "Sym(s0)" for a SymInt; "" otherwise.
+ * Into sb. */
 void fx_node_format_type(fx_strbuf *sb, const fx_node *n);
 const char *fx_node_op_name(fx_node_op op); /* "placeholder", "call_function", ... */
 /* Deep copy of a graph (nodes, args, meta, subgraphs), in time linear in its size (it uses the

@@ -96,13 +96,18 @@ int fx_tracer_finish(fx_tracer *tr, const fx_ivalue *outs, int nouts, fx_err *er
  * FX_ENOMEM. Guards recorded in it carry the location from the trace's where callback. */
 fx_shape_env *fx_tracer_shape_env(fx_tracer *tr, fx_err *err);
 /* As fx_tracer_input for a user input whose sizes are `sizes` (ndim of example; NULL = all
- * plain): the tracing tensor carries them (symbols made by the caller with
- * fx_shape_env_create_symbol), with strides dense in the example's layout. */
+ * plain; borrowed): the tracing tensor carries them (symbols made by the caller with
+ * fx_shape_env_create_symbol), with strides dense in the example's layout (a stride the example
+ * does not have densely stays concrete). New reference in *out. Errors: those of
+ * fx_tracer_input; FX_EINTERNAL when a size's hint differs from the example's size; FX_ENOMEM
+ * (then *out is NULL; the placeholder stays in the graph). */
 int fx_tracer_input_sym(fx_tracer *tr, fx_input_kind kind, const char *name,
                         const fx_tensor *example, const fx_symint *sizes, fx_tensor **out,
                         fx_err *err);
 /* Makes n the node standing for expression e in the graph (e.g. the _local_scalar_dense node of
- * an unbacked symbol). Later SymInt arguments equal to e refer to n. */
+ * an unbacked symbol). Later SymInt arguments equal to e refer to n. e is compared by address
+ * (simplified, interned expressions) and must live as long as the tracer's shape environment; n
+ * is a node of the tracer's graph. FX_ENOMEM on failure. */
 int fx_tracer_bind_symbol(fx_tracer *tr, const fx_sym *e, fx_node *n, fx_err *err);
 
 /* Signature info remembered per placeholder, in placeholder order. */
