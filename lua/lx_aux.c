@@ -708,15 +708,23 @@ void lx_check_options(lua_State *L, int idx, const char *fname, const char *cons
     }
 }
 
+/* The strings of the list at idx (up to the first non-string, at most max) into out, then NULL.
+ * They stay pushed on the stack (room checked: a C function is only promised LUA_MINSTACK
+ * slots), which keeps them alive while they are used.  [-0, +n+1, m] */
+static void string_list(lua_State *L, int idx, const char **out, int max) {
+    luaL_checkstack(L, max + 1, "too many names");
+    int n = 0;
+    for (; n < max && lua_rawgeti(L, idx, n + 1) == LUA_TSTRING; n++) out[n] = lua_tostring(L, -1);
+    out[n] = NULL;
+}
+
 /* fxdb._closest(name, {candidates}) -> the closest candidate when name looks like a misspelling
  * of it (lx_closest), else nil. */
 static int l_closest(lua_State *L) {
     const char *name = lx_checkstring(L, 1);
     lx_checktype(L, 2, LUA_TTABLE);
     const char *valid[257];
-    int n = 0;
-    for (; n < 256 && lua_rawgeti(L, 2, n + 1) == LUA_TSTRING; n++) valid[n] = lua_tostring(L, -1);
-    valid[n] = NULL;
+    string_list(L, 2, valid, 256);
     const char *best = lx_closest(name, valid);
     if (best) lua_pushstring(L, best);
     else lua_pushnil(L);
@@ -728,9 +736,7 @@ static int l_check_options(lua_State *L) {
     const char *fname = lx_checkstring(L, 1);
     lx_checktype(L, 3, LUA_TTABLE);
     const char *valid[65];
-    int n = 0;
-    for (; n < 64 && lua_rawgeti(L, 3, n + 1) == LUA_TSTRING; n++) valid[n] = lua_tostring(L, -1);
-    valid[n] = NULL; /* the strings stay on the stack while they are used */
+    string_list(L, 3, valid, 64);
     lx_check_options(L, 2, fname, valid);
     return 0;
 }
