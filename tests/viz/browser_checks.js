@@ -50,7 +50,7 @@
       check('seed: panel names the node', document.querySelector('#fx-panel h2').textContent === mut, panelText().slice(0, 80));
       check('seed: panel target and type', has(0, 'aten.mul.Tensor') && has(0, 'f16[3]'), panelText().slice(0, 200));
       check('seed: panel new version', has(0, 'v1 of state (aten.mul_.Tensor)'), panelText().slice(0, 300));
-      check('seed: panel stack trace with the Lua line', has(0, 'browser_pages.lua:13 in forward') && has(0, 'self.state:mul_(x)'), panelText());
+      check('seed: panel stack trace with the Lua line', has(0, 'seed_s1.lua:9 in forward') && has(0, 'self.state:mul_(x)'), panelText());
       check('seed: panel provenance', has(0, 'provenance of state') && has(0, 'add_.Tensor') && has(0, 'placeholder'), panelText());
       var marked = document.querySelectorAll('#fx-stage g.node.fx-path').length;
       check('seed: provenance path highlighted', marked >= 4, marked + ' nodes marked');
