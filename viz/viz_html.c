@@ -169,16 +169,6 @@ static void js_kstr(fx_strbuf *sb, const char *k, const char *v, int *first) {
 }
 
 /* ---- node data ------------------------------------------------------------------------------- */
-static const char *vz_op_name(fx_node_op op) {
-    switch (op) {
-    case FX_NODE_PLACEHOLDER: return "placeholder";
-    case FX_NODE_GET_ATTR: return "get_attr";
-    case FX_NODE_CALL_FUNCTION: return "call_function";
-    case FX_NODE_OUTPUT: return "output";
-    }
-    return "?";
-}
-
 /* The view a node is drawn in (its own node, not a box). */
 static int vz_node_view(vz_html *h, const fx_node *n) {
     int v = 0;
@@ -197,7 +187,7 @@ static void vz_json_node(vz_html *h, fx_strbuf *sb, const fx_node *n, fx_strbuf 
     const fx_program *prog = h->opts ? h->opts->program : NULL;
     int first = 1;
     fx_strbuf_putc(sb, '{');
-    js_kstr(sb, "op", vz_op_name(n->op), &first);
+    js_kstr(sb, "op", fx_node_op_name(n->op), &first);
     js_kstr(sb, "target", n->target, &first);
     tmp->len = 0;
     if (tmp->data) tmp->data[0] = '\0';
