@@ -382,36 +382,36 @@ local function key_str(key, n)
   return "[" .. tostring(key) .. "]"
 end
 
--- Dynamo's names of the objects a strict-mode forward changed: L['self'].x for a rebound
--- attribute, L['self'].y['k'] for a changed container item (non-tensor values).
-local function side_effects(path, old, new, out, visited)
-  if rawequal(old, new) or torch.is_tensor(old) or torch.is_tensor(new) then return end
+-- Walks old and new together, descending where both are plain containers (each old container
+-- once: a cycle stops), and calls leaf(path, old, new) at every other place they differ.
+local function walk_pair(path, old, new, leaf, visited)
+  if rawequal(old, new) then return end
   if is_container(old) and is_container(new) then
-    visited = visited or {}
     if visited[old] then return end -- a cycle
     visited[old] = true
     local keys, n = union_keys(old, new)
     for _, key in ipairs(keys) do
-      side_effects(path .. key_str(key, n), old[key], new[key], out, visited)
+      walk_pair(path .. key_str(key, n), old[key], new[key], leaf, visited)
     end
     return
   end
-  if old ~= new or type(old) == "table" then out[#out + 1] = '"' .. path .. '"' end
+  leaf(path, old, new)
+end
+
+-- Dynamo's names of the objects a strict-mode forward changed: L['self'].x for a rebound
+-- attribute, L['self'].y['k'] for a changed container item (non-tensor values).
+local function side_effects(path, old, new, out)
+  walk_pair(path, old, new, function(p, o, v)
+    if torch.is_tensor(o) or torch.is_tensor(v) then return end
+    if o ~= v or type(o) == "table" then out[#out + 1] = '"' .. p .. '"' end
+  end, {})
 end
 
 -- Appends to `out` the paths under `path` whose tensor leaf differs between old and new.
-local function compare_tree(path, old, new, out, visited)
-  if rawequal(old, new) then return end
-  if torch.is_tensor(new) then out[#out + 1] = path; return end
-  if is_container(old) and is_container(new) then
-    visited = visited or {}
-    if visited[old] then return end -- a cycle
-    visited[old] = true
-    local keys, n = union_keys(old, new)
-    for _, key in ipairs(keys) do
-      compare_tree(path .. key_str(key, n), old[key], new[key], out, visited)
-    end
-  end
+local function compare_tree(path, old, new, out)
+  walk_pair(path, old, new, function(p, _, v)
+    if torch.is_tensor(v) then out[#out + 1] = p end
+  end, {})
 end
 
 local function attribute_message(paths)

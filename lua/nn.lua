@@ -724,6 +724,14 @@ local function opt(opts, key, default)
   return default
 end
 
+-- A parameter of `shape` drawn from U(-bound, bound) in float32 (one torch.rand, so the
+-- generator advances as PyTorch's init.uniform_ does), cast to `dtype` when given.
+local function uniform_param(shape, bound, dtype)
+  local t = torch.rand(shape) * (2 * bound) - bound
+  if dtype then t = t:to(dtype) end
+  return nn.Parameter(t)
+end
+
 -- Linear(in_features, out_features, {bias = true}): weight (out, in) and bias (out,) drawn from
 -- U(-1/sqrt(in), 1/sqrt(in)) as PyTorch's kaiming_uniform_(a=sqrt(5)) and bias init give;
 -- forward records aten.linear.
@@ -734,13 +742,9 @@ function nn.Linear:init(in_features, out_features, opts)
   local dtype = opt(opts, "dtype", nil)
   self.in_features, self.out_features = in_features, out_features
   local bound = in_features > 0 and 1 / math.sqrt(in_features) or 0
-  local w = torch.rand({out_features, in_features}) * (2 * bound) - bound
-  if dtype then w = w:to(dtype) end
-  self.weight = nn.Parameter(w)
+  self.weight = uniform_param({out_features, in_features}, bound, dtype)
   if bias then
-    local b = torch.rand({out_features}) * (2 * bound) - bound
-    if dtype then b = b:to(dtype) end
-    self.bias = nn.Parameter(b)
+    self.bias = uniform_param({out_features}, bound, dtype)
   else
     self:register_parameter("bias", nil)
   end
@@ -817,13 +821,9 @@ local function conv_class(name, nsp, fn)
     local shape = {out_channels, in_channels // groups}
     for _, k in ipairs(self.kernel_size) do shape[#shape + 1] = k end
     local dtype = opt(opts, "dtype", nil)
-    local w = torch.rand(shape) * (2 * bound) - bound
-    if dtype then w = w:to(dtype) end
-    self.weight = nn.Parameter(w)
+    self.weight = uniform_param(shape, bound, dtype)
     if arg(5, "bias", true) then
-      local b = torch.rand({out_channels}) * (2 * bound) - bound
-      if dtype then b = b:to(dtype) end
-      self.bias = nn.Parameter(b)
+      self.bias = uniform_param({out_channels}, bound, dtype)
     else
       self:register_parameter("bias", nil)
     end
