@@ -97,7 +97,13 @@ static inline double rdec_d(double x, double p, double n) {
     SAME(sin, ID, ST, VT, sin##S(x))                                                               \
     SAME(cos, ID, ST, VT, cos##S(x))                                                               \
     SAME(tanh, ID, ST, VT, tanh##S(x))                                                             \
-    SAME(abs, ID, ST, VT, fabs##S(x))
+    SAME(abs, ID, ST, VT, fabs##S(x))                                                              \
+    SAME(floor, ID, ST, VT, floor##S(x))                                                           \
+    SAME(ceil, ID, ST, VT, ceil##S(x))                                                             \
+    SAME(trunc, ID, ST, VT, trunc##S(x))                                                           \
+    SAME(round, ID, ST, VT, nearbyint##S(x))                                                       \
+    SAME(erf, ID, ST, VT, erf##S(x))                                                               \
+    SAME(expm1, ID, ST, VT, expm1##S(x))
 FLOAT_MATH(F32, float, float, f)
 FLOAT_MATH(F16, uint16_t, float, f)
 FLOAT_MATH(BF16, uint16_t, float, f)
@@ -116,18 +122,6 @@ FLOAT_MATH2(F32, float, float, f)
 FLOAT_MATH2(F16, uint16_t, float, f)
 FLOAT_MATH2(BF16, uint16_t, float, f)
 FLOAT_MATH2(F64, double, double, d)
-
-#define FLOAT_MATH3(ID, ST, VT, S)                                                                 \
-    SAME(floor, ID, ST, VT, floor##S(x))                                                           \
-    SAME(ceil, ID, ST, VT, ceil##S(x))                                                             \
-    SAME(trunc, ID, ST, VT, trunc##S(x))                                                           \
-    SAME(round, ID, ST, VT, nearbyint##S(x))                                                       \
-    SAME(erf, ID, ST, VT, erf##S(x))                                                               \
-    SAME(expm1, ID, ST, VT, expm1##S(x))
-FLOAT_MATH3(F32, float, float, f)
-FLOAT_MATH3(F16, uint16_t, float, f)
-FLOAT_MATH3(BF16, uint16_t, float, f)
-FLOAT_MATH3(F64, double, double, )
 
 /* PARAM_LOOP(NAME, ID, ST, VT, FN): out = FN(x, P0, P1), the two parameters from ud (a double[2])
  * converted once to the value type. */
