@@ -249,6 +249,17 @@ static const char *unsupported_kernel(fx_binop op, fx_dtype dt) {
     }
 }
 
+int fx_check_inplace_shape(int self_ndim, const int64_t *self_sizes, int ndim, const int64_t *sizes,
+                           fx_err *err) {
+    bool same = ndim == self_ndim;
+    for (int d = 0; same && d < ndim; d++) same = sizes[d] == self_sizes[d];
+    if (same) return FX_OK;
+    char b1[160], b2[160];
+    return fx_err_setf(err, FX_ESHAPE, "output with shape %s doesn't match the broadcast shape %s",
+                       fx_shape_str(self_ndim, self_sizes, b1, sizeof b1),
+                       fx_shape_str(ndim, sizes, b2, sizeof b2));
+}
+
 int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan *p) {
     fx_err *err = ctx->err;
     memset(p, 0, sizeof *p);
@@ -319,17 +330,7 @@ int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan 
     const int64_t *ss = s->tag == FX_IV_TENSOR ? s->u.t->sizes : NULL;
     const int64_t *os = o->tag == FX_IV_TENSOR ? o->u.t->sizes : NULL;
     if ((rc = fx_broadcast_shape(ns, ss, no, os, &p->ndim, p->sizes, err))) return rc;
-    if (p->inplace) {
-        bool same = p->ndim == ns;
-        for (int d = 0; same && d < ns; d++) same = p->sizes[d] == ss[d];
-        if (!same) {
-            char b1[160], b2[160];
-            return fx_err_setf(err, FX_ESHAPE,
-                               "output with shape %s doesn't match the broadcast shape %s",
-                               fx_shape_str(ns, ss, b1, sizeof b1),
-                               fx_shape_str(p->ndim, p->sizes, b2, sizeof b2));
-        }
-    }
+    if (p->inplace && (rc = fx_check_inplace_shape(ns, ss, p->ndim, p->sizes, err))) return rc;
 
     /* torch.result_type, then the float promotion of true division */
     fx_result_type_state rt;

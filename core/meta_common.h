@@ -106,6 +106,12 @@ typedef struct fx_binary_plan {
  * PyTorch's text. */
 int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan *p);
 
+/* TensorIterator's in-place shape check: FX_OK when the broadcast shape (ndim, sizes) equals the
+ * in-place result's (self_ndim, self_sizes), else FX_ESHAPE with PyTorch's "output with shape
+ * [..] doesn't match the broadcast shape [..]". Shared by the binary and ternary plans. */
+int fx_check_inplace_shape(int self_ndim, const int64_t *self_sizes, int ndim, const int64_t *sizes,
+                           fx_err *err);
+
 /* ---- creation (meta_creation.c) ----------------------------------------------------- */
 
 /* arange.default / .start / .start_step: (start, end, step) into v[0..3) (0 and 1 where the

@@ -101,15 +101,8 @@ int fx_clamp_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_ternary_plan 
         p->compute = fx_result_type_get(&rt);
         if ((rc = broadcast_all(p->ops, 3, p, err))) return rc;
         if (p->inplace) {
-            bool same = p->ndim == self->ndim;
-            for (int d = 0; same && d < self->ndim; d++) same = p->sizes[d] == self->sizes[d];
-            if (!same) {
-                char b1[160], b2[160];
-                return fx_err_setf(err, FX_ESHAPE,
-                                   "output with shape %s doesn't match the broadcast shape %s",
-                                   fx_shape_str(self->ndim, self->sizes, b1, sizeof b1),
-                                   fx_shape_str(p->ndim, p->sizes, b2, sizeof b2));
-            }
+            if ((rc = fx_check_inplace_shape(self->ndim, self->sizes, p->ndim, p->sizes, err)))
+                return rc;
             if (!fx_can_cast(p->compute, self->dtype))
                 return fx_err_setf(err, FX_ETYPE,
                                    "result type %s can't be cast to the desired output type %s",
@@ -208,17 +201,9 @@ int fx_lerp_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_ternary_plan *
     int rc;
     if (p->inplace && (rc = fx_check_no_internal_overlap(self, err))) return rc;
     if ((rc = broadcast_all(p->ops, 3, p, err))) return rc;
-    if (p->inplace) {
-        bool same = p->ndim == self->ndim;
-        for (int d = 0; same && d < self->ndim; d++) same = p->sizes[d] == self->sizes[d];
-        if (!same) {
-            char b1[160], b2[160];
-            return fx_err_setf(err, FX_ESHAPE,
-                               "output with shape %s doesn't match the broadcast shape %s",
-                               fx_shape_str(self->ndim, self->sizes, b1, sizeof b1),
-                               fx_shape_str(p->ndim, p->sizes, b2, sizeof b2));
-        }
-    }
+    if (p->inplace &&
+        (rc = fx_check_inplace_shape(self->ndim, self->sizes, p->ndim, p->sizes, err)))
+        return rc;
     if (!fx_dtype_is_float(self->dtype))
         return fx_err_setf(err, FX_ETYPE, "\"%s\" not implemented for '%s'",
                            p->scalar_form ? "lerp_kernel_scalar" : "lerp_kernel_tensor",
