@@ -273,10 +273,11 @@ typedef struct fx_reduce_plan {
  * amax/max/argmax. Fills the plan. */
 int fx_reduce_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_reduce_plan *p);
 
-/* ---- cumsum (meta_reduce.c) --------------------------------------------------------------- */
+/* ---- cumsum, cumprod (meta_reduce.c) ------------------------------------------------------ */
 
-/* cumsum / cumsum_: the wrapped dim, the dtype the input is cast to and the result dtype
- * (integers and bool accumulate into int64 unless dtype says otherwise). */
+/* cumsum / cumsum_ / cumprod / cumprod_: the wrapped dim, the dtype the input is cast to and the
+ * result dtype (integers and bool accumulate into int64 unless dtype says otherwise; the in-place
+ * forms keep self's dtype and refuse another). Errors carry PyTorch's text. */
 int fx_cumsum_plan(const fx_opctx *ctx, const fx_ivalue *a, int *dim, fx_dtype *in_dtype,
                    fx_dtype *out_dtype);
 

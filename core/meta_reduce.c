@@ -204,8 +204,7 @@ int fx_meta_reduce(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     return FX_OK;
 }
 
-/* ---- cumsum, cumprod
- * --------------------------------------------------------------------------------- */
+/* ---- cumsum, cumprod ------------------------------------------------------------------------ */
 
 int fx_cumsum_plan(const fx_opctx *ctx, const fx_ivalue *a, int *dim, fx_dtype *in_dtype,
                    fx_dtype *out_dtype) {
