@@ -69,6 +69,13 @@ static int cmp_name_id(const void *a, const void *b) {
     return c ? c : (int)x->id - (int)y->id;
 }
 
+static void fill_info(const fx_schema *s, op_info *in) {
+    in->npos = 0;
+    for (int a = 0; a < s->nargs; a++)
+        if (!s->args[a].kwarg_only) in->pos[in->npos++] = a;
+    in->dtype_arg = fx_schema_arg_index(s, "dtype");
+}
+
 static void build_sets(void) {
     static const fx_opdef *all[FX_OP_COUNT];
     int n = 0;
@@ -76,11 +83,7 @@ static void build_sets(void) {
         const fx_opdef *op = fx_op_get((fx_op_id)i);
         if (!op) continue;
         all[n++] = op;
-        op_info *in = &g_info[i];
-        in->npos = 0;
-        for (int a = 0; a < op->schema.nargs; a++)
-            if (!op->schema.args[a].kwarg_only) in->pos[in->npos++] = a;
-        in->dtype_arg = fx_schema_arg_index(&op->schema, "dtype");
+        fill_info(&op->schema, &g_info[i]);
     }
     qsort(all, (size_t)n, sizeof all[0], cmp_name_id);
     for (int i = 0; i < n; i++) {
@@ -262,10 +265,7 @@ static int bind(lua_State *L, const fx_opdef *op, const callsite *cs, binding *b
     const op_info *in = &g_info[0];
     if (op->id < FX_OP_COUNT) in = &g_info[op->id];
     else {
-        custom.npos = 0;
-        for (int a = 0; a < s->nargs; a++)
-            if (!s->args[a].kwarg_only) custom.pos[custom.npos++] = a;
-        custom.dtype_arg = fx_schema_arg_index(s, "dtype");
+        fill_info(s, &custom);
         in = &custom;
     }
     memset(b, 0, offsetof(binding, why));
