@@ -19,7 +19,7 @@ int fx_k_vector_norm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     const int64_t m = fx_tensor_numel(res), n = fx_tensor_numel(x);
     double *acc = malloc(sizeof(double) * (size_t)(m ? m : 1));
     if (!acc) return fx_err_setf(ctx->err, FX_ENOMEM, "out of memory");
-    const double init = isinf(p.ord) && p.ord > 0 ? 0.0 : isinf(p.ord) ? INFINITY : 0.0;
+    const double init = isinf(p.ord) && p.ord < 0 ? INFINITY : 0.0; /* min |x| starts at inf */
     for (int64_t i = 0; i < m; i++) acc[i] = init;
     /* output strides over self's dims (0 along reduced dims) */
     int64_t ost[FX_MAX_DIMS], s = 1, idx[FX_MAX_DIMS] = {0};

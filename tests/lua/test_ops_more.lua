@@ -163,6 +163,7 @@ T.test("norm / linalg.vector_norm record aten.linalg_vector_norm", function()
   T.eq(vals(x:norm()), "4.8862")
   T.eq(vals(torch.norm(x, 1, 1)), "4.5000 5.0000")
   T.eq(vals(torch.linalg.vector_norm(x, math.huge, {0}, true)), "3.7500 2.5000 1.0000")
+  T.eq(vals(torch.linalg.vector_norm(x, -math.huge, {0}, true)), "1.5000 0.2500 0.5000")
   T.eq(vals(x:norm({p = 0, dim = 1})), "3.0000 3.0000")
   T.checkerr("linalg.vector_norm: Expected a floating point or complex tensor as input. Got Long",
     torch.norm, torch.tensor({1, 2}))
