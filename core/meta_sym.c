@@ -246,6 +246,19 @@ static fx_opctx quiet(const fx_opctx *ctx, fx_err *e) {
 
 /* ---- reductions ---------------------------------------------------------------------------- */
 
+/* The sizes left after reducing self over the dims marked in reduced: the kept dims, and a 1 for
+ * each reduced dim under keepdim. Returns how many. */
+static int kept_sizes(const fx_tensor *self, const bool *reduced, bool keepdim, fx_symint *sz) {
+    int nd = 0;
+    for (int d = 0; d < self->ndim; d++) {
+        if (!reduced[d])
+            sz[nd++] = SZ(self, d);
+        else if (keepdim)
+            sz[nd++] = FX_SI(1);
+    }
+    return nd;
+}
+
 static int rule_reduce(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
     fx_reduce_plan p;
     fx_err e;
@@ -253,13 +266,7 @@ static int rule_reduce(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx
     if (fx_reduce_plan_make(&hc, h, &p)) return SYM_SPECIALIZE;
     const fx_tensor *self = arg_t(a, 0);
     fx_symint sz[FX_MAX_DIMS];
-    int nd = 0;
-    for (int d = 0; d < self->ndim; d++) {
-        if (!p.reduced[d])
-            sz[nd++] = SZ(self, d);
-        else if (p.keepdim)
-            sz[nd++] = FX_SI(1);
-    }
+    int nd = kept_sizes(self, p.reduced, p.keepdim, sz);
     for (int i = 0; i < ctx->op->schema.nrets; i++) {
         fx_tensor *o = out_t(out, i);
         if (!o) continue;
@@ -874,13 +881,7 @@ static int rule_vector_norm(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *
     if (fx_norm_plan_make(&hc, h, &p)) return SYM_SPECIALIZE;
     const fx_tensor *self = arg_t(a, 0);
     fx_symint sz[FX_MAX_DIMS];
-    int nd = 0;
-    for (int d = 0; d < self->ndim; d++) {
-        if (!p.reduced[d])
-            sz[nd++] = SZ(self, d);
-        else if (p.keepdim)
-            sz[nd++] = FX_SI(1);
-    }
+    int nd = kept_sizes(self, p.reduced, p.keepdim, sz);
     return set_fresh(ctx, out_t(out, 0), nd, sz);
 }
 
