@@ -344,17 +344,12 @@ void fx_sym_contiguous_strides(int ndim, const fx_symint *sizes, fx_symint *stri
 static int sym_slot(fx_shape_env **env, const fx_sym **slot, fx_symint v, int64_t want,
                     fx_err *err) {
     *slot = NULL;
-    if (!v.expr) {
-        if (v.hint != want)
-            return fx_err_setf(err, FX_EINTERNAL, "symbolic shape hint %lld != size %lld",
-                               (long long)v.hint, (long long)want);
-        return FX_OK;
-    }
-    if (fx_sym_is_error(v.expr))
+    if (v.expr && fx_sym_is_error(v.expr))
         return fx_err_setf(err, FX_ENOMEM, "out of memory in a symbolic size expression");
     if (v.hint != want)
         return fx_err_setf(err, FX_EINTERNAL, "symbolic shape hint %lld != size %lld",
                            (long long)v.hint, (long long)want);
+    if (!v.expr) return FX_OK;
     if (!*env) *env = fx_sym_env(v.expr);
     *slot = v.expr;
     return FX_OK;
