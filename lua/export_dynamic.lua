@@ -116,17 +116,19 @@ end
 local SYMINT_MT = debug.getregistry()["fxdb.SymInt"]
 local function is_symint(v) return getmetatable(v) == SYMINT_MT end
 
-function torch.sym_max(a, b)
-  if is_symint(a) or is_symint(b) then
-    -- Max of sizes is a symbolic expression; comparing would guard
-    return (is_symint(a) and a or b):_max(is_symint(a) and b or a)
-  end
-  return math.max(a, b)
+-- torch.sym_max / torch.sym_min(a, b), a and b integers or SymInts: like PyTorch's, a SymInt
+-- expression Max(a, b) / Min(a, b) when either is symbolic (no guard, where math.max would
+-- compare and so guard), else math.max / math.min of the numbers.
+local function sym_minmax(a, b, method, plain)
+  if is_symint(b) and not is_symint(a) then a, b = b, a end
+  if is_symint(a) then return a[method](a, b) end
+  return plain(a, b)
 end
-function torch.sym_min(a, b)
-  if is_symint(a) or is_symint(b) then return (is_symint(a) and a or b):_min(is_symint(a) and b or a) end
-  return math.min(a, b)
-end
+function torch.sym_max(a, b) return sym_minmax(a, b, "_max", math.max) end
+function torch.sym_min(a, b) return sym_minmax(a, b, "_min", math.min) end
+-- torch.sym_int(v): v truncated toward zero (an integer when it fits); a SymInt is returned as is.
+-- torch.sym_float(v): v as a float; a SymInt is an export error (fxdb keeps sizes integral).
+-- torch.sym_not(v): not v, for a boolean v only (an argument error otherwise).
 function torch.sym_int(v)
   if is_symint(v) then return v end
   if math.type(v) == "integer" then return v end
