@@ -66,7 +66,6 @@ static fx_tensor *call1(env_in *e, const char *name, fx_ivalue *args) {
  *   dt:f64     torch.float64             s:text a string */
 static void tok(env_in *e, const char *t, fx_ivalue *out) {
     fx_ctx *ctx = e->ctx;
-    int64_t rows = e->S.hint;
     if (!strcmp(t, "x")) {
         *out = fx_iv_tensor(e->x);
     } else if (!strcmp(t, "xt")) {
@@ -160,7 +159,6 @@ static void tok(env_in *e, const char *t, fx_ivalue *out) {
     } else {
         fail_msg("bad token %s", t);
     }
-    (void)rows;
 }
 
 /* Runs spec "op|tok|tok..." (empty token = default) and returns its (last) output tensor. */
