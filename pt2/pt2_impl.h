@@ -46,6 +46,9 @@ int pt2_unpickle_state(const unsigned char *p, size_t len, const char *what, pt2
                        void *ud, fx_named_tensor **out, int *n, fx_err *err);
 
 void pt2_free_named(fx_named_tensor *v, int n);
+/* Appends (a copy of name, t) to the *n entries of *v, taking t's reference; on FX_ENOMEM t is
+ * released and *v / *n keep their entries. */
+int pt2_add_named(fx_named_tensor **v, int *n, const char *name, fx_tensor *t, fx_err *err);
 
 /* The whole zip entry `full` into a new NUL-terminated buffer (*out, fx_free; *len without the
  * NUL). An entry claiming more than archive_len bytes compressed, or more than 1100x that

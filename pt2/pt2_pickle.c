@@ -443,16 +443,7 @@ int pt2_unpickle_state(const unsigned char *p, size_t len, const char *what, pt2
             rc = fail(&k, "the dict maps something other than names to tensors", NULL);
             break;
         }
-        fx_named_tensor *nv = fx_realloc(*out, sizeof *nv * (size_t)(*nout + 1));
-        if (!nv) {
-            rc = fx_err_setf(err, FX_ENOMEM, "out of memory");
-            break;
-        }
-        *out = nv;
-        nv[*nout].name = fx_strdup(key->s);
-        nv[*nout].t = fx_tensor_retain(val->t);
-        (*nout)++;
-        if (!nv[*nout - 1].name) rc = fx_err_setf(err, FX_ENOMEM, "out of memory");
+        rc = pt2_add_named(out, nout, key->s, fx_tensor_retain(val->t), err);
     }
     for (int i = 0; i < k.nall; i++) {
         fx_free(k.all[i]->s);
@@ -515,16 +506,7 @@ static int storage_cb(void *ud, const char *key, fx_dtype dt, int64_t numel, fx_
     rc = fx_tensor_from_data(1, &n, dt, bytes, &t, err);
     fx_free(bytes);
     if (rc) return rc;
-    fx_named_tensor *nc = fx_realloc(ts->cache, sizeof *nc * (size_t)(ts->ncache + 1));
-    if (!nc) {
-        fx_tensor_release(t);
-        return fx_err_setf(err, FX_ENOMEM, "out of memory");
-    }
-    ts->cache = nc;
-    nc[ts->ncache].name = fx_strdup(key);
-    nc[ts->ncache].t = t;
-    ts->ncache++;
-    if (!nc[ts->ncache - 1].name) return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    if ((rc = pt2_add_named(&ts->cache, &ts->ncache, key, t, err))) return rc;
     *out = fx_tensor_retain(t);
     return FX_OK;
 }

@@ -24,6 +24,23 @@ void pt2_free_named(fx_named_tensor *v, int n) {
     fx_free(v);
 }
 
+int pt2_add_named(fx_named_tensor **v, int *n, const char *name, fx_tensor *t, fx_err *err) {
+    fx_named_tensor *nv = fx_realloc(*v, sizeof *nv * (size_t)(*n + 1));
+    if (!nv) {
+        fx_tensor_release(t);
+        return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    }
+    *v = nv;
+    nv[*n].name = fx_strdup(name);
+    nv[*n].t = t;
+    if (!nv[*n].name) {
+        fx_tensor_release(t);
+        return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    }
+    (*n)++;
+    return FX_OK;
+}
+
 /* ---- the zip ------------------------------------------------------------------------------------ */
 
 typedef struct arch {
@@ -1305,23 +1322,6 @@ static int check_signature(rctx *r, const char *path, const fx_program *p) {
 
 /* ---- weights and constants ----------------------------------------------------------------------------- */
 
-static int add_named(fx_named_tensor **v, int *n, const char *name, fx_tensor *t, fx_err *err) {
-    fx_named_tensor *nv = fx_realloc(*v, sizeof *nv * (size_t)(*n + 1));
-    if (!nv) {
-        fx_tensor_release(t);
-        return fx_err_setf(err, FX_ENOMEM, "out of memory");
-    }
-    *v = nv;
-    nv[*n].name = fx_strdup(name);
-    nv[*n].t = t;
-    if (!nv[*n].name) {
-        fx_tensor_release(t);
-        return fx_err_setf(err, FX_ENOMEM, "out of memory");
-    }
-    (*n)++;
-    return FX_OK;
-}
-
 /* A payload config (data/weights/<m>_weights_config.json) and its raw files. */
 static int load_payloads(const arch *a, const char *dir, const char *cfgname, fx_named_tensor **out,
                          int *nout, fx_err *err) {
@@ -1366,9 +1366,9 @@ static int load_payloads(const arch *a, const char *dir, const char *cfgname, fx
         const int64_t *sz = fx_tensor_sizes(meta), *st = fx_tensor_strides(meta);
         fx_dtype dt = fx_tensor_dtype(meta);
         size_t isz = fx_dtype_size(dt);
-        int64_t numel = fx_tensor_numel(meta), span = numel > 0 ? 1 : 0;
-        for (int d = 0; d < nd && numel > 0; d++) span += (sz[d] - 1) * st[d];
-        unsigned __int128 need = (unsigned __int128)span * isz;
+        int64_t numel = fx_tensor_numel(meta);
+        /* the bytes (sizes, strides) reach: the meta tensor's storage, sized by core */
+        uint64_t need = (uint64_t)fx_storage_nbytes(fx_tensor_storage(meta));
         fx_tensor *t = NULL;
         if (need > nb) {
             bad(&r, pe, "%s holds %zu bytes, but a %s tensor of %lld elements with these strides needs %llu",
@@ -1378,7 +1378,7 @@ static int load_payloads(const arch *a, const char *dir, const char *cfgname, fx
         } else if (!fx_tensor_empty(nd, sz, dt, FX_DEVICE_CPU, &t, err)) {
             pt2_gather(fx_tensor_data(t), bytes, nd, sz, st, isz);
             if (fx_tensor_requires_grad(meta)) fx_tensor_set_requires_grad(t, true);
-            if (add_named(out, nout, e->string, t, err)) r.rc = err->code;
+            if (pt2_add_named(out, nout, e->string, t, err)) r.rc = err->code;
         } else {
             r.rc = err->code;
         }
