@@ -6,7 +6,8 @@
  *                                          torch.export.save zip (torch 2.5 - 2.7)
  *   fxdb._zip_write(path, {{name, bytes}, ...})   a plain stored zip, for tests building archives
  *                                          by hand
- *   fxdb._json_encode(value) -> string     a Lua value as JSON (cJSON): tables with keys 1..n are
+ *   fxdb._json_encode(value [, pretty]) -> string   a Lua value as JSON (cJSON; indented when
+ *                                          pretty is true): tables with keys 1..n are
  *                                          arrays, other tables objects (keys sorted), nil/false/
  *                                          true/numbers/strings as themselves; used by --json
  * Errors are fxdb error objects (kind "io" for a file that cannot be read or is malformed,

@@ -1,7 +1,8 @@
 /* pt2/pt2.h — saving and loading exported programs as PyTorch's PT2 archive (`.pt2`).
  * Layer: pt2 (above core; uses libzip and cJSON). The one header lua/ includes from this layer.
  *
- * The format is PyTorch's, as torch.export.save writes it since torch 2.8 (docs/PT2.md):
+ * The format is PyTorch's, as torch.export.save writes it since torch 2.8, with torch 2.9's raw
+ * weight files (docs/PT2.md):
  *   <root>/archive_format          "pt2"
  *   <root>/archive_version         "0"
  *   <root>/byteorder               "little"
@@ -13,7 +14,7 @@
  *   <root>/data/constants/<name>_constants_config.json, data/constants/tensor_<i>
  *   <root>/data/sample_inputs/<name>.pt               empty (no example inputs)
  * Loading also reads torch 2.8's weights as one torch.save pickle (data/weights/<name>.pt) and
- * the layout of torch 2.1 - 2.7 (serialized_exported_program.json beside torch.save zips of the
+ * the layout of torch 2.5 - 2.7 (serialized_exported_program.json beside torch.save zips of the
  * state dict and constants), decoding only the pickle opcodes torch.save uses for dicts of
  * tensors (pt2_pickle.c). */
 #ifndef FX_PT2_H
@@ -31,7 +32,8 @@
  * or not at all (libzip writes a temporary file and renames it on success). fxdb-only facts (the
  * raw graph, mutation records, no_grad marks) go into the schema's "custom" metadata, which
  * PyTorch carries along and fxdb reads back. Errors: FX_EIO naming the path and libzip's reason;
- * FX_ENOTIMPL for a value the schema cannot hold (named with its node); FX_ENOMEM. */
+ * FX_ENOTIMPL for a value the schema cannot hold (named with its node); FX_EARG naming a weight
+ * or constant on the meta device (no values to save); FX_ENOMEM. p is borrowed. */
 int fx_pt2_save(const fx_program *p, const char *path, fx_err *err);
 
 /* Reads the archive at `path` (current or earlier layout, see above) into a new program (*out,
