@@ -72,6 +72,9 @@ local function compare(ep, m, args)
     end
   end
   for k, v in pairs(ep.state_dict) do check("state_dict " .. k, same_tensor(v, ep2.state_dict[k])) end
+  for k in pairs(ep2.state_dict) do check("state_dict has no extra " .. k, ep.state_dict[k] ~= nil) end
+  for k, v in pairs(ep.constants) do check("constant " .. k, same_tensor(v, ep2.constants[k])) end
+  for k in pairs(ep2.constants) do check("constants has no extra " .. k, ep.constants[k] ~= nil) end
   local okr, r1 = pcall(function() torch.manual_seed(0); return fxdb.run(ep, clone_args(args)) end)
   if okr then
     torch.manual_seed(0)
