@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/fx_alloc.h"
+#include "core/hop.h"
 #include "core/passes.h"
 #include "core/registry.h"
 #include "core/shape.h"
@@ -46,6 +47,7 @@ typedef struct fstate {
     int *ph_index;        /* (n,) placeholder ordinal for placeholder nodes, else -1 */
     int *bound;           /* (ninfos,) raw index the input is bound to now */
     int *version;         /* (ninfos,) versions made so far */
+    struct af_out **af;   /* (n,) for a raw mutating custom op: its auto_functionalized outputs */
     fx_ctx meta;          /* meta-mode dispatch for recomputing values */
     fx_err *err;
 } fstate;
@@ -367,8 +369,8 @@ static int check_mutable(fstate *s, int k, const fx_node *cause) {
     if (in->kind == FX_INPUT_PARAMETER && in->requires_grad && !(cause->flags & FX_NODEF_NO_GRAD)) {
         fx_err_setf(s->err, FX_EEXPORT,
                     "Found a graph input that requires gradients, and received a mutation. This is "
-                    "currently banned in the aot_export workflow. (parameter '%s' is mutated by aten.%s)",
-                    in->target, cause->aten ? fx_op_qualname(cause->aten) : cause->target);
+                    "currently banned in the aot_export workflow. (parameter '%s' is mutated by %s)",
+                    in->target, cause->aten ? cause->aten->target : cause->target);
         fx_err_hintf(s->err,
                      "update it under torch.no_grad(), or register '%s' with register_buffer if it "
                      "is state rather than a trained weight",
@@ -405,6 +407,8 @@ static int record_versions(fstate *s, int b, fx_node *n, const fx_node *cause, c
     return FX_OK;
 }
 
+static int write_back(fstate *s, const fx_node *r, int t, fx_node *val, const char *from);
+
 /* An in-place op at raw index i mutating raw value t (canonical). */
 static int do_inplace(fstate *s, int i) {
     const fx_node *r = s->raw_nodes[i];
@@ -436,6 +440,16 @@ static int do_inplace(fstate *s, int i) {
         fx_ivalue_clear(&ca[2]);
         if (!val) return s->err->code ? s->err->code : FX_EINTERNAL;
     }
+    return write_back(s, r, t, val, op->target);
+}
+
+/* Makes `val` the new value of raw value t (canonical), written by raw node r: scattered back
+ * through t's view chain to its base (innermost view first), whose generation goes up so every
+ * other view of it sees the write when next read; each input bound to that base gets a new
+ * version naming `from` (the writing op's target, "aten.add_.Tensor", "mylib.foo.default") and
+ * the view path. */
+static int write_back(fstate *s, const fx_node *r, int t, fx_node *val, const char *from) {
+    int rc;
     fx_strbuf path = FX_STRBUF_INIT;
     int b = s->base[t];
     for (int v = t; v != b; v = s->parent[v]) {
@@ -468,11 +482,106 @@ static int do_inplace(fstate *s, int i) {
     }
     s->cur[b] = val;
     s->gen[b]++;
-    char from[128];
-    snprintf(from, sizeof from, "aten.%s", fx_op_qualname(op));
     rc = fx_strbuf_status(&path, s->err);
     if (!rc) rc = record_versions(s, b, val, r, from, path.len ? fx_strbuf_cstr(&path) : NULL);
     fx_strbuf_free(&path);
+    return rc;
+}
+
+/* The outputs of one auto_functionalized node: a getitem per output (the op's returns, then
+ * the new value of each mutable argument), and for each return the canonical raw value it
+ * aliases (a fake impl that returns a mutated argument itself) or -1. */
+typedef struct af_out {
+    int n;
+    fx_node *items[FX_HOP_MAX_OUTS];
+    int alias[FX_HOP_MAX_OUTS];
+} af_out;
+
+/* A custom op whose schema marks arguments (a!), at raw index i (torch/_higher_order_ops/
+ * auto_functionalize.py, v1 as torch 2.5 emits it): one node
+ * auto_functionalized(op, **all schema arguments by name) whose outputs are the op's returns
+ * followed by one fresh tensor per mutable argument (the op run on clones of them), a getitem
+ * per output, then each new value is written back as an in-place op's result is (through the
+ * argument's view chain; a version of every input on that base, naming the custom op). A return
+ * the fake impl gives back as a mutable argument itself aliases that argument, as the same fake
+ * tensor does under make_fx: later reads of it read the argument's new value. */
+static int do_auto_functionalized(fstate *s, int i) {
+    const fx_node *r = s->raw_nodes[i];
+    const fx_opdef *op = r->aten;
+    const fx_schema *sc = &op->schema;
+    int na = r->nargs < sc->nargs ? r->nargs : sc->nargs, nr = sc->nrets, mut[FX_SCHEMA_MAX_ARGS], nmut = 0;
+    for (int k = 0; k < na; k++)
+        if (sc->args[k].alias_write) mut[nmut++] = k;
+    if (nr + nmut > FX_HOP_MAX_OUTS || na + 1 > FX_SCHEMA_MAX_ARGS) {
+        fx_err_setf(s->err, FX_ENOTIMPL, "%s: too many returns and mutable arguments to "
+                    "auto-functionalize (fxdb takes up to %d)", op->target, FX_HOP_MAX_OUTS);
+        return fail_at(s, r, FX_ENOTIMPL, "not_implemented");
+    }
+    af_out *o = fx_calloc(1, sizeof *o);
+    if (!o) return fx_err_setf(s->err, FX_ENOMEM, "out of memory");
+    s->af[i] = o;
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0}, vals[FX_SCHEMA_MAX_ARGS] = {0}, outs[FX_SCHEMA_MAX_RETS] = {0}, all = {0};
+    args[0] = fx_iv_str(op->target);
+    int rc = args[0].tag == FX_IV_STR ? FX_OK : fx_err_setf(s->err, FX_ENOMEM, "out of memory");
+    for (int k = 0; k < na && !rc; k++) rc = map_arg(s, &r->args[k], &args[k + 1]);
+    for (int k = 0; k < na && !rc; k++) rc = vals_of(&args[k + 1], &vals[k], s->err);
+    bool ran = false;
+    if (!rc) {
+        rc = fx_dispatch(&s->meta, op, vals, outs, s->err);
+        ran = !rc;
+        if (rc) fail_at(s, r, rc, NULL);
+    }
+    if (!rc) rc = fx_iv_list(nr + nmut, &all, s->err);
+    for (int j = 0; j < nr && !rc; j++) {
+        o->alias[j] = -1;
+        for (int m = 0; m < nmut; m++)
+            if (outs[j].tag == FX_IV_TENSOR && vals[mut[m]].tag == FX_IV_TENSOR && outs[j].u.t == vals[mut[m]].u.t)
+                o->alias[j] = nr + m;
+        rc = fx_ivalue_copy(&all.u.list.items[j], &outs[j], s->err);
+    }
+    for (int m = 0; m < nmut && !rc; m++) { /* the mutated argument's new value: a clone of it */
+        const fx_ivalue *v = &vals[mut[m]];
+        if (v->tag != FX_IV_TENSOR) continue; /* an optional mutable argument given None */
+        fx_tensor *c = NULL;
+        rc = fx_call_t(&s->meta, FX_OP_CLONE, &c, s->err, 1, (fx_ivalue *)v);
+        if (!rc) all.u.list.items[nr + m] = fx_iv_tensor_steal(c);
+    }
+    fx_node *n = NULL;
+    if (!rc && !(n = fx_graph_call_target(s->g, FX_HOP_AUTO_FUNCTIONALIZED, args, na + 1, "auto_functionalized", s->err)))
+        rc = s->err->code;
+    if (!rc) rc = fx_node_set_val(n, &all, s->err);
+    if (!rc) rc = fx_node_copy_meta(n, r, s->err);
+    if (!rc) rc = fx_node_add_from(n, r->name, s->err);
+    /* a getitem per output, in order, as make_fx makes them (DCE drops the unread ones) */
+    for (int j = 0; j < nr + nmut && !rc; j++) {
+        if (all.u.list.items[j].tag == FX_IV_NONE) continue;
+        fx_ivalue ga[2] = {fx_iv_node(n), fx_iv_int(j)};
+        fx_node *g = fx_graph_call_target(s->g, "getitem", ga, 2, "getitem", s->err);
+        if (!g || fx_node_set_val(g, &all.u.list.items[j], s->err) || fx_node_copy_meta(g, r, s->err) ||
+            fx_node_add_from(g, r->name, s->err))
+            rc = s->err->code ? s->err->code : FX_EINTERNAL;
+        o->items[j] = g;
+    }
+    o->n = nr + nmut;
+    for (int k = 0; k < na + 1; k++) fx_ivalue_clear(&args[k]);
+    for (int k = 0; k < na; k++) fx_ivalue_clear(&vals[k]);
+    if (ran)
+        for (int j = 0; j < nr; j++) fx_ivalue_clear(&outs[j]);
+    fx_ivalue_clear(&all);
+    if (rc) return rc;
+    /* write the new values back into the arguments (and their bases) */
+    for (int m = 0; m < nmut && !rc; m++) {
+        const fx_ivalue *a = &r->args[mut[m]];
+        if (a->tag != FX_IV_NODE || !o->items[nr + m]) continue;
+        rc = write_back(s, r, canon_of(s, a->u.node), o->items[nr + m], op->target);
+    }
+    /* the op's value: its single return, or its returns through the raw getitems (do_getitem) */
+    if (!rc && nr == 1 && sc->rets[0].type == FX_TY_TENSOR) {
+        if (o->alias[0] >= 0) s->canon[i] = canon_of(s, r->args[mut[o->alias[0] - nr]].u.node);
+        else s->cur[i] = o->items[0];
+    }
+    for (int j = 0; j < nr; j++) /* alias: the argument's raw value, canonical */
+        if (o->alias[j] >= 0) o->alias[j] = canon_of(s, r->args[mut[o->alias[j] - nr]].u.node);
     return rc;
 }
 
@@ -490,9 +599,9 @@ static int do_metadata_mutation(fstate *s, int i) {
         fx_err_setf(s->err, FX_EEXPORT,
                     "Found an input that received a metadata mutation, through e.g. a call to "
                     "`.resize_()` or `.transpose_()`. This is currently banned in the aot_export "
-                    "workflow. (%s '%s' is changed by aten.%s)",
+                    "workflow. (%s '%s' is changed by %s)",
                     in->kind == FX_INPUT_USER_INPUT ? "input" : "state",
-                    in->target ? in->target : in->node->name, fx_op_qualname(r->aten));
+                    in->target ? in->target : in->node->name, r->aten->target);
         fx_err_hintf(s->err, "use the out-of-place view instead (x = x:%s(...)), which leaves the "
                              "input's metadata alone",
                      fx_op_get(r->aten->twin)->schema.name);
@@ -528,6 +637,17 @@ static int do_assign(fstate *s, int i) {
 
 static int do_getitem(fstate *s, int i) {
     const fx_node *r = s->raw_nodes[i];
+    const af_out *o = r->args[0].tag == FX_IV_NODE ? s->af[r->args[0].u.node->tag] : NULL;
+    if (o) { /* a return of an auto-functionalized custom op: its getitem, or the argument it is */
+        int64_t j = r->args[1].u.i;
+        if (j < 0 || j >= o->n) return fx_err_setf(s->err, FX_EINTERNAL, "getitem out of range");
+        if (o->alias[j] >= 0) {
+            s->canon[i] = o->alias[j];
+            return FX_OK;
+        }
+        s->cur[i] = o->items[j];
+        return FX_OK;
+    }
     fx_ivalue a[2];
     int rc = map_arg(s, &r->args[0], &a[0]);
     if (rc) return rc;
@@ -624,8 +744,9 @@ int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos
     s.ph_index = fx_calloc((size_t)n, sizeof *s.ph_index);
     s.bound = fx_calloc((size_t)ninfos + 1, sizeof *s.bound);
     s.version = fx_calloc((size_t)ninfos + 1, sizeof *s.version);
+    s.af = fx_calloc((size_t)n, sizeof *s.af);
     if (!s.g || !s.raw_nodes || !s.canon || !s.parent || !s.base || !s.fn || !s.fn_gen || !s.cur ||
-        !s.gen || !s.ph_index || !s.bound || !s.version) {
+        !s.gen || !s.ph_index || !s.bound || !s.version || !s.af) {
         rc = fx_err_setf(err, FX_ENOMEM, "out of memory functionalizing");
         goto done;
     }
@@ -684,6 +805,8 @@ int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos
                                 r->target);
                     rc = fail_at(&s, r, FX_ENOTIMPL, "not_implemented");
                 }
+            } else if ((r->aten->flags & FX_OPF_CUSTOM) && fx_op_is_inplace(r->aten)) {
+                rc = do_auto_functionalized(&s, i);
             } else if (is_metadata_mutation(r->aten)) {
                 rc = do_metadata_mutation(&s, i);
             } else if (fx_op_is_inplace(r->aten)) {
@@ -758,5 +881,7 @@ done:
     fx_free(s.ph_index);
     fx_free(s.bound);
     fx_free(s.version);
+    for (int k = 0; s.af && k < n; k++) fx_free(s.af[k]);
+    fx_free(s.af);
     return rc;
 }

@@ -9,6 +9,7 @@
 
 #include "core/fx_alloc.h"
 #include "core/graph.h"
+#include "core/hop.h"
 
 /* Which of an ATen node's args print: positional ones up to the last non-default, then
  * keyword-only ones that differ from their default. */
@@ -66,6 +67,20 @@ static void fmt_args(fx_strbuf *sb, const fx_node *n, bool listing) {
             fx_strbuf_appendf(sb, "%s%s", s->args[i].name, kwsep);
             fmt_aten_arg(sb, &s->args[i], &n->args[i], listing);
             first = false;
+        }
+        if (listing) fx_strbuf_putc(sb, '}');
+        return;
+    }
+    int k0;
+    const fx_opdef *w = fx_hop_wrapped_op(n, &k0);
+    if (w) { /* auto_functionalized(op, x = x, y = b_y): the op unquoted, its arguments by name */
+        fx_strbuf_appendf(sb, "%s%s", listing ? "" : "torch.ops.", w->target);
+        if (listing) fx_strbuf_append(sb, ",), kwargs = {");
+        for (int i = k0; i < n->nargs && i - k0 < w->schema.nargs; i++) {
+            const fx_arg_schema *a = &w->schema.args[i - k0];
+            if (listing ? i > k0 : true) fx_strbuf_append(sb, ", ");
+            fx_strbuf_appendf(sb, "%s%s", a->name, kwsep);
+            fmt_aten_arg(sb, a, &n->args[i], listing);
         }
         if (listing) fx_strbuf_putc(sb, '}');
         return;

@@ -299,7 +299,55 @@ int fx_hop_eval(const char *target, fx_graph *const *bodies, const fx_ivalue *op
     return fx_err_setf(err, FX_ENOTIMPL, "%s is not supported by fxdb yet", target);
 }
 
+const fx_opdef *fx_hop_wrapped_op(const fx_node *n, int *first) {
+    if (!n || n->op != FX_NODE_CALL_FUNCTION || n->aten || !n->target) return NULL;
+    if (strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED) || n->nargs < 1 || n->args[0].tag != FX_IV_STR)
+        return NULL;
+    *first = 1;
+    return fx_op_lookup(n->args[0].u.s);
+}
+
+/* auto_functionalized: the op on clones of its (a!) arguments; the result is its returns, then
+ * the clones (torch/_higher_order_ops/auto_functionalize.py's auto_functionalized_dense). */
+static int auto_functionalized_run(const fx_node *n, const fx_opdef *op, int first,
+                                   const fx_ivalue *args, fx_ivalue *out, fx_err *err) {
+    const fx_schema *s = &op->schema;
+    int na = n->nargs - first;
+    if (na != s->nargs)
+        return fx_err_setf(err, FX_EARG, "%s: %s takes %d arguments, the node has %d", n->name,
+                           op->target, s->nargs, na);
+    fx_ctx eager;
+    fx_ctx_init(&eager, FX_MODE_EAGER);
+    eager.no_grad = true;
+    fx_ivalue a[FX_SCHEMA_MAX_ARGS] = {0}, outs[FX_SCHEMA_MAX_RETS] = {0}, res = {0};
+    int rc = FX_OK, nmut = 0, mut[FX_SCHEMA_MAX_ARGS];
+    for (int k = 0; k < na && !rc; k++) {
+        if (s->args[k].alias_write) mut[nmut++] = k;
+        if (s->args[k].alias_write && args[first + k].tag == FX_IV_TENSOR) {
+            fx_tensor *c = NULL;
+            rc = fx_call_t(&eager, FX_OP_CLONE, &c, err, 1, (fx_ivalue *)&args[first + k]);
+            if (!rc) a[k] = fx_iv_tensor_steal(c);
+        } else {
+            rc = fx_ivalue_copy(&a[k], &args[first + k], err);
+        }
+    }
+    bool ran = false;
+    if (!rc) ran = !(rc = fx_dispatch(&eager, op, a, outs, err));
+    if (!rc) rc = fx_iv_list(s->nrets + nmut, &res, err);
+    for (int j = 0; j < s->nrets && !rc; j++) rc = fx_ivalue_copy(&res.u.list.items[j], &outs[j], err);
+    for (int m = 0; m < nmut && !rc; m++) rc = fx_ivalue_copy(&res.u.list.items[s->nrets + m], &a[mut[m]], err);
+    if (ran)
+        for (int j = 0; j < s->nrets; j++) fx_ivalue_clear(&outs[j]);
+    for (int k = 0; k < na; k++) fx_ivalue_clear(&a[k]);
+    if (rc) fx_ivalue_clear(&res);
+    else *out = res;
+    return rc;
+}
+
 int fx_hop_run(const fx_node *n, const fx_ivalue *args, fx_ivalue *out, fx_err *err) {
+    int first;
+    const fx_opdef *wrapped = fx_hop_wrapped_op(n, &first);
+    if (wrapped) return auto_functionalized_run(n, wrapped, first, args, out, err);
     int pos[4], nb = fx_hop_body_slots(n->target, pos);
     if (nb < 0) return fx_err_setf(err, FX_ENOTIMPL, "the interpreter cannot run %s yet", n->target);
     fx_graph *bodies[4];

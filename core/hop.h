@@ -14,13 +14,24 @@
  *     (torch/_higher_order_ops/cond.py).
  *   map_impl(body_graph, xs: Tensor[], args: Tensor[]) -> ys
  *     body_graph(x_t..., args...) per t over xs' dim 0; every output stacked along dim 0
- *     (torch/_higher_order_ops/map.py). */
+ *     (torch/_higher_order_ops/map.py).
+ *   auto_functionalized(op, **op's arguments by name) -> (op's returns..., new values...)
+ *     a custom op that mutates arguments, made functional (torch/_higher_order_ops/
+ *     auto_functionalize.py, v1): runs op on clones of its (a!) arguments and returns its
+ *     returns followed by those clones, one per (a!) argument in schema order (None for an
+ *     optional one given None). args[0] is the op's target as a string ("mylib.foo.default");
+ *     args[1..] are all its schema arguments, defaults filled in, printed as keywords. */
 #ifndef FX_HOP_H
 #define FX_HOP_H
 
 #include "core/graph.h"
 
 #define FX_HOP_MAX_OUTS 16
+#define FX_HOP_AUTO_FUNCTIONALIZED "higher_order.auto_functionalized"
+
+/* The op an auto_functionalized node n wraps (its args[0]), with *first set to the index of the
+ * op's first argument in n->args; NULL when n is no such node or names an unknown op. */
+const fx_opdef *fx_hop_wrapped_op(const fx_node *n, int *first);
 
 /* Which argument slots of `target` hold bodies: writes their indices into pos[] (ascending) and
  * returns how many; -1 for an unknown higher-order op. */

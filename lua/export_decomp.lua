@@ -48,8 +48,9 @@ local function layout(overload)
 end
 
 local function overload_of(qualname)
-  local ns, name, ov = qualname:match("^(%w+)%.(.+)%.([%w_]+)$")
-  local packet = ns == "aten" and aten[name]
+  local ns, name, ov = qualname:match("^([%w_]+)%.(.+)%.([%w_]+)$")
+  local space = ns == "aten" and aten or (ns and fxdb._library_impls[qualname] and rawget(torch.ops, ns))
+  local packet = space and space[name]
   local o = packet and packet[ov]
   if not o then error("run_decompositions: no overload " .. qualname, 0) end
   return o
@@ -338,7 +339,9 @@ local HOPS = {
 
 function replay_node(n, env, tbl, tr)
   local target, raw_args, args = n.target, n.args, {}
-  local nargs = target:sub(1, 5) == "aten." and #layout(overload_of(target)).names or #raw_args
+  -- a custom op (torch.library) replays as an ATen op does: called again, here under the tracer
+  local is_op = target:sub(1, 5) == "aten." or fxdb._library_impls[target] ~= nil
+  local nargs = is_op and #layout(overload_of(target)).names or #raw_args
   for i = 1, nargs do args[i] = resolve(raw_args[i], env) end
   args.n = nargs
   if target == "getitem" then
@@ -347,7 +350,7 @@ function replay_node(n, env, tbl, tr)
     tr:assign_buffer(args[3], args[1], args[2])
   elseif HOPS[target] then
     env[n.name] = table.pack(HOPS[target](args, tbl))
-  elseif target:sub(1, 5) == "aten." then
+  elseif is_op then
     local f = tbl[target]
     local r
     if f then r = table.pack(f(table.unpack(args, 1, args.n)))

@@ -164,6 +164,7 @@ static bool target_matches(const char *t, const char *q) {
         q = buf;
     } else if (!strchr(q, '.')) {
         if (!strcmp(t, q)) return true; /* getitem, output, ... */
+        if (!strncmp(t, "higher_order.", 13) && !strcmp(t + 13, q)) return true;
         snprintf(buf, sizeof buf, "aten.%s", q);
         q = buf;
     }

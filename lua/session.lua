@@ -83,12 +83,13 @@ local function file_matches(file, want)
 end
 
 -- Does node target t ("aten.add_.Tensor") match the op query q ("aten.add_", "add_",
--- "aten.add_.Tensor", "torch.ops.aten.add_", "aten::add_", "mylib::foo")? As g:find does.
+-- "aten.add_.Tensor", "torch.ops.aten.add_", "aten::add_", "mylib::foo", "auto_functionalized")?
+-- As g:find does.
 local function target_matches(t, q)
   if not t then return false end
   q = q:gsub("^torch%.ops%.", ""):gsub("^([%w_]+)::", "%1.")
   if not q:find(".", 1, true) then
-    if t == q then return true end
+    if t == q or t == "higher_order." .. q then return true end -- "auto_functionalized"
     q = "aten." .. q
   end
   return t == q or t:sub(1, #q + 1) == q .. "."

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/hop.h"
 #include "viz/viz_impl.h"
 
 #define VZ_MAX_LEVELS 64 /* nn_module_stack entries considered per node; deeper ones ignored */
@@ -170,6 +171,14 @@ static const char *vz_short_target(const char *t) {
     if (!t) return "";
     if (strncmp(t, "aten.", 5) == 0) return t + 5;
     return t;
+}
+
+/* The target a call node's label shows: for auto_functionalized (whose name says so) the custom
+ * op it runs, "mylib.update_cache.default". */
+static const char *vz_node_target(const fx_node *n) {
+    int first;
+    const fx_opdef *w = fx_hop_wrapped_op(n, &first);
+    return w ? w->target : vz_short_target(n->target);
 }
 
 /* prefix + name in the id scratch buffer; NULL once that buffer ran out of memory (every
@@ -526,7 +535,7 @@ static Agnode_t *vz_external(vz_builder *b, const fx_node *n) {
     }
     vz_sb_reset(&b->ty);
     fx_node_format_type(&b->ty, n);
-    vz_label_fields f = {n->name, vz_short_target(n->target), fx_strbuf_cstr(&b->ty), NULL, NULL};
+    vz_label_fields f = {n->name, vz_node_target(n), fx_strbuf_cstr(&b->ty), NULL, NULL};
     Agnode_t *an = vz_draw(b, b->root, vz_node_id(b, "", n->name), VZ_EXTERNAL, &f, NULL);
     if (an) vz_map_put(b, n, an, b->root);
     return an;
@@ -725,7 +734,7 @@ static int vz_draw_compute(vz_builder *b, const fx_node *n, Agraph_t *in, const 
         }
         vz_sb_reset(&b->ty);
         fx_node_format_type(&b->ty, n);
-        vz_label_fields f = {n->name, vz_short_target(n->target), fx_strbuf_cstr(&b->ty), NULL,
+        vz_label_fields f = {n->name, vz_node_target(n), fx_strbuf_cstr(&b->ty), NULL,
                              NULL};
         an = vz_draw(b, c, vz_node_id(b, prefix, n->name), k, &f, n);
         if (!an) return b->err->code;

@@ -81,9 +81,107 @@ T.test("debugger: a breakpoint on a custom op by name stops at its node", functi
   end
 end)
 
-T.test("functional IR of a mutating custom op: not yet, said clearly", function()
-  T.checkerr("mylib.update_cache.default has no functional counterpart in fxdb yet",
-    torch.export.export, Cache(), {torch.ones(1, 2), 1})
+-- PyTorch's test/export/test_export.py: testlib::foo mutates both arguments and its fake impl
+-- returns them; foo_mutated (CompositeImplicitAutograd) calls it (test_custom_op_auto_functionalize
+-- _pre_dispatch, torch 2.5): the exact functional code and signature.
+torch.library.define("testlib::foo", "(Tensor(a!) x, Tensor(b!) z) -> (Tensor, Tensor, Tensor)")
+torch.library.define("testlib::foo_mutated", "(Tensor(a!) x) -> (Tensor, Tensor)")
+torch.library.impl("testlib::foo", "cpu", function(x, z)
+  x:add_(5)
+  z:add_(5)
+  return x, z, x + z
+end)
+torch.library.register_fake("testlib::foo", function(x, z) return x, z, x + z end)
+torch.library.impl("testlib::foo_mutated", "CompositeImplicitAutograd", function(x)
+  local a = torch.ops.testlib.foo(x, x:cos())
+  return a, a:cos()
+end)
+local FooM = nn.Module:extend("FooM")
+function FooM:forward(x) return torch.ops.testlib.foo_mutated.default(x) end
+
+T.test("auto_functionalized: testlib::foo called from foo_mutated, as torch.export prints it", function()
+  local ep = torch.export.export(FooM(), {torch.ones(5)})
+  T.eq(ep.graph_module.code:match("^%s*(.-)%s*$"), [[
+def forward(self, x):
+    cos = torch.ops.aten.cos.default(x)
+    auto_functionalized = torch.ops.higher_order.auto_functionalized(torch.ops.testlib.foo.default, x = x, z = cos);  x = cos = None
+    getitem_3 = auto_functionalized[3];  auto_functionalized = None
+    cos_1 = torch.ops.aten.cos.default(getitem_3)
+    return (getitem_3, getitem_3, cos_1)]])
+  local listing = tostring(ep.graph)
+  T.truthy(listing:find("call_function[target=torch.ops.higher_order.auto_functionalized](args = "
+    .. "(testlib.foo.default,), kwargs = {x: %x, z: %cos})", 1, true), listing)
+  local sig = ep.graph_signature
+  T.eq(#sig.output_specs, 3)
+  T.eq(sig.output_specs[1].kind, "USER_INPUT_MUTATION")
+  T.eq(sig.output_specs[1].target, "x")
+  T.eq(sig.output_specs[2].kind, "USER_OUTPUT")
+  T.eq(sig.output_specs[3].kind, "USER_OUTPUT")
+  -- values: eager, the exported program and the unlifted module agree, input mutation included
+  local xe, xm = torch.ones(5), torch.ones(5)
+  local a, b = FooM()(xe)
+  local a2, b2 = ep:module()(xm)
+  T.eq(xe:sum():item(), 30)
+  T.eq(fxdb._max_abs_diff(xe, xm), 0)
+  T.eq(fxdb._max_abs_diff(a, a2), 0)
+  T.near(fxdb._max_abs_diff(b, b2), 0, 1e-6)
+  T.near(fxdb._max_abs_diff(b, torch.full({5}, 6.0):cos()), 0, 1e-6)
+  -- run_decompositions replays the custom op: the same program
+  T.eq(ep:run_decompositions().graph_module.code, ep.graph_module.code)
+  -- the training IR keeps foo itself (foo_mutated is traced through)
+  local tr = torch.export.export(FooM(), {torch.ones(5)}, {ir = "training"})
+  T.truthy(tr.graph_module.code:find("torch.ops.testlib.foo.default(x, cos)", 1, true), tr.graph_module.code)
+end)
+
+T.test("auto_functionalized on a view of a buffer: scattered back, provenance, steps", function()
+  local C = nn.Module:extend("C")
+  function C:init() self:register_buffer("cache", torch.zeros(2, 4, 2)) end
+  function C:forward(x, pos)
+    torch.ops.mylib.update_cache(x, self.cache[1], pos)
+    return self.cache:sum(1)
+  end
+  local ep = torch.export.export(C(), {torch.ones(1, 2), 1})
+  local code = ep.graph_module.code
+  T.truthy(code:find([[
+    select = torch.ops.aten.select.int(b_cache, 0, 1)
+    auto_functionalized = torch.ops.higher_order.auto_functionalized(torch.ops.mylib.update_cache.default, value = x, cache = select, pos = 1);  x = select = None
+    getitem = auto_functionalized[0];  auto_functionalized = None
+    select_scatter = torch.ops.aten.select_scatter.default(b_cache, getitem, 0, 1);  b_cache = getitem = None]], 1, true), code)
+  T.eq(ep.graph_signature.output_specs[1].kind, "BUFFER_MUTATION")
+  T.eq(ep.graph_signature.output_specs[1].target, "cache")
+  local pv = fxdb.provenance(ep, "cache")
+  local st = pv.steps[2]
+  T.eq(st.from_op, "mylib.update_cache.default")
+  T.eq(st.view_path, "select(0, 1)")
+  T.truthy(tostring(st.location):find("test_custom_ops.lua:", 1, true), tostring(st.location))
+  T.truthy(tostring(pv):find("from mylib.update_cache.default", 1, true), tostring(pv))
+  local eager, gm = C(), ep:module()
+  for step = 1, 3 do -- pos is specialized to 1 (an int argument)
+    local x = torch.ones(1, 2) * step
+    T.eq(fxdb._max_abs_diff(eager(x, 1), gm(x)), 0, "step " .. step)
+  end
+  T.eq(fxdb._max_abs_diff(eager.cache, gm.cache), 0)
+  T.eq(gm.cache:sum():item(), 6)
+  -- graph queries, the picture
+  T.eq(#ep.graph:find("auto_functionalized"), 1)
+  local dot = os.tmpname() .. ".dot"
+  fxdb.render(ep, dot)
+  local f = io.open(dot)
+  local text = f:read("a")
+  f:close()
+  os.remove(dot)
+  T.truthy(text:find("mylib.update_cache.default", 1, true), "viz labels the custom op")
+end)
+
+T.test("debugger: a breakpoint on a mutating custom op stops there in a functional export", function()
+  fxdb.kill()
+  fxdb.delete()
+  local b = fxdb.break_on("op mylib::update_cache")
+  local s = fxdb.trace(Cache(), {torch.ones(1, 2), 1})
+  local st = s:continue()
+  T.eq(st.node.target, "mylib.update_cache.default")
+  fxdb.kill()
+  fxdb.delete(b.id)
 end)
 
 T.test("functional IR keeps a non-mutating custom op", function()
