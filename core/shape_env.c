@@ -54,6 +54,7 @@ void fx_shape_env_release(fx_shape_env *env) {
     free_guards(env->guards, env->nguards);
     free_guards(env->asserts, env->nasserts);
     fx_free(env->facts);
+    fx_free(env->refs);
     fx_sym_free_all(env);
     fx_free(env);
     fx_shape_env_live--;
@@ -62,6 +63,11 @@ void fx_shape_env_release(fx_shape_env *env) {
 void fx_shape_env_set_where(fx_shape_env *env, fx_sym_where_fn fn, void *ud) {
     env->where = fn;
     env->where_ud = ud;
+}
+
+void fx_shape_env_set_on_guard(fx_shape_env *env, fx_guard_fn fn, void *ud) {
+    env->on_guard = fn;
+    env->on_guard_ud = ud;
 }
 
 void fx_shape_env_set_op(fx_shape_env *env, const char *op) {
@@ -165,6 +171,11 @@ const fx_guard *fx_shape_env_guards(const fx_shape_env *env, int *n) {
 const fx_guard *fx_shape_env_runtime_asserts(const fx_shape_env *env, int *n) {
     *n = env->nasserts;
     return env->asserts;
+}
+
+const fx_sym_refinement *fx_shape_env_refinements(const fx_shape_env *env, int *n) {
+    *n = env->nrefs;
+    return env->refs;
 }
 
 bool fx_shape_env_is_size_like(const fx_shape_env *env, const fx_sym *s) {
@@ -557,6 +568,56 @@ static void learn(fx_shape_env *env, const fx_sym *c) {
     }
 }
 
+/* learn(env, c) for guard or assert `index`, keeping a refinement record for every symbol whose
+ * range or replacement it changed. FX_ENOMEM when a record cannot be kept. */
+static int learn_recorded(fx_shape_env *env, const fx_sym *c, int index, bool is_assert,
+                          fx_err *err) {
+    enum { SMALL = 16 };
+    fx_vr vr_small[SMALL];
+    const fx_sym *rp_small[SMALL];
+    int n = env->nsyms;
+    fx_vr *vr = vr_small;
+    const fx_sym **rp = rp_small;
+    if (n > SMALL) {
+        vr = fx_malloc(sizeof *vr * (size_t)n);
+        rp = fx_malloc(sizeof *rp * (size_t)n);
+        if (!vr || !rp) {
+            fx_free(vr);
+            fx_free(rp);
+            return fx_err_setf(err, FX_ENOMEM, "out of memory recording a guard");
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        vr[i] = env->syms[i].vr;
+        rp[i] = env->syms[i].replacement;
+    }
+    learn(env, c);
+    int rc = FX_OK;
+    for (int i = 0; i < n && rc == FX_OK; i++) {
+        const fx_symbol_info *info = &env->syms[i];
+        bool new_repl = rp[i] == NULL && info->replacement != NULL;
+        if (!new_repl && info->vr.lo == vr[i].lo && info->vr.hi == vr[i].hi) continue;
+        if (env->nrefs == env->caprefs) {
+            int cap = env->caprefs ? env->caprefs * 2 : 16;
+            fx_sym_refinement *r = fx_realloc(env->refs, sizeof *r * (size_t)cap);
+            if (!r) {
+                rc = fx_err_setf(err, FX_ENOMEM, "out of memory recording a guard");
+                break;
+            }
+            env->refs = r;
+            env->caprefs = cap;
+        }
+        env->refs[env->nrefs++] = (fx_sym_refinement){info->sym, index, is_assert, vr[i],
+                                                      info->vr,
+                                                      new_repl ? info->replacement : NULL};
+    }
+    if (vr != vr_small) {
+        fx_free(vr);
+        fx_free(rp);
+    }
+    return rc;
+}
+
 static void size_like_list(fx_shape_env *env, char *buf, size_t cap) {
     size_t len = 0;
     buf[0] = 0;
@@ -610,7 +671,8 @@ int fx_shape_env_evaluate(const fx_sym *cond, bool *out, fx_err *err) {
         return fx_err_setf(err, FX_ENOMEM, "out of memory in a symbolic size expression");
     if ((rc = push_guard(&env->guards, &env->nguards, &env->capguards, g, env, err))) return rc;
     if ((rc = add_fact(env, g, err))) return rc;
-    learn(env, g);
+    if ((rc = learn_recorded(env, g, env->nguards - 1, false, err))) return rc;
+    if (env->on_guard) env->on_guard(env->on_guard_ud, env->nguards - 1);
     *out = v != 0;
     return FX_OK;
 }
@@ -631,8 +693,7 @@ int fx_shape_env_assume(const fx_sym *cond, fx_err *err) {
     int rc = push_guard(&env->asserts, &env->nasserts, &env->capasserts, c, env, err);
     if (rc) return rc;
     if ((rc = add_fact(env, c, err))) return rc;
-    learn(env, c);
-    return FX_OK;
+    return learn_recorded(env, c, env->nasserts - 1, true, err);
 }
 
 int fx_shape_env_mark_size_like(const fx_sym *u, fx_err *err) {

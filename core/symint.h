@@ -88,6 +88,20 @@ typedef struct fx_symbol_info {
     char *loc;                 /* Lua location that created it, "" when unknown */
 } fx_symbol_info;
 
+/* What one guard or runtime assert taught about one symbol (ShapeEnv's var_to_range and
+ * replacements, with the cause kept): its range before and after, and the replacement it set.
+ * A guard that narrows two symbols (s1 -> s0 meets both ranges) gives one record per symbol. */
+typedef struct fx_sym_refinement {
+    const fx_sym *sym;         /* the symbol that changed */
+    int index;                 /* 0-based index into fx_shape_env_guards (or _runtime_asserts) */
+    bool is_assert;            /* index is into the runtime asserts (torch._check) */
+    fx_vr before, after;       /* its value range before and after */
+    const fx_sym *replacement; /* the replacement this set (s1 -> s0, s0 -> 4), or NULL */
+} fx_sym_refinement;
+
+/* Called right after a guard is recorded (index: its 0-based index in fx_shape_env_guards). */
+typedef void (*fx_guard_fn)(void *ud, int index);
+
 /* How many environments are alive: 0 means no symbolic value can exist, which lets dispatch skip
  * looking for one (the static path's cost of dynamic shapes is this one load). */
 extern int fx_shape_env_live;
@@ -101,6 +115,9 @@ void fx_shape_env_release(fx_shape_env *env);
 /* Sets the callback that says where the user's code is (called when a guard or symbol is
  * recorded). fn may be NULL. */
 void fx_shape_env_set_where(fx_shape_env *env, fx_sym_where_fn fn, void *ud);
+/* Sets the callback told about every guard as it is recorded (the debugger's `:break guard`);
+ * fn may be NULL (off). Whoever sets it clears it before ud dies. */
+void fx_shape_env_set_on_guard(fx_shape_env *env, fx_guard_fn fn, void *ud);
 /* Names the op now being computed, recorded with every guard until the next call ("" or NULL =
  * none). The string must outlive the call that uses it (op names are static). */
 void fx_shape_env_set_op(fx_shape_env *env, const char *op);
@@ -124,6 +141,10 @@ const fx_symbol_info *fx_shape_env_symbol(const fx_shape_env *env, const fx_sym 
 const fx_guard *fx_shape_env_guards(const fx_shape_env *env, int *n);
 /* Runtime asserts deferred so far (torch._check on unbacked values), same form as guards. */
 const fx_guard *fx_shape_env_runtime_asserts(const fx_shape_env *env, int *n);
+/* What each guard and runtime assert changed, in the order it happened (a guard that proved
+ * nothing new about any symbol has none); borrowed, valid until the next guard or assert.
+ * The debugger's `:why s0` reads the records of one symbol. */
+const fx_sym_refinement *fx_shape_env_refinements(const fx_shape_env *env, int *n);
 
 /* e with every replacement applied (transitively) and re-canonicalized. */
 const fx_sym *fx_shape_env_simplify(fx_shape_env *env, const fx_sym *e);

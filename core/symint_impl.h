@@ -48,8 +48,12 @@ struct fx_shape_env {
     int nasserts, capasserts;
     const struct fx_sym **facts; /* relations known true (guards and assumptions) */
     int nfacts, capfacts;
+    fx_sym_refinement *refs; /* what each guard / assert changed */
+    int nrefs, caprefs;
     fx_sym_where_fn where;
     void *where_ud;
+    fx_guard_fn on_guard;
+    void *on_guard_ud;
     const char *op; /* op being computed (static string) or NULL */
 };
 

@@ -8,10 +8,22 @@ local E = torch._export
 
 -- ---- the current program -------------------------------------------------------------------------
 
+-- opts with dynamic_shapes defaulting to m.dynamic_shapes (as args default to m.example_inputs),
+-- so that :export and :trace of a module that names its Dims export it dynamic.
+function fxdb._module_opts(m, opts)
+  if type(m) ~= "table" or m.dynamic_shapes == nil or (opts and opts.dynamic_shapes ~= nil) then
+    return opts
+  end
+  local o = {}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  o.dynamic_shapes = m.dynamic_shapes
+  return o
+end
+
 -- fxdb.export(m, args, opts): export and make the result current (for :graph, :why, :run ...).
 function fxdb.export(m, args, opts)
   if args == nil and type(m) == "table" then args = m.example_inputs end
-  return torch.export.export(m, args or {}, opts) -- which makes it current
+  return torch.export.export(m, args or {}, fxdb._module_opts(m, opts)) -- which makes it current
 end
 
 local function current(ep)

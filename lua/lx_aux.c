@@ -934,8 +934,17 @@ int lx_symint_compare(lua_State *L, fx_sym_kind rel, int i1, int i2) {
     lua_pushboolean(L, r);
     return 1;
 }
-static int symint_lt(lua_State *L) { return lx_symint_compare(L, FX_SYM_LT, 1, 2); }
-static int symint_le(lua_State *L) { return lx_symint_compare(L, FX_SYM_LE, 1, 2); }
+/* Lua turns `n > 32` into __lt(32, n): with a plain number on the left the relation is built as
+ * Python builds it (int.__lt__ gives way to SymInt.__gt__), so the guard reads `s0 <= 32` as
+ * torch prints it, not `32 >= s0`. */
+static int symint_lt(lua_State *L) {
+    return lua_type(L, 1) == LUA_TNUMBER ? lx_symint_compare(L, FX_SYM_GT, 2, 1)
+                                         : lx_symint_compare(L, FX_SYM_LT, 1, 2);
+}
+static int symint_le(lua_State *L) {
+    return lua_type(L, 1) == LUA_TNUMBER ? lx_symint_compare(L, FX_SYM_GE, 2, 1)
+                                         : lx_symint_compare(L, FX_SYM_LE, 1, 2);
+}
 /* Lua calls __eq only between two SymInts (never between a SymInt and a number: use
  * torch.sym_eq(s, 4) or s:eq(4) for that, see docs/CHOICES.md). */
 static int symint_eq(lua_State *L) { return lx_symint_compare(L, FX_SYM_EQ, 1, 2); }

@@ -42,6 +42,7 @@ typedef struct lx_tracer {
     lua_State *co;       /* the coroutine running forward (for locations); borrowed */
     lua_State *L;        /* the state owning the tracer */
     lx_sess *sess;       /* the attached debugger session hook (kept alive by user value 2), or NULL */
+    fx_shape_env *genv;  /* the environment whose guards the session hears of (one ref), or NULL */
     const fx_node *loc_from; /* when set (tr:set_location), nodes take this node's stack trace and
                                 nn_module_stack instead of the coroutine's (a replayed program
                                 keeps its original locations); kept alive by user value 4 */
@@ -64,8 +65,23 @@ static int tracer_step(void *ud, fx_node *n, fx_err *err) {
     return t->sess ? lx_session_on_node(t->sess, n, err) : FX_OK;
 }
 
+/* fx_guard_fn: a guard recorded during a debugger session's trace. */
+static void tracer_on_guard(void *ud, int index) {
+    lx_tracer *t = ud;
+    if (t->sess) lx_session_on_guard(t->sess, index);
+}
+
+/* The session stops hearing of guards (before the tracer dies or hands its environment on). */
+static void tracer_unwatch_guards(lx_tracer *t) {
+    if (!t->genv) return;
+    fx_shape_env_set_on_guard(t->genv, NULL, NULL);
+    fx_shape_env_release(t->genv);
+    t->genv = NULL;
+}
+
 static int tracer_gc(lua_State *L) {
     lx_tracer *t = lx_checkudata(L, 1, LX_TRACER);
+    tracer_unwatch_guards(t);
     if (t->co) lx_unbind_thread(L, t->co);
     if (t->sess) lx_session_bound(t->sess, NULL);
     t->sess = NULL;
@@ -251,17 +267,13 @@ static void push_sym_string(lua_State *L, const fx_sym *e) {
     fx_strbuf_free(&sb);
 }
 
-/* tr:shape_info() -> {symbols = {{name, hint, range = {lo, hi}, declared = {lo, hi}, source, loc,
- * replacement = "s0" | nil, unbacked}...}, guards = {{expr, loc, line, op}...},
- * asserts = {...}}; ranges use +-math.huge for int_oo.  [-0, +1, e] */
-static int l_tracer_shape_info(lua_State *L) {
-    lx_tracer *t = check_tracer(L, 1);
-    lua_createtable(L, 0, 3); /* [info] */
-    if (!t->dynamic) return 1;
-    fx_err err;
-    fx_err_clear(&err);
-    fx_shape_env *env = fx_tracer_shape_env(t->tr, &err);
-    if (!env) return lx_error(L, &err);
+/* Pushes {symbols = {{name, hint, range = {lo, hi}, declared = {lo, hi}, source, loc,
+ * replacement = "s0" | nil, unbacked}...}, guards = {{expr, loc, line, op}...}, asserts = {...},
+ * refinements = {{symbol, guard = i | assert = i, before = {lo, hi}, after = {lo, hi},
+ * replacement = "s0" | nil}...}} of env (guard / assert numbers 1-based); ranges use
+ * +-math.huge for int_oo.  [-0, +1, m] */
+static void push_shape_info(lua_State *L, fx_shape_env *env) {
+    lua_createtable(L, 0, 4); /* [info] */
     int n;
     const fx_symbol_info *syms = fx_shape_env_symbols(env, &n);
     lua_createtable(L, n, 0); /* [info, symbols] */
@@ -307,6 +319,40 @@ static int l_tracer_shape_info(lua_State *L) {
         }
         lua_setfield(L, -2, which == 0 ? "guards" : "asserts");
     }
+    const fx_sym_refinement *r = fx_shape_env_refinements(env, &n);
+    lua_createtable(L, n, 0);
+    for (int i = 0; i < n; i++) {
+        lua_createtable(L, 0, 5);
+        push_sym_string(L, r[i].sym);
+        lua_setfield(L, -2, "symbol");
+        lua_pushinteger(L, r[i].index + 1);
+        lua_setfield(L, -2, r[i].is_assert ? "assert" : "guard");
+        push_vr(L, r[i].before);
+        lua_setfield(L, -2, "before");
+        push_vr(L, r[i].after);
+        lua_setfield(L, -2, "after");
+        if (r[i].replacement) {
+            push_sym_string(L, r[i].replacement);
+            lua_setfield(L, -2, "replacement");
+        }
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_setfield(L, -2, "refinements");
+}
+
+/* tr:shape_info() -> push_shape_info's table of the trace's environment ({} for a static trace
+ * outside a debugger session).  [-0, +1, e] */
+static int l_tracer_shape_info(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    if (!t->dynamic && !t->genv) {
+        lua_createtable(L, 0, 0);
+        return 1;
+    }
+    fx_err err;
+    fx_err_clear(&err);
+    fx_shape_env *env = fx_tracer_shape_env(t->tr, &err);
+    if (!env) return lx_error(L, &err);
+    push_shape_info(L, env);
     return 1;
 }
 
@@ -364,7 +410,17 @@ static int l_tracer_unbind(lua_State *L) {
  * bound coroutine); the tracer keeps h alive.  [-0, +0, e] */
 static int l_tracer_attach(lua_State *L) {
     lx_tracer *t = check_tracer(L, 1);
-    t->sess = lx_session_check(L, 2);
+    lx_sess *sess = lx_session_check(L, 2);
+    /* the session hears of every guard: the environment exists from now on (a static trace never
+     * puts a symbol in it, so it stays empty) */
+    fx_err err;
+    fx_err_clear(&err);
+    fx_shape_env *env = fx_tracer_shape_env(t->tr, &err);
+    if (!env) return lx_error(L, &err);
+    tracer_unwatch_guards(t);
+    t->genv = fx_shape_env_retain(env);
+    fx_shape_env_set_on_guard(env, tracer_on_guard, t);
+    t->sess = sess;
     lua_pushvalue(L, 2);
     lua_setiuservalue(L, 1, 2); /* user value 1 holds the bound coroutine */
     return 0;
@@ -613,6 +669,13 @@ static int program_index(lua_State *L) {
         lua_setfield(L, -2, "code");
     } else if (!strcmp(k, "training_ir")) {
         lua_pushboolean(L, p->training_ir);
+    } else if (!strcmp(k, "_shape_info")) {
+        /* the shape environment's symbols, guards and refinements (fxdb.guards, :why s0); nil
+         * for a static program */
+        if (p->shape_env)
+            push_shape_info(L, p->shape_env);
+        else
+            lua_pushnil(L);
     } else if (!strcmp(k, "_range_list")) {
         /* {{name, {lo, hi}}...}: the range constraints in order (export.lua builds
          * ep.range_constraints from it) */
@@ -687,6 +750,7 @@ static int l_tracer_build(lua_State *L) {
      * fx_export_build (which frees them on failure too) */
     if (t->dynamic && !(o.shape_env = fx_tracer_shape_env(t->tr, &err))) return lx_error(L, &err);
     if (fx_tracer_take(t->tr, &raw, &infos, &ninfos, &err)) return lx_error(L, &err);
+    tracer_unwatch_guards(t); /* the program's later guards are not the session's */
     fx_program *p;
     if (fx_export_build(raw, infos, ninfos, st, n, &o, &p, &err)) return lx_error(L, &err);
     lx_push_program(L, p);

@@ -213,6 +213,9 @@ int lx_session_on_node(lx_sess *s, fx_node *n, fx_err *err);
 /* A data-dependent read (`what`, e.g. "item()") of a real traced value in thread L: pauses the
  * session running L, if any.  [-0, +0, -] */
 void lx_session_datadep(lua_State *L, const char *what);
+/* The shape environment recorded guard `index` (0-based) during the session's trace: queued
+ * between the nodes (h:take gives its 1-based number) and a pause is wanted. Never raises. */
+void lx_session_on_guard(lx_sess *s, int index);
 /* Called by the Ctrl-C hook in thread L: LX_INTR_PAUSE (the caller yields: a session pauses),
  * LX_INTR_LATER (re-arm a count hook and try at the next instruction) or LX_INTR_RAISE.  */
 enum { LX_INTR_RAISE = 0, LX_INTR_PAUSE, LX_INTR_LATER };

@@ -4,7 +4,9 @@
  *
  *   fxdb._session_hook()        -> SessionHook h (one per trace session; the tracer holds it, see
  *                                  tr:attach in lx_export.c)
- *   h:take(raw_graph)           -> {Node...} recorded since the last take, in order
+ *   h:take(raw_graph)           -> {Node | integer...} recorded since the last take, in order: a
+ *                                  node, or the 1-based number of a guard the shape environment
+ *                                  recorded (core/symint.h; `:break guard`) before the next node
  *   h:status()                  -> {interrupted, datadep, returned = {n = k, ...}} since the last
  *                                  status (each field only when it happened), then cleared
  *   h:finish_at(depth)          -> pause when a module call returns and nn._module_stack is shorter
@@ -51,9 +53,15 @@
 #define LX_SESSHOOK "fxdb.SessionHook"
 #define LX_SESSRET "fxdb.sessret" /* registry: {[lightuserdata sess] = returned values} */
 
+/* One queued event: a node (owned by the graph), or guard number `guard` when n is NULL. */
+typedef struct lx_step {
+    fx_node *n;
+    int guard; /* 0-based index in the shape environment's guards */
+} lx_step;
+
 struct lx_sess {
     lua_State *co;      /* the traced coroutine while it runs bound (borrowed), else NULL */
-    fx_node **steps;    /* (nsteps,) nodes recorded since the last take; owned by the graph */
+    lx_step *steps;     /* (nsteps,) nodes and guards recorded since the last take */
     int nsteps, cap;    /* used / allocated entries of steps */
     bool want_stop;     /* a pause is wanted (see "Where a pause lands" below) */
     bool urgent;        /* pause at the next instruction (a second node while waiting, :finish) */
@@ -207,17 +215,28 @@ static void want_pause(lx_sess *s) {
     sess_arm(s);
 }
 
-int lx_session_on_node(lx_sess *s, fx_node *n, fx_err *err) {
+static bool push_step(lx_sess *s, fx_node *n, int guard) {
     if (s->nsteps == s->cap) {
         int cap = s->cap ? s->cap * 2 : 64;
-        fx_node **ns = fx_realloc(s->steps, sizeof *ns * (size_t)cap);
-        if (!ns) return fx_err_setf(err, FX_ENOMEM, "out of memory recording a debugger step");
+        lx_step *ns = fx_realloc(s->steps, sizeof *ns * (size_t)cap);
+        if (!ns) return false;
         s->steps = ns;
         s->cap = cap;
     }
-    s->steps[s->nsteps++] = n;
+    s->steps[s->nsteps++] = (lx_step){n, guard};
     want_pause(s);
+    return true;
+}
+
+int lx_session_on_node(lx_sess *s, fx_node *n, fx_err *err) {
+    if (!push_step(s, n, 0))
+        return fx_err_setf(err, FX_ENOMEM, "out of memory recording a debugger step");
     return FX_OK;
+}
+
+void lx_session_on_guard(lx_sess *s, int index) {
+    /* out of memory only loses the stop at this guard; :guards still lists it */
+    (void)push_step(s, NULL, index);
 }
 
 void lx_session_datadep(lua_State *L, const char *what) {
@@ -267,13 +286,17 @@ static int l_session_hook(lua_State *L) {
 }
 
 /* h:take(graph) -> list of the nodes recorded since the last take (Node userdata owned by the
- * Graph at index 2, which must be the graph they were recorded into).  [-0, +1, e] */
+ * Graph at index 2, which must be the graph they were recorded into), with the 1-based number of
+ * each guard recorded in between (an integer) where it happened.  [-0, +1, e] */
 static int sess_take(lua_State *L) {
     lx_sess *s = lx_session_check(L, 1);
     lx_check_graph(L, 2);
     lua_createtable(L, s->nsteps, 0); /* [h, g, list] */
     for (int i = 0; i < s->nsteps; i++) {
-        lx_push_node(L, s->steps[i], 2);
+        if (s->steps[i].n)
+            lx_push_node(L, s->steps[i].n, 2);
+        else
+            lua_pushinteger(L, s->steps[i].guard + 1);
         lua_rawseti(L, -2, i + 1);
     }
     s->nsteps = 0;

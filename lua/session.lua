@@ -145,7 +145,7 @@ end
 -- ==== breakpoints ================================================================================
 
 local KINDS = {op = true, line = true, module = true, node = true, mutation = true, view = true,
-               item = true, watch = true}
+               item = true, guard = true, watch = true}
 
 -- Parses "WHERE [if COND]" (or a table {op = "aten.add_", cond = ...} / {"mutation"}) into
 -- {kind, arg, cond}. Shorthands: "aten.x" = op, "%n" = node, "file.lua:12" = line.
@@ -171,7 +171,8 @@ local function parse_where(spec)
   end
   if not KINDS[kind or ""] then
     error("unknown breakpoint '" .. tostring(type(spec) == "table" and kind or spec) ..
-          "' (WHERE: op aten.add_ | line FILE:N | module PATH | node %n | mutation | view | item)",
+          "' (WHERE: op aten.add_ | line FILE:N | module PATH | node %n | mutation | view | " ..
+          "item | guard [SYMBOL])",
             3)
   end
   if (kind == "op" or kind == "line" or kind == "module" or kind == "node" or kind == "watch")
@@ -181,6 +182,10 @@ local function parse_where(spec)
             node = "node %add", watch = "watch state"})[kind] .. ")", 3)
   end
   if kind == "node" then arg = arg:gsub("^%%", "") end
+  if kind == "guard" and arg and not arg:match("^[su]%d+$") then
+    error("bad guard breakpoint '" .. arg .. "' (a symbol such as s0, or nothing for every guard)",
+          3)
+  end
   if kind == "line" then
     local f, l = arg:match("^(.*):(%d+)$")
     if not f then
@@ -638,6 +643,10 @@ end
 
 -- Does breakpoint b's WHERE hold at node n? Shared rules; trace/run differ in mutations.
 function Session:_bp_matches(b, n, ctx, event)
+  if event == "guard" then
+    -- every guard, or those whose expression names the symbol
+    return b.kind == "guard" and (b.arg == nil or D.mentions(ctx.guard.expr, b.arg))
+  end
   if event then return b.kind == event end   -- "item"
   if not n then return false end
   local k = b.kind
@@ -696,6 +705,7 @@ function Session:_bp_condition(b, n, ctx)
     extra.args = args
   end
   extra.mutation = ctx and ctx.mutation
+  if ctx and ctx.guard then extra.guard, extra.expr = ctx.guard, ctx.guard.expr end
   local env = frame_env(self, extra)
   local fn, msg = load("return " .. rewrite_nodes(b.cond), "=(condition)", "t", env)
   if not fn then return true, "error in condition: " .. msg end
@@ -754,13 +764,13 @@ function fxdb.trace(m, args, opts)
     error("bad argument #2 to 'trace' (table of example inputs expected, got " .. type(args) .. ")",
       2)
   end
-  opts = opts or {}
+  opts = fxdb._module_opts(m, opts) or {}
   local detached = opts.detached
   if not detached then D.end_session() end
   local s = setmetatable({kind = "trace", m = m, args = args or {}, opts = opts,
                           strict = opts.strict ~= false, status = "paused", queue = {},
                           history = {}, count = 0, versions = {}, log = {}, labels = {},
-                          bases = {}, started = false}, Trace)
+                          bases = {}, started = false, current_before = fxdb.current}, Trace)
   opts._call_frame = E.user_frame()
   E.call_frame = opts._call_frame
   s.tr = E.tracer{real = opts.real}
@@ -1022,10 +1032,17 @@ function Trace:_advance(mode)
     while true do
       while #self.queue > 0 do
         local n = table.remove(self.queue, 1)
-        local ctx = self:_observe(n)
-        local stop = self:_check_node(n, ctx, mode, stepped + 1)
-        stepped = stepped + 1
-        if stop then return stop end
+        if math.type(n) == "integer" then
+          -- guard number n was recorded here (before the node of the op that asked for it)
+          local g = self:guards()[n]
+          local hits = g and self:_match_break(nil, {guard = g}, "guard")
+          if hits then return self:_pause_guard(g, hit_break(hits)) end
+        else
+          local ctx = self:_observe(n)
+          local stop = self:_check_node(n, ctx, mode, stepped + 1)
+          stepped = stepped + 1
+          if stop then return stop end
+        end
       end
       if self.ev_interrupt then
         self.ev_interrupt = nil
@@ -1108,6 +1125,34 @@ function Trace:_pause_event(what, bracket)
     banner = table.concat(lines, "\n")})
 end
 
+-- Stopped where the shape environment recorded guard g (fxdb.guards' form): the guard, the op
+-- that asked and its Lua line, then what it taught about each symbol.
+function Trace:_pause_guard(g, bracket)
+  local lines = {"stopped at guard " .. g.index .. ": " .. g.expr .. "  " .. bracket}
+  local st = self:_module_stack()
+  local parts = {D.op_str(g.op)}
+  if #st > 0 then parts[#parts + 1] = "module: " .. mod_str(st[#st]) end
+  if g.location ~= "" then
+    parts[#parts + 1] = g.location .. (g.source ~= "" and ("   " .. g.source) or "")
+  end
+  lines[#lines + 1] = "  " .. table.concat(parts, "   ")
+  if #g.symbols > 0 then lines[#lines + 1] = "  " .. table.concat(g.symbols, "; ") end
+  for _, l in ipairs(g.taught) do lines[#lines + 1] = "  " .. l end
+  return make_stop(self, {reason = "guard", node = self.history[#self.history], guard = g,
+    banner = table.concat(lines, "\n")})
+end
+
+-- The shape environment of the trace so far (tr:shape_info(); the program's once built, what was
+-- left when the export failed after forward).
+function Trace:_shape_info()
+  if self.ep then return self.ep._shape_info or {} end
+  if self.tr then return self.tr:shape_info() end
+  return self.final_info or {}
+end
+
+-- The guards recorded so far (fxdb.guards' list).
+function Trace:guards() return D.guard_list(self:_shape_info()) end
+
 -- A node name or the type of a value returned by a module call.
 function Trace:_value_str(v)
   if torch.is_tensor(v) then
@@ -1149,7 +1194,9 @@ function Trace:_complete()
   self.node_name = self.node and self.node.name
   local ok, ep = pcall(E.export_complete, self.job, self.forward_result)
   if not ok then return self:_postmortem(ep, true) end
-  for _, n in ipairs(self.hook:take(ep.raw_graph)) do self:_observe(n) end
+  for _, n in ipairs(self.hook:take(ep.raw_graph)) do
+    if math.type(n) ~= "integer" then self:_observe(n) end
+  end
   E.restore(self.snap)
   self.status = "finished"
   self.ep = ep
@@ -1206,6 +1253,9 @@ function Trace:_postmortem(err, after)
     self.node = self.node_name and self.raw:node(self.node_name) or nil
     self.bases, self.log, self.versions = {}, {}, {}
     for _, n in ipairs(hist) do self:_record_mutation(n) end
+    -- the guards stay readable (:guards, :why s0 explain a constraint violation)
+    local ok, info = pcall(function() return self.tr:shape_info() end)
+    self.final_info = ok and info or nil
     self.tr = nil
   end
   E.restore(self.snap)
@@ -1893,6 +1943,11 @@ function fxdb._complete_names(kind)
     for k in pairs(KINDS) do out[#out + 1] = k end
     table.sort(out)
     return out
+  end
+  if kind == "why" then -- :why takes a state name or a symbol
+    local ok, info = pcall(function() return fxdb.guards()._info end)
+    for _, sym in ipairs(ok and info and info.symbols or {}) do out[#out + 1] = sym.name end
+    kind = "state"
   end
   if kind == "local" then
     local s = fxdb.session

@@ -580,21 +580,23 @@ static int c_reverse_step(lua_State *L, cmd_ctx *c) {
     return invoke(L, 1);
 }
 
-/* :why T -> print(fxdb.provenance(fxdb.current, T)) */
+/* :why T -> print(fxdb.why(T)): the provenance of buffer / input T, or the story of symbol T */
 static int c_why(lua_State *L, cmd_ctx *c) {
     if (c->npos == 0)
         return cmd_error(c, 1, NULL, "missing TARGET",
-                         "name a buffer or input, e.g. :why state (:sig lists them)");
+                         "name a buffer or input, e.g. :why state (:sig lists them), or a "
+                         "symbol, e.g. :why s0");
     if (!check_max_pos(c, 1))
         return CMD_ERROR;
-    if (!push_fxdb(L, "provenance"))                  /* [fn] */
+    if (!push_fxdb(L, "why"))                         /* [fn] */
         return CMD_ERROR;
-    if (!push_current(L, c)) {                        /* [fn, ep] */
-        lua_pop(L, 1);
-        return CMD_ERROR;
-    }
-    lua_pushstring(L, c->pos[0]);                     /* [fn, ep, T] */
-    return invoke(L, 2);
+    lua_pushstring(L, c->pos[0]);                     /* [fn, T] */
+    return invoke(L, 1);
+}
+
+/* :guards -> print(fxdb.guards()) */
+static int c_guards(lua_State *L, cmd_ctx *c) {
+    return call_noargs(L, c, "guards");
 }
 
 /* Pushes a Lua list of the comma-separated words of s. */
@@ -886,6 +888,7 @@ static const cmd_row cmd_table[] = {
     {"inputs", 3, c_inputs, NULL, 0},
     {"find", 4, c_find, NULL, 0},
     {"why", 3, c_why, NULL, 0},
+    {"guards", 2, c_guards, NULL, 0},
     {"explain", 4, c_explain, NULL, 0},
     {"provenance", 3, c_why, NULL, CMD_F_HIDDEN},
     {"render", 3, c_render,

@@ -8,7 +8,7 @@
  *   "pri"              globals and Lua keywords
  *   "%add"             node names of the graph in view: the paused trace's raw graph, the run
  *                      session's graph, else fxdb.current.graph (fxdb._complete_names)
- *   ":watch st", ":why st", ":break module la", ":render --why st"
+ *   ":watch st", ":why st" (and symbols: ":why s"), ":break module la", ":render --why st"
  *                      module paths and state (buffer, parameter, input) names
  *   ":break mu"        the kinds of WHERE (fxdb._complete_names("break"): mutation, op, line, ...)
  *   ":load examples/le", ":render out/g"
@@ -548,7 +548,7 @@ char **complete_candidates(lua_State *L, const char *line, int start, int end) {
                 run_protected(L, lua_words, &job);
         } else if (name != NULL && (strcmp(name, "watch") == 0 || strcmp(name, "why") == 0
                                     || strcmp(name, "provenance") == 0)) {
-            job.kind = "state";
+            job.kind = strcmp(name, "watch") == 0 ? "state" : "why"; /* :why also takes s0 */
             run_protected(L, names_words, &job);
         } else if (name != NULL && previous_word_is(line, start, "module")) {
             job.kind = "module";

@@ -18,7 +18,7 @@ end
 
 local recorder = {}
 local verbs = {"export", "trace", "graph", "code", "sig", "node", "users", "inputs", "find",
-  "provenance", "render", "run", "check", "print", "step", "next", "finish", "continue", "break_on",
+  "provenance", "why", "guards", "render", "run", "check", "print", "step", "next", "finish", "continue", "break_on",
   "delete", "watch", "where", "diff", "report", "info", "until", "reverse_step", "set", "list",
   "display", "undisplay", "disable", "enable", "frame", "up", "down", "kill"}
 for _, verb in ipairs(verbs) do

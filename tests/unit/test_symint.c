@@ -246,6 +246,74 @@ static void test_guards(void **state) {
     assert_null(fx_si_add(FX_SI(2), FX_SI(3)).expr);
 }
 
+static void on_guard_cb(void *ud, int index) {
+    int *seen = ud;
+    seen[seen[0] + 1] = index;
+    seen[0]++;
+}
+
+/* What each guard taught (the debugger's :why s0): narrowed ranges, replacements, constants,
+ * one record per changed symbol, and the on_guard callback for every guard recorded. */
+static void test_refinements(void **state) {
+    fixture *f = *state;
+    const fx_sym *s0 = f->s0, *s1 = f->s1, *s2 = f->s2;
+    fx_err err;
+    fx_err_clear(&err);
+    int seen[8] = {0};
+    fx_shape_env_set_on_guard(f->env, on_guard_cb, seen);
+    bool r;
+    int n;
+    fx_shape_env_refinements(f->env, &n);
+    assert_int_equal(n, 0);
+    /* s1 <= 64: s1's range narrows */
+    assert_int_equal(fx_shape_env_evaluate(fx_sym_rel(FX_SYM_LE, s1, I(f, 64)), &r, &err), FX_OK);
+    const fx_sym_refinement *rf = fx_shape_env_refinements(f->env, &n);
+    assert_int_equal(n, 1);
+    assert_ptr_equal(rf[0].sym, s1);
+    assert_int_equal(rf[0].index, 0);
+    assert_false(rf[0].is_assert);
+    assert_true(rf[0].before.lo == 2 && rf[0].before.hi == FX_INT_OO);
+    assert_true(rf[0].after.lo == 2 && rf[0].after.hi == 64);
+    assert_null(rf[0].replacement);
+    /* a guard that proves nothing new about a symbol (two symbols, no equality) has no record */
+    assert_int_equal(fx_shape_env_evaluate(fx_sym_rel(FX_SYM_GT, fx_sym_add(s0, s2), I(f, 12)), &r,
+                                           &err),
+                     FX_OK);
+    fx_shape_env_refinements(f->env, &n);
+    assert_int_equal(n, 1);
+    /* Eq(s0, s1): s1 is replaced by s0, and s0's range meets s1's: two records of guard 2 */
+    assert_int_equal(fx_shape_env_evaluate(fx_sym_rel(FX_SYM_EQ, s0, s1), &r, &err), FX_OK);
+    rf = fx_shape_env_refinements(f->env, &n);
+    assert_int_equal(n, 3);
+    assert_ptr_equal(rf[1].sym, s0);
+    assert_int_equal(rf[1].index, 2);
+    assert_null(rf[1].replacement);
+    assert_true(rf[1].after.hi == 64);
+    assert_ptr_equal(rf[2].sym, s1);
+    assert_ptr_equal(rf[2].replacement, s0);
+    /* specialization to a constant: a replacement by 5 and the range [5, 5] */
+    assert_int_equal(fx_shape_env_evaluate(fx_sym_rel(FX_SYM_EQ, fx_sym_mul(s2, I(f, 2)), I(f, 10)),
+                                           &r, &err),
+                     FX_OK);
+    rf = fx_shape_env_refinements(f->env, &n);
+    assert_int_equal(n, 4);
+    assert_ptr_equal(rf[3].sym, s2);
+    expect_str(rf[3].replacement, "5");
+    assert_true(rf[3].after.lo == 5 && rf[3].after.hi == 5);
+    /* a runtime assert (torch._check) is recorded as such */
+    assert_int_equal(fx_shape_env_assume(fx_sym_rel(FX_SYM_LE, s0, I(f, 32)), &err), FX_OK);
+    rf = fx_shape_env_refinements(f->env, &n);
+    assert_int_equal(n, 5);
+    assert_true(rf[4].is_assert);
+    assert_int_equal(rf[4].index, 0);
+    assert_true(rf[4].after.hi == 32);
+    /* the callback heard of the four guards, not of the assert */
+    assert_int_equal(seen[0], 4);
+    assert_int_equal(seen[1], 0);
+    assert_int_equal(seen[4], 3);
+    fx_shape_env_set_on_guard(f->env, NULL, NULL);
+}
+
 static void test_unbacked(void **state) {
     fixture *f = *state;
     fx_err err;
@@ -352,6 +420,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_canonical, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranges, setup, teardown),
         cmocka_unit_test_setup_teardown(test_guards, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refinements, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unbacked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_eval, setup, teardown),
         cmocka_unit_test(test_oom),
