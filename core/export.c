@@ -234,10 +234,19 @@ int fx_export_build(fx_graph *raw, fx_input_info *infos, int ninfos, const fx_na
     }
 
     /* Input specs and state, in placeholder order. */
-    p->sig.inputs = fx_calloc((size_t)ninfos + 1, sizeof *p->sig.inputs);
+    p->sig.inputs = fx_calloc((size_t)ninfos + 2, sizeof *p->sig.inputs);
     if (!p->sig.inputs) {
         rc = fx_err_setf(err, FX_ENOMEM, "out of memory");
         goto fail;
+    }
+    if (fr.ntokens) { /* the input token: the first placeholder (InputKind.TOKEN) */
+        fx_input_spec *is = &p->sig.inputs[p->sig.ninputs++];
+        is->kind = FX_INPUT_TOKEN;
+        is->arg = fx_strdup(fx_graph_first(p->graph)->name);
+        if (!is->arg) {
+            rc = fx_err_setf(err, FX_ENOMEM, "out of memory");
+            goto fail;
+        }
     }
     for (int i = 0; i < ninfos; i++) {
         if (infos[i].kind == FX_INPUT_KIND_COUNT) continue;
@@ -264,7 +273,7 @@ int fx_export_build(fx_graph *raw, fx_input_info *infos, int ninfos, const fx_na
         if (rc) goto fail;
     }
 
-    /* Output specs: mutations first, then user outputs. */
+    /* Output specs: the output token, mutations, then user outputs. */
     fx_node *outn = fx_graph_output_node(p->graph);
     int nout = outn && outn->nargs && outn->args[0].tag == FX_IV_LIST ? outn->args[0].u.list.n : 0;
     p->sig.outputs = fx_calloc((size_t)nout + 1, sizeof *p->sig.outputs);
@@ -280,8 +289,10 @@ int fx_export_build(fx_graph *raw, fx_input_info *infos, int ninfos, const fx_na
             rc = fx_err_setf(err, FX_ENOMEM, "out of memory");
             goto fail;
         }
-        if (k < fr.nmutated) {
-            const fx_input_info *in = &infos[fr.mutated[k]];
+        if (k < fr.ntokens) {
+            os->kind = FX_OUTPUT_TOKEN;
+        } else if (k < fr.ntokens + fr.nmutated) {
+            const fx_input_info *in = &infos[fr.mutated[k - fr.ntokens]];
             os->kind = in->kind == FX_INPUT_BUFFER      ? FX_OUTPUT_BUFFER_MUTATION
                        : in->kind == FX_INPUT_PARAMETER ? FX_OUTPUT_PARAMETER_MUTATION
                                                         : FX_OUTPUT_USER_INPUT_MUTATION;

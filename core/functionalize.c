@@ -47,7 +47,9 @@ typedef struct fstate {
     int *ph_index;        /* (n,) placeholder ordinal for placeholder nodes, else -1 */
     int *bound;           /* (ninfos,) raw index the input is bound to now */
     int *version;         /* (ninfos,) versions made so far */
-    struct af_out **af;   /* (n,) for a raw mutating custom op: its auto_functionalized outputs */
+    struct af_out **af;   /* (n,) for a raw mutating custom op: its auto_functionalized outputs;
+                             for an effectful op, its with_effects outputs after the token */
+    fx_node *token;       /* the current effect token (with_effects), or NULL */
     fx_ctx meta;          /* meta-mode dispatch for recomputing values */
     fx_err *err;
 } fstate;
@@ -510,9 +512,10 @@ static int do_auto_functionalized(fstate *s, int i) {
     const fx_opdef *op = r->aten;
     const fx_schema *sc = &op->schema;
     int na = r->nargs < sc->nargs ? r->nargs : sc->nargs, nr = sc->nrets, mut[FX_SCHEMA_MAX_ARGS], nmut = 0;
+    int no = nr ? nr : 1; /* an op returning () has a None there, as the op's None result */
     for (int k = 0; k < na; k++)
         if (sc->args[k].alias_write) mut[nmut++] = k;
-    if (nr + nmut > FX_HOP_MAX_OUTS || na + 1 > FX_SCHEMA_MAX_ARGS) {
+    if (no + nmut > FX_HOP_MAX_OUTS || na + 1 > FX_SCHEMA_MAX_ARGS) {
         fx_err_setf(s->err, FX_ENOTIMPL, "%s: too many returns and mutable arguments to "
                     "auto-functionalize (fxdb takes up to %d)", op->target, FX_HOP_MAX_OUTS);
         return fail_at(s, r, FX_ENOTIMPL, "not_implemented");
@@ -531,12 +534,12 @@ static int do_auto_functionalized(fstate *s, int i) {
         ran = !rc;
         if (rc) fail_at(s, r, rc, NULL);
     }
-    if (!rc) rc = fx_iv_list(nr + nmut, &all, s->err);
+    if (!rc) rc = fx_iv_list(no + nmut, &all, s->err);
     for (int j = 0; j < nr && !rc; j++) {
         o->alias[j] = -1;
         for (int m = 0; m < nmut; m++)
             if (outs[j].tag == FX_IV_TENSOR && vals[mut[m]].tag == FX_IV_TENSOR && outs[j].u.t == vals[mut[m]].u.t)
-                o->alias[j] = nr + m;
+                o->alias[j] = no + m;
         rc = fx_ivalue_copy(&all.u.list.items[j], &outs[j], s->err);
     }
     for (int m = 0; m < nmut && !rc; m++) { /* the mutated argument's new value: a clone of it */
@@ -544,7 +547,7 @@ static int do_auto_functionalized(fstate *s, int i) {
         if (v->tag != FX_IV_TENSOR) continue; /* an optional mutable argument given None */
         fx_tensor *c = NULL;
         rc = fx_call_t(&s->meta, FX_OP_CLONE, &c, s->err, 1, (fx_ivalue *)v);
-        if (!rc) all.u.list.items[nr + m] = fx_iv_tensor_steal(c);
+        if (!rc) all.u.list.items[no + m] = fx_iv_tensor_steal(c);
     }
     fx_node *n = NULL;
     if (!rc && !(n = fx_graph_call_target(s->g, FX_HOP_AUTO_FUNCTIONALIZED, args, na + 1, "auto_functionalized", s->err)))
@@ -553,8 +556,7 @@ static int do_auto_functionalized(fstate *s, int i) {
     if (!rc) rc = fx_node_copy_meta(n, r, s->err);
     if (!rc) rc = fx_node_add_from(n, r->name, s->err);
     /* a getitem per output, in order, as make_fx makes them (DCE drops the unread ones) */
-    for (int j = 0; j < nr + nmut && !rc; j++) {
-        if (all.u.list.items[j].tag == FX_IV_NONE) continue;
+    for (int j = 0; j < no + nmut && !rc; j++) {
         fx_ivalue ga[2] = {fx_iv_node(n), fx_iv_int(j)};
         fx_node *g = fx_graph_call_target(s->g, "getitem", ga, 2, "getitem", s->err);
         if (!g || fx_node_set_val(g, &all.u.list.items[j], s->err) || fx_node_copy_meta(g, r, s->err) ||
@@ -562,7 +564,7 @@ static int do_auto_functionalized(fstate *s, int i) {
             rc = s->err->code ? s->err->code : FX_EINTERNAL;
         o->items[j] = g;
     }
-    o->n = nr + nmut;
+    o->n = no + nmut;
     for (int k = 0; k < na + 1; k++) fx_ivalue_clear(&args[k]);
     for (int k = 0; k < na; k++) fx_ivalue_clear(&vals[k]);
     if (ran)
@@ -572,16 +574,99 @@ static int do_auto_functionalized(fstate *s, int i) {
     /* write the new values back into the arguments (and their bases) */
     for (int m = 0; m < nmut && !rc; m++) {
         const fx_ivalue *a = &r->args[mut[m]];
-        if (a->tag != FX_IV_NODE || !o->items[nr + m]) continue;
-        rc = write_back(s, r, canon_of(s, a->u.node), o->items[nr + m], op->target);
+        if (a->tag != FX_IV_NODE || !o->items[no + m]) continue;
+        rc = write_back(s, r, canon_of(s, a->u.node), o->items[no + m], op->target);
     }
     /* the op's value: its single return, or its returns through the raw getitems (do_getitem) */
     if (!rc && nr == 1 && sc->rets[0].type == FX_TY_TENSOR) {
-        if (o->alias[0] >= 0) s->canon[i] = canon_of(s, r->args[mut[o->alias[0] - nr]].u.node);
+        if (o->alias[0] >= 0) s->canon[i] = canon_of(s, r->args[mut[o->alias[0] - no]].u.node);
         else s->cur[i] = o->items[0];
     }
     for (int j = 0; j < nr; j++) /* alias: the argument's raw value, canonical */
-        if (o->alias[j] >= 0) o->alias[j] = canon_of(s, r->args[mut[o->alias[j] - nr]].u.node);
+        if (o->alias[j] >= 0) o->alias[j] = canon_of(s, r->args[mut[o->alias[j] - no]].u.node);
+    return rc;
+}
+
+/* An op registered as effectful (FX_OPF_EFFECTFUL) at raw index i, threaded through the effect
+ * token as torch/_higher_order_ops/effects.py does: with_effects(token, op, *args) whose outputs
+ * are a new token and the op's returns (None for ()); getitem 0 becomes the current token, so
+ * every effectful op reads the token the one before it made and their order survives any pass
+ * that respects data dependences. */
+static int do_with_effects(fstate *s, int i) {
+    const fx_node *r = s->raw_nodes[i];
+    const fx_opdef *op = r->aten;
+    const fx_schema *sc = &op->schema;
+    if (fx_op_is_inplace(op)) {
+        fx_err_setf(s->err, FX_ENOTIMPL, "%s is registered as effectful and also mutates an "
+                    "argument; fxdb does not functionalize such an op yet", op->target);
+        return fail_at(s, r, FX_ENOTIMPL, "not_implemented");
+    }
+    int na = r->nargs < sc->nargs ? r->nargs : sc->nargs, nr = sc->nrets, no = nr ? nr : 1;
+    if (no + 1 > FX_HOP_MAX_OUTS || na + 2 > FX_SCHEMA_MAX_ARGS) {
+        fx_err_setf(s->err, FX_ENOTIMPL, "%s: too many arguments or returns for with_effects",
+                    op->target);
+        return fail_at(s, r, FX_ENOTIMPL, "not_implemented");
+    }
+    af_out *o = fx_calloc(1, sizeof *o);
+    if (!o) return fx_err_setf(s->err, FX_ENOMEM, "out of memory");
+    s->af[i] = o;
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0}, vals[FX_SCHEMA_MAX_ARGS] = {0}, outs[FX_SCHEMA_MAX_RETS] = {0}, all = {0};
+    args[0] = fx_iv_node(s->token);
+    args[1] = fx_iv_str(op->target);
+    int rc = args[1].tag == FX_IV_STR ? FX_OK : fx_err_setf(s->err, FX_ENOMEM, "out of memory");
+    for (int k = 0; k < na && !rc; k++) rc = map_arg(s, &r->args[k], &args[k + 2]);
+    for (int k = 0; k < na && !rc; k++) rc = vals_of(&args[k + 2], &vals[k], s->err);
+    bool ran = false;
+    if (!rc) {
+        rc = fx_dispatch(&s->meta, op, vals, outs, s->err);
+        ran = !rc;
+        if (rc) fail_at(s, r, rc, NULL);
+    }
+    if (!rc) rc = fx_iv_list(1 + no, &all, s->err);
+    if (!rc) rc = fx_hop_new_token(FX_DEVICE_META, &all.u.list.items[0], s->err);
+    for (int j = 0; j < nr && !rc; j++) rc = fx_ivalue_copy(&all.u.list.items[1 + j], &outs[j], s->err);
+    fx_node *n = NULL;
+    if (!rc && !(n = fx_graph_call_target(s->g, FX_HOP_WITH_EFFECTS, args, na + 2, "with_effects", s->err)))
+        rc = s->err->code;
+    if (!rc) rc = fx_node_set_val(n, &all, s->err);
+    if (!rc) rc = fx_node_copy_meta(n, r, s->err);
+    if (!rc) rc = fx_node_add_from(n, r->name, s->err);
+    for (int j = 0; j < 1 + no && !rc; j++) { /* a getitem per output, as make_fx makes them */
+        fx_ivalue ga[2] = {fx_iv_node(n), fx_iv_int(j)};
+        fx_node *g = fx_graph_call_target(s->g, "getitem", ga, 2, "getitem", s->err);
+        if (!g || fx_node_set_val(g, &all.u.list.items[j], s->err) || fx_node_copy_meta(g, r, s->err) ||
+            fx_node_add_from(g, r->name, s->err))
+            rc = s->err->code ? s->err->code : FX_EINTERNAL;
+        if (j == 0) s->token = g;
+        else o->items[j - 1] = g, o->alias[j - 1] = -1;
+    }
+    o->n = no;
+    for (int k = 0; k < na + 2; k++) fx_ivalue_clear(&args[k]);
+    for (int k = 0; k < na; k++) fx_ivalue_clear(&vals[k]);
+    if (ran)
+        for (int j = 0; j < nr; j++) fx_ivalue_clear(&outs[j]);
+    fx_ivalue_clear(&all);
+    if (!rc && nr == 1 && sc->rets[0].type == FX_TY_TENSOR) s->cur[i] = o->items[0];
+    return rc;
+}
+
+/* The input token, as the graph's first placeholder, when the raw graph calls effectful ops. */
+static int make_token(fstate *s) {
+    bool any = false;
+    for (int i = 0; i < s->n && !any; i++) {
+        const fx_node *r = s->raw_nodes[i];
+        any = r->op == FX_NODE_CALL_FUNCTION && r->aten && (r->aten->flags & FX_OPF_EFFECTFUL);
+    }
+    if (!any) return FX_OK;
+    char name[32] = "token";
+    for (int k = 1; fx_graph_find(s->raw, name); k++) snprintf(name, sizeof name, "token_%d", k);
+    fx_node *p = fx_graph_placeholder(s->g, name, s->err);
+    if (!p) return s->err->code;
+    fx_ivalue v = {0};
+    int rc = fx_hop_new_token(FX_DEVICE_META, &v, s->err);
+    if (!rc) rc = fx_node_set_val(p, &v, s->err);
+    fx_ivalue_clear(&v);
+    s->token = p;
     return rc;
 }
 
@@ -698,6 +783,13 @@ static int functionalize_body(fstate *s, const fx_node *r, fx_graph **out) {
     int rc = fx_functionalize(body, infos, n, false, &fr, s->err);
     fx_free(infos);
     if (rc) return rc;
+    if (fr.ntokens > 0) {
+        fx_free(fr.mutated);
+        fx_graph_free(fr.graph);
+        fx_err_setf(s->err, FX_ENOTIMPL, "The body of %s calls an effectful op; fxdb threads effect "
+                    "tokens through the top-level graph only.", r->target);
+        return fail_at(s, r, FX_ENOTIMPL, "not_implemented");
+    }
     if (fr.nmutated > 0) {
         fx_free(fr.mutated);
         fx_graph_free(fr.graph);
@@ -759,6 +851,7 @@ int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos
         s.ph_index[idx] = -1;
         idx++;
     }
+    rc = make_token(&s);
     for (int i = 0; i < s.n && !rc; i++) {
         fx_node *r = s.raw_nodes[i];
         switch (r->op) {
@@ -805,6 +898,8 @@ int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos
                                 r->target);
                     rc = fail_at(&s, r, FX_ENOTIMPL, "not_implemented");
                 }
+            } else if (r->aten->flags & FX_OPF_EFFECTFUL) {
+                rc = do_with_effects(&s, i);
             } else if ((r->aten->flags & FX_OPF_CUSTOM) && fx_op_is_inplace(r->aten)) {
                 rc = do_auto_functionalized(&s, i);
             } else if (is_metadata_mutation(r->aten)) {
@@ -836,8 +931,8 @@ int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos
             }
             break;
         case FX_NODE_OUTPUT: {
-            /* Mutated inputs first (placeholder order), then the user outputs. */
-            int nmut = 0;
+            /* The final token, mutated inputs (placeholder order), then the user outputs. */
+            int nmut = 0, ntok = s.token ? 1 : 0;
             out->mutated = fx_calloc((size_t)ninfos + 1, sizeof *out->mutated);
             if (!out->mutated) { rc = fx_err_setf(err, FX_ENOMEM, "out of memory"); break; }
             for (int k = 0; k < ninfos; k++)
@@ -846,14 +941,16 @@ int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos
             const fx_ivalue *uo = &r->args[0];
             int nuser = uo->tag == FX_IV_LIST ? uo->u.list.n : 0;
             fx_ivalue res;
-            if ((rc = fx_iv_list(nmut + nuser, &res, err))) break;
+            if ((rc = fx_iv_list(ntok + nmut + nuser, &res, err))) break;
+            if (ntok) res.u.list.items[0] = fx_iv_node(s.token);
+            out->ntokens = ntok;
             for (int k = 0; k < nmut && !rc; k++) {
                 fx_node *f = read_value(&s, s.bound[out->mutated[k]]);
                 if (!f) rc = err->code ? err->code : FX_EINTERNAL;
-                else res.u.list.items[k] = fx_iv_node(f);
+                else res.u.list.items[ntok + k] = fx_iv_node(f);
             }
             for (int k = 0; k < nuser && !rc; k++)
-                rc = map_arg(&s, &uo->u.list.items[k], &res.u.list.items[nmut + k]);
+                rc = map_arg(&s, &uo->u.list.items[k], &res.u.list.items[ntok + nmut + k]);
             if (!rc && !fx_graph_output(s.g, &res, err)) rc = err->code;
             fx_ivalue_clear(&res);
             break;

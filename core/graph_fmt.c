@@ -34,14 +34,41 @@ static void fmt_aten_arg(fx_strbuf *sb, const fx_arg_schema *a, const fx_ivalue 
     fx_ivalue_format(sb, v, listing);
 }
 
-static int positional_end(const fx_node *n) {
-    const fx_schema *s = &n->aten->schema;
+static int positional_end(const fx_schema *s, const fx_ivalue *args, int nargs) {
     int end = 0;
-    for (int i = 0; i < s->nargs && i < n->nargs; i++) {
+    for (int i = 0; i < s->nargs && i < nargs; i++) {
         if (s->args[i].kwarg_only) break;
-        if (!is_default(&s->args[i], &n->args[i])) end = i + 1;
+        if (!is_default(&s->args[i], &args[i])) end = i + 1;
     }
     return end;
+}
+
+/* The arguments of a call of the op with schema s, after `lead` positional items the caller
+ * printed: positional ones up to the last non-default, then keyword-only ones that differ from
+ * their default; closes the listing's "args = (...), kwargs = {...}". */
+static void fmt_schema_args(fx_strbuf *sb, const fx_schema *s, const fx_ivalue *args, int nargs,
+                            bool listing, int lead) {
+    const char *kwsep = listing ? ": " : " = ";
+    bool first = lead == 0;
+    int end = positional_end(s, args, nargs);
+    for (int i = 0; i < end; i++) {
+        if (!first) fx_strbuf_append(sb, ", ");
+        fmt_aten_arg(sb, &s->args[i], &args[i], listing);
+        first = false;
+    }
+    if (listing) {
+        if (lead + end == 1) fx_strbuf_putc(sb, ',');
+        fx_strbuf_append(sb, "), kwargs = {");
+        first = true;
+    }
+    for (int i = 0; i < s->nargs && i < nargs; i++) {
+        if (!s->args[i].kwarg_only || is_default(&s->args[i], &args[i])) continue;
+        if (!first) fx_strbuf_append(sb, ", ");
+        fx_strbuf_appendf(sb, "%s%s", s->args[i].name, kwsep);
+        fmt_aten_arg(sb, &s->args[i], &args[i], listing);
+        first = false;
+    }
+    if (listing) fx_strbuf_putc(sb, '}');
 }
 
 static void fmt_args(fx_strbuf *sb, const fx_node *n, bool listing) {
@@ -49,32 +76,20 @@ static void fmt_args(fx_strbuf *sb, const fx_node *n, bool listing) {
     bool first = true;
     if (listing) fx_strbuf_append(sb, "args = (");
     if (n->aten) {
-        const fx_schema *s = &n->aten->schema;
-        int end = positional_end(n);
-        for (int i = 0; i < end; i++) {
-            if (!first) fx_strbuf_append(sb, ", ");
-            fmt_aten_arg(sb, &s->args[i], &n->args[i], listing);
-            first = false;
-        }
-        if (listing) {
-            if (end == 1) fx_strbuf_putc(sb, ',');
-            fx_strbuf_append(sb, "), kwargs = {");
-            first = true;
-        }
-        for (int i = 0; i < s->nargs && i < n->nargs; i++) {
-            if (!s->args[i].kwarg_only || is_default(&s->args[i], &n->args[i])) continue;
-            if (!first) fx_strbuf_append(sb, ", ");
-            fx_strbuf_appendf(sb, "%s%s", s->args[i].name, kwsep);
-            fmt_aten_arg(sb, &s->args[i], &n->args[i], listing);
-            first = false;
-        }
-        if (listing) fx_strbuf_putc(sb, '}');
+        fmt_schema_args(sb, &n->aten->schema, n->args, n->nargs, listing, 0);
         return;
     }
     int k0;
     const fx_opdef *w = fx_hop_wrapped_op(n, &k0);
+    const char *ops = listing ? "" : "torch.ops.";
+    if (w && k0 == 2) { /* with_effects(token, torch.ops.mylib.log.default, x, 'tag') */
+        fx_ivalue_format(sb, &n->args[0], listing);
+        fx_strbuf_appendf(sb, ", %s%s", ops, w->target);
+        fmt_schema_args(sb, &w->schema, n->args + k0, n->nargs - k0, listing, 2);
+        return;
+    }
     if (w) { /* auto_functionalized(op, x = x, y = b_y): the op unquoted, its arguments by name */
-        fx_strbuf_appendf(sb, "%s%s", listing ? "" : "torch.ops.", w->target);
+        fx_strbuf_appendf(sb, "%s%s", ops, w->target);
         if (listing) fx_strbuf_append(sb, ",), kwargs = {");
         for (int i = k0; i < n->nargs && i - k0 < w->schema.nargs; i++) {
             const fx_arg_schema *a = &w->schema.args[i - k0];

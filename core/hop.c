@@ -301,10 +301,41 @@ int fx_hop_eval(const char *target, fx_graph *const *bodies, const fx_ivalue *op
 
 const fx_opdef *fx_hop_wrapped_op(const fx_node *n, int *first) {
     if (!n || n->op != FX_NODE_CALL_FUNCTION || n->aten || !n->target) return NULL;
-    if (strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED) || n->nargs < 1 || n->args[0].tag != FX_IV_STR)
-        return NULL;
-    *first = 1;
-    return fx_op_lookup(n->args[0].u.s);
+    int k = !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED) ? 0 : !strcmp(n->target, FX_HOP_WITH_EFFECTS) ? 1 : -1;
+    if (k < 0 || n->nargs <= k || n->args[k].tag != FX_IV_STR) return NULL;
+    *first = k + 1;
+    return fx_op_lookup(n->args[k].u.s);
+}
+
+int fx_hop_new_token(fx_device dev, fx_ivalue *out, fx_err *err) {
+    int64_t zero = 0;
+    fx_tensor *t;
+    int rc = fx_tensor_empty(1, &zero, FX_DTYPE_F32, dev, &t, err);
+    if (!rc) *out = fx_iv_tensor_steal(t);
+    return rc;
+}
+
+/* with_effects: the op, then a fresh token before its returns (effects.py's with_effects_dense). */
+static int with_effects_run(const fx_node *n, const fx_opdef *op, int first, const fx_ivalue *args,
+                            fx_ivalue *out, fx_err *err) {
+    const fx_schema *s = &op->schema;
+    if (n->nargs - first != s->nargs)
+        return fx_err_setf(err, FX_EARG, "%s: %s takes %d arguments, the node has %d", n->name,
+                           op->target, s->nargs, n->nargs - first);
+    fx_ctx eager;
+    fx_ctx_init(&eager, FX_MODE_EAGER);
+    eager.no_grad = true;
+    fx_ivalue outs[FX_SCHEMA_MAX_RETS] = {0}, res = {0};
+    int rc = fx_dispatch(&eager, op, args + first, outs, err);
+    if (rc) return rc;
+    int no = s->nrets ? s->nrets : 1;
+    rc = fx_iv_list(1 + no, &res, err);
+    if (!rc) rc = fx_hop_new_token(FX_DEVICE_CPU, &res.u.list.items[0], err);
+    for (int j = 0; j < s->nrets && !rc; j++) rc = fx_ivalue_copy(&res.u.list.items[1 + j], &outs[j], err);
+    for (int j = 0; j < s->nrets; j++) fx_ivalue_clear(&outs[j]);
+    if (rc) fx_ivalue_clear(&res);
+    else *out = res;
+    return rc;
 }
 
 /* auto_functionalized: the op on clones of its (a!) arguments; the result is its returns, then
@@ -333,9 +364,10 @@ static int auto_functionalized_run(const fx_node *n, const fx_opdef *op, int fir
     }
     bool ran = false;
     if (!rc) ran = !(rc = fx_dispatch(&eager, op, a, outs, err));
-    if (!rc) rc = fx_iv_list(s->nrets + nmut, &res, err);
+    int no = s->nrets ? s->nrets : 1; /* () returns: one None */
+    if (!rc) rc = fx_iv_list(no + nmut, &res, err);
     for (int j = 0; j < s->nrets && !rc; j++) rc = fx_ivalue_copy(&res.u.list.items[j], &outs[j], err);
-    for (int m = 0; m < nmut && !rc; m++) rc = fx_ivalue_copy(&res.u.list.items[s->nrets + m], &a[mut[m]], err);
+    for (int m = 0; m < nmut && !rc; m++) rc = fx_ivalue_copy(&res.u.list.items[no + m], &a[mut[m]], err);
     if (ran)
         for (int j = 0; j < s->nrets; j++) fx_ivalue_clear(&outs[j]);
     for (int k = 0; k < na; k++) fx_ivalue_clear(&a[k]);
@@ -347,6 +379,7 @@ static int auto_functionalized_run(const fx_node *n, const fx_opdef *op, int fir
 int fx_hop_run(const fx_node *n, const fx_ivalue *args, fx_ivalue *out, fx_err *err) {
     int first;
     const fx_opdef *wrapped = fx_hop_wrapped_op(n, &first);
+    if (wrapped && first == 2) return with_effects_run(n, wrapped, first, args, out, err);
     if (wrapped) return auto_functionalized_run(n, wrapped, first, args, out, err);
     int pos[4], nb = fx_hop_body_slots(n->target, pos);
     if (nb < 0) return fx_err_setf(err, FX_ENOTIMPL, "the interpreter cannot run %s yet", n->target);

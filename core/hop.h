@@ -18,9 +18,14 @@
  *   auto_functionalized(op, **op's arguments by name) -> (op's returns..., new values...)
  *     a custom op that mutates arguments, made functional (torch/_higher_order_ops/
  *     auto_functionalize.py, v1): runs op on clones of its (a!) arguments and returns its
- *     returns followed by those clones, one per (a!) argument in schema order (None for an
+ *     returns (None for an op returning ()) followed by those clones, one per (a!) argument in schema order (None for an
  *     optional one given None). args[0] is the op's target as a string ("mylib.foo.default");
- *     args[1..] are all its schema arguments, defaults filled in, printed as keywords. */
+ *     args[1..] are all its schema arguments, defaults filled in, printed as keywords.
+ *   with_effects(token, op, *op's arguments) -> (new token, op's returns... | None)
+ *     an op with an ordered side effect (torch/_higher_order_ops/effects.py): runs op and returns
+ *     a fresh token (an empty f32 tensor, as torch's new_token_tensor) before its returns, so
+ *     the token's data dependence orders the effects. args[1] is the op's target as a string;
+ *     args[2..] its schema arguments, printed positionally as an ATen call's are. */
 #ifndef FX_HOP_H
 #define FX_HOP_H
 
@@ -28,10 +33,15 @@
 
 #define FX_HOP_MAX_OUTS 16
 #define FX_HOP_AUTO_FUNCTIONALIZED "higher_order.auto_functionalized"
+#define FX_HOP_WITH_EFFECTS "higher_order.with_effects"
 
-/* The op an auto_functionalized node n wraps (its args[0]), with *first set to the index of the
- * op's first argument in n->args; NULL when n is no such node or names an unknown op. */
+/* The op an auto_functionalized or with_effects node n wraps (the string argument naming it),
+ * with *first set to the index of the op's first argument in n->args (1 or 2); NULL when n is
+ * no such node or names an unknown op. */
 const fx_opdef *fx_hop_wrapped_op(const fx_node *n, int *first);
+/* A new effect token on `dev` (an empty f32 tensor of shape [0], as torch's new_token_tensor):
+ * *out owns it. FX_ENOMEM. */
+int fx_hop_new_token(fx_device dev, fx_ivalue *out, fx_err *err);
 
 /* Which argument slots of `target` hold bodies: writes their indices into pos[] (ascending) and
  * returns how many; -1 for an unknown higher-order op. */

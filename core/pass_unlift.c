@@ -7,6 +7,7 @@
 
 #include "core/export.h"
 #include "core/fx_alloc.h"
+#include "core/hop.h"
 #include "core/shape.h"
 
 /* The node a view chain starts from: follows view ops and getitem (of list-returning views). */
@@ -100,6 +101,69 @@ static int protect_old_values(fx_graph *g, const fx_program *p, fx_node *outn, f
     return FX_OK;
 }
 
+/* Effect tokens go away (torch/export/_remove_effect_tokens_pass.py): each
+ * with_effects(token, op, *args) becomes op(*args) in place, its getitems read the op's results
+ * directly, and the token placeholders (now unread; the token outputs were dropped with the
+ * mutation outputs) are erased. The calls stay in program order, which DCE respects for
+ * effectful ops. */
+static int remove_effect_tokens(fx_graph *g, const fx_program *p, fx_err *err) {
+    int rc = FX_OK;
+    for (fx_node *w = fx_graph_first(g), *next; w && !rc; w = next) {
+        next = w->next;
+        int k0;
+        const fx_opdef *op = fx_hop_wrapped_op(w, &k0);
+        if (!op || k0 != 2) continue;
+        const fx_schema *s = &op->schema;
+        if (w->nargs - k0 != s->nargs)
+            return fx_err_setf(err, FX_EARG, "unlift: malformed %s node %s", w->target, w->name);
+        fx_graph_set_insert_point(g, w);
+        fx_node *c = fx_graph_call(g, op, w->args + k0, NULL, err);
+        fx_graph_set_insert_point(g, NULL);
+        if (!c) return err->code;
+        const fx_ivalue *wv = &w->val;
+        if (wv->tag == FX_IV_LIST && wv->u.list.n >= 2) {
+            if (s->nrets == 1) {
+                rc = fx_node_set_val(c, &wv->u.list.items[1], err);
+            } else {
+                fx_ivalue rest;
+                rc = fx_iv_list(wv->u.list.n - 1, &rest, err);
+                for (int j = 1; !rc && j < wv->u.list.n; j++) rc = fx_ivalue_copy(&rest.u.list.items[j - 1], &wv->u.list.items[j], err);
+                if (!rc) rc = fx_node_set_val(c, &rest, err);
+                fx_ivalue_clear(&rest);
+            }
+        }
+        if (!rc) rc = fx_node_copy_meta(c, w, err);
+        fx_node *token = w->args[0].tag == FX_IV_NODE ? w->args[0].u.node : NULL;
+        while (!rc && w->nusers > 0) {
+            fx_node *u = w->users[0];
+            if (strcmp(u->target, "getitem") || u->args[1].tag != FX_IV_INT) {
+                rc = fx_err_setf(err, FX_EARG, "unlift: %s is read by %s, not a getitem", w->name, u->name);
+                break;
+            }
+            int64_t j = u->args[1].u.i;
+            if (j == 0 || s->nrets <= 1) { /* the token, or the single result */
+                if (j == 0 && token) fx_node_replace_all_uses(u, token);
+                else if (j != 0) fx_node_replace_all_uses(u, c);
+                if (u->nusers == 0) rc = fx_graph_erase(g, u, err);
+                else rc = fx_err_setf(err, FX_EARG, "unlift: the token %s is still read", u->name);
+            } else {
+                fx_ivalue a0 = fx_iv_node(c), a1 = fx_iv_int(j - 1);
+                rc = fx_node_set_arg(u, 0, &a0, err);
+                if (!rc) rc = fx_node_set_arg(u, 1, &a1, err);
+            }
+        }
+        if (!rc) rc = fx_graph_erase(g, w, err);
+        next = c->next; /* w and its token getitem are gone */
+    }
+    for (int i = 0; i < p->sig.ninputs && !rc; i++) {
+        if (p->sig.inputs[i].kind != FX_INPUT_TOKEN) continue;
+        fx_node *ph = fx_graph_find(g, p->sig.inputs[i].arg);
+        if (ph && ph->nusers == 0) rc = fx_graph_erase(g, ph, err);
+        else if (ph) rc = fx_err_setf(err, FX_EARG, "unlift: the token %s is read by %s", ph->name, ph->users[0]->name);
+    }
+    return rc;
+}
+
 int fx_program_unlift(const fx_program *p, fx_graph **out, fx_err *err) {
     *out = NULL;
     fx_graph *g = fx_graph_clone(p->graph, err);
@@ -160,16 +224,19 @@ int fx_program_unlift(const fx_program *p, fx_graph **out, fx_err *err) {
             wb_src[nmut - 1] = res->u.list.items[k].u.node;
             wb_copy[nmut - 1] = c;
         }
-        if (!rc && nmut) {
+        int ntok = 0;
+        for (int k = 0; k < p->sig.noutputs && k < res->u.list.n; k++) ntok += p->sig.outputs[k].kind == FX_OUTPUT_TOKEN;
+        if (!rc && (nmut || ntok)) { /* the user outputs only: no mutation, no token */
             fx_ivalue user;
-            rc = fx_iv_list(res->u.list.n - nmut, &user, err);
-            for (int k = nmut; !rc && k < res->u.list.n; k++) {
+            rc = fx_iv_list(res->u.list.n - nmut - ntok, &user, err);
+            for (int k = 0, u = 0; !rc && k < res->u.list.n; k++) {
+                if (k < p->sig.noutputs && p->sig.outputs[k].kind != FX_OUTPUT_USER_OUTPUT) continue;
                 const fx_ivalue *item = &res->u.list.items[k];
                 fx_node *copy = NULL;
                 for (int j = 0; item->tag == FX_IV_NODE && j < nmut && !copy; j++)
                     if (wb_src[j] == item->u.node) copy = wb_copy[j];
-                if (copy) user.u.list.items[k - nmut] = fx_iv_node(copy);
-                else rc = fx_ivalue_copy(&user.u.list.items[k - nmut], item, err);
+                if (copy) user.u.list.items[u++] = fx_iv_node(copy);
+                else rc = fx_ivalue_copy(&user.u.list.items[u++], item, err);
             }
             if (!rc) rc = fx_node_set_arg(outn, 0, &user, err);
             fx_ivalue_clear(&user);
@@ -177,6 +244,7 @@ int fx_program_unlift(const fx_program *p, fx_graph **out, fx_err *err) {
         fx_free(wb_src);
         fx_free(wb_copy);
     }
+    if (!rc) rc = remove_effect_tokens(g, p, err);
     if (rc) {
         fx_graph_free(g);
         return rc;

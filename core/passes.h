@@ -30,6 +30,8 @@ typedef struct fx_functionalize_result {
     fx_graph *graph;     /* owned by the caller */
     int *mutated;        /* (nmutated,) placeholder indices whose value changed, in order */
     int nmutated;
+    int ntokens;         /* 1 when effectful ops thread a token: the graph's first placeholder is
+                            the input token and its first output the final token; else 0 */
 } fx_functionalize_result;
 int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos,
                      bool lift_mutated_constants, fx_functionalize_result *out, fx_err *err);

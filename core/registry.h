@@ -24,6 +24,9 @@ enum fx_op_flags {
     FX_OPF_CREATION = 1 << 1,  /* no tensor inputs; device from the dispatch mode */
     FX_OPF_RANDOM = 1 << 2,    /* reads the global generator */
     FX_OPF_CUSTOM = 1 << 3,    /* registered at run time (torch.library), not from ops.def */
+    FX_OPF_EFFECTFUL = 1 << 4, /* an ordered side effect (torch.library._register_effectful_op):
+                                  threaded through a token by functionalization (with_effects),
+                                  never removed by DCE */
     FX_OPF_INPLACE = 1 << 8,   /* derived: some argument is (a!) */
     FX_OPF_VIEW = 1 << 9,      /* derived: a return aliases an argument without writing */
 };

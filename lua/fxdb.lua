@@ -213,8 +213,9 @@ RUN_MT.__tostring = function(r)
 end
 
 -- fxdb.run(ep, args): executes the exported program on the CPU kernels. Returns a result with
--- `outputs` (user outputs, in order), `mutations` (target -> new value) and `values` (every output
--- of the graph, mutations first).
+-- `outputs` (user outputs, in order), `mutations` (target -> new value), `token` (the output
+-- effect token, when effectful ops thread one) and `values` (every output of the graph: token,
+-- mutations, then user outputs).
 function fxdb.run(ep, args, opts)
   ep = current(ep)
   args = args or fxdb.current_args or {}
@@ -223,6 +224,7 @@ function fxdb.run(ep, args, opts)
   local r = setmetatable({values = values, specs = specs, outputs = {}, mutations = {}}, RUN_MT)
   for i, spec in ipairs(specs) do
     if spec.kind == "USER_OUTPUT" then r.outputs[#r.outputs + 1] = values[i]
+    elseif spec.kind == "TOKEN" then r.token = values[i] -- the output effect token
     else r.mutations[spec.target] = values[i] end
   end
   return r
@@ -309,7 +311,7 @@ function fxdb.check(m, ep, args)
     compare("output " .. (i - 1), flat[i], got)
   end
   for i, spec in ipairs(r.specs) do -- signature order, so reports are stable
-    if spec.kind ~= "USER_OUTPUT" then
+    if spec.kind ~= "USER_OUTPUT" and spec.kind ~= "TOKEN" then
       c.nbuffers = c.nbuffers + 1
       if spec.kind == "USER_INPUT_MUTATION" then
         compare("input " .. spec.target, eager_inputs[spec.target], r.values[i])

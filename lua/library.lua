@@ -181,6 +181,27 @@ function L.custom_op(qualname, fn, opts)
   })
 end
 
+-- torch.library._register_effectful_op(op, effect): op (an OpOverload, "mylib::log",
+-- "mylib.log.default" or "aten::_print") has an ordered side effect: the functional IR threads
+-- it through an effect token (higher_order.with_effects), so effectful ops keep their order.
+-- effect: "ORDERED" (the only kind, torch._higher_order_ops.effects._EffectType), the default;
+-- nil/false unregisters. Follows torch/_higher_order_ops/effects.py (torch 2.5).
+function L._register_effectful_op(op, effect)
+  local name = type(op) == "table" and op._qualname or op
+  if type(op) == "userdata" or (type(op) == "table" and not op._qualname) then name = tostring(op) end
+  if type(name) ~= "string" then
+    error("bad argument #1 to '_register_effectful_op' (op or qualname expected, got " .. type(op) .. ")", 2)
+  end
+  if effect ~= nil and effect ~= false and effect ~= "ORDERED" then
+    error("_register_effectful_op: unknown effect type '" .. tostring(effect) .. "' (fxdb knows ORDERED)", 2)
+  end
+  local ok, target = pcall(fxdb._library_set_effectful, name, effect ~= false)
+  if not ok then
+    error("_register_effectful_op: there is no op " .. name, 2)
+  end
+  return target
+end
+
 -- torch.library.Library("mylib", "DEF" | "FRAGMENT" | "IMPL"): lib:define(schema),
 -- lib:impl(name, fn, key).
 function L.Library(ns, kind)

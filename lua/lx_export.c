@@ -787,6 +787,10 @@ fx_ivalue *lx_program_inputs(lua_State *L, const fx_program *p, int tidx, int *n
             lua_rawgeti(L, tidx, ++u);
             lx_to_ivalue(L, -1, &in[i]);
             lua_pop(L, 1);
+        } else if (p->sig.inputs[i].kind == FX_INPUT_TOKEN) { /* a fresh effect token */
+            fx_err err;
+            fx_err_clear(&err);
+            if (fx_hop_new_token(FX_DEVICE_CPU, &in[i], &err)) lx_error(L, &err);
         } else {
             fx_tensor *t = fx_program_input_value(p, i);
             if (!t) lx_errorf(L, FX_EARG, NULL, "no value for %s", p->sig.inputs[i].arg);

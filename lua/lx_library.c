@@ -230,6 +230,19 @@ static int l_set_composite(lua_State *L) {
     return 0;
 }
 
+/* torch.library._set_effectful(target, on): marks the op (custom or ATen) as having an ordered
+ * side effect, or not; FX_OPF_EFFECTFUL is process-wide, as PyTorch's SIDE_EFFECTS table.
+ * [-0, +0, e] */
+static int l_set_effectful(lua_State *L) {
+    const fx_opdef *cop = fx_op_lookup(lx_checkstring(L, 1));
+    if (!cop) return luaL_argerror(L, 1, "no such op");
+    fx_opdef *op = (fx_opdef *)cop; /* the registry's own entry, alive until exit */
+    bool on = lua_toboolean(L, 2);
+    op->flags = on ? op->flags | FX_OPF_EFFECTFUL : op->flags & ~(unsigned)FX_OPF_EFFECTFUL;
+    lua_pushstring(L, op->target);
+    return 1;
+}
+
 void lx_open_library(lua_State *L) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
     g_main = lua_tothread(L, -1);
@@ -245,6 +258,7 @@ void lx_open_library(lua_State *L) {
     lua_setfield(L, LUA_REGISTRYINDEX, "fxdb.custom_ops_sentinel");
     fxlua_register(L, "_library_register", l_register);
     fxlua_register(L, "_library_set_composite", l_set_composite);
+    fxlua_register(L, "_library_set_effectful", l_set_effectful);
     lua_getglobal(L, "fxdb");                      /* [fxdb] */
     lua_getfield(L, LUA_REGISTRYINDEX, IMPLS_KEY); /* [fxdb, impls] */
     lua_setfield(L, -2, "_library_impls");         /* [fxdb] */

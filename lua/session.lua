@@ -1208,7 +1208,7 @@ function Trace:_complete()
   local outs = {}
   local nmut = 0
   for _, spec in ipairs(ep.graph_signature.output_specs) do
-    if spec.kind ~= "USER_OUTPUT" then
+    if spec.kind ~= "USER_OUTPUT" then -- mutations and the effect token
       nmut = nmut + 1
     else
       local n = ep.graph:node(spec.arg.name)
@@ -1562,6 +1562,7 @@ function Run:_done()
   local r = setmetatable({values = values, specs = specs, outputs = {}, mutations = {}}, RESULT_MT)
   for i, spec in ipairs(specs) do
     if spec.kind == "USER_OUTPUT" then r.outputs[#r.outputs + 1] = values[i]
+    elseif spec.kind == "TOKEN" then r.token = values[i]
     else r.mutations[spec.target] = values[i] end
   end
   self.result = r

@@ -66,7 +66,7 @@ function fxdb.json_summary(ep)
   end
   local mutations = array()
   for _, s in ipairs(sig.output_specs) do
-    if s.kind ~= "USER_OUTPUT" then
+    if s.kind ~= "USER_OUTPUT" and s.kind ~= "TOKEN" then
       local pv = fxdb.provenance(ep, s.target)
       local steps = array()
       for i = 1, pv.n do

@@ -145,8 +145,8 @@ T.test("auto_functionalized on a view of a buffer: scattered back, provenance, s
   T.truthy(code:find([[
     select = torch.ops.aten.select.int(b_cache, 0, 1)
     auto_functionalized = torch.ops.higher_order.auto_functionalized(torch.ops.mylib.update_cache.default, value = x, cache = select, pos = 1);  x = select = None
-    getitem = auto_functionalized[0];  auto_functionalized = None
-    select_scatter = torch.ops.aten.select_scatter.default(b_cache, getitem, 0, 1);  b_cache = getitem = None]], 1, true), code)
+    getitem_1 = auto_functionalized[1];  auto_functionalized = None
+    select_scatter = torch.ops.aten.select_scatter.default(b_cache, getitem_1, 0, 1);  b_cache = getitem_1 = None]], 1, true), code)
   T.eq(ep.graph_signature.output_specs[1].kind, "BUFFER_MUTATION")
   T.eq(ep.graph_signature.output_specs[1].target, "cache")
   local pv = fxdb.provenance(ep, "cache")
