@@ -278,6 +278,41 @@ static fx_node *scatter_list_item(fstate *s, int j, fx_node *val, const fx_node 
     return NULL;
 }
 
+/* emit(id, a) where a[from..na) are raw arguments of r (mapped to the functional graph first:
+ * a SymInt argument is a node of the raw graph, e.g. the sym_size.int of a dynamic slice's end). */
+static fx_node *emit_mapped(fstate *s, fx_op_id id, fx_ivalue *a, int from, int na,
+                            const fx_node *cause) {
+    int made = from, rc = FX_OK;
+    for (; made < na && !rc; made++) {
+        fx_ivalue raw = a[made];
+        rc = map_arg(s, &raw, &a[made]);
+    }
+    fx_node *n = rc ? NULL : emit(s, id, a, na, cause);
+    for (int k = from; k < made - (rc ? 1 : 0); k++) fx_ivalue_clear(&a[k]);
+    return n;
+}
+
+/* The sizes of functional value p as view() arguments: an int per static dim, a sym_size.int node
+ * of p per symbolic one (the inverse of a view of a dynamic base). Owned list in *out. */
+static int size_args(fstate *s, fx_node *p, const fx_node *cause, fx_ivalue *out) {
+    const fx_tensor *t = fx_node_tensor(p);
+    int nd = fx_tensor_ndim(t);
+    int rc = fx_iv_list(nd, out, s->err);
+    for (int d = 0; d < nd && !rc; d++) {
+        fx_symint sd = fx_tensor_sym_size(t, d);
+        if (!fx_si_is_sym(sd)) {
+            out->u.list.items[d] = fx_iv_int(sd.hint);
+            continue;
+        }
+        fx_ivalue a[2] = {fx_iv_node(p), fx_iv_int(d)};
+        fx_node *n = emit(s, FX_OP_SYM_SIZE_INT, a, 2, cause);
+        if (!n) rc = s->err->code ? s->err->code : FX_EINTERNAL;
+        else out->u.list.items[d] = fx_iv_node(n);
+    }
+    if (rc) fx_ivalue_clear(out);
+    return rc;
+}
+
 /* Writes `val` (new value of view i) back into view i's parent; returns the parent's new value. */
 static fx_node *scatter_one(fstate *s, int i, fx_node *val, const fx_node *cause) {
     const fx_node *r = s->raw_nodes[i];
@@ -290,11 +325,11 @@ static fx_node *scatter_one(fstate *s, int i, fx_node *val, const fx_node *cause
     switch (op->id) {
     case FX_OP_SELECT_INT: /* select_scatter(self, src, dim, index) */
         a[0] = fx_iv_node(p), a[1] = fx_iv_node(val), a[2] = r->args[1], a[3] = r->args[2];
-        return emit(s, FX_OP_SELECT_SCATTER, a, 4, cause);
+        return emit_mapped(s, FX_OP_SELECT_SCATTER, a, 2, 4, cause);
     case FX_OP_SLICE_TENSOR: /* slice_scatter(self, src, dim, start, end, step) */
         a[0] = fx_iv_node(p), a[1] = fx_iv_node(val);
         for (int k = 1; k <= 4; k++) a[k + 1] = r->args[k];
-        return emit(s, FX_OP_SLICE_SCATTER, a, 6, cause);
+        return emit_mapped(s, FX_OP_SLICE_SCATTER, a, 2, 6, cause);
     case FX_OP_UNSQUEEZE:
         a[0] = fx_iv_node(val), a[1] = r->args[1];
         return emit(s, FX_OP_SQUEEZE_DIM, a, 2, cause);
@@ -329,7 +364,7 @@ static fx_node *scatter_one(fstate *s, int i, fx_node *val, const fx_node *cause
         val = viewable(s, val, fx_tensor_ndim(pt), fx_tensor_sizes(pt), cause);
         if (!val) return NULL;
         fx_ivalue l;
-        if (fx_iv_int_list(fx_tensor_ndim(pt), fx_tensor_sizes(pt), &l, s->err)) return NULL;
+        if (size_args(s, p, cause, &l)) return NULL;
         a[0] = fx_iv_node(val), a[1] = l;
         fx_node *n = emit(s, FX_OP_VIEW, a, 2, cause);
         fx_ivalue_clear(&l);
@@ -338,11 +373,11 @@ static fx_node *scatter_one(fstate *s, int i, fx_node *val, const fx_node *cause
     case FX_OP_DIAGONAL: /* diagonal_scatter(self, src, offset, dim1, dim2) */
         a[0] = fx_iv_node(p), a[1] = fx_iv_node(val);
         for (int k = 1; k <= 3; k++) a[k + 1] = r->args[k];
-        return emit(s, FX_OP_DIAGONAL_SCATTER, a, 5, cause);
+        return emit_mapped(s, FX_OP_DIAGONAL_SCATTER, a, 2, 5, cause);
     case FX_OP_AS_STRIDED: /* as_strided_scatter(self, src, size, stride, storage_offset) */
         a[0] = fx_iv_node(p), a[1] = fx_iv_node(val);
         for (int k = 1; k <= 3; k++) a[k + 1] = r->args[k];
-        return emit(s, FX_OP_AS_STRIDED_SCATTER, a, 5, cause);
+        return emit_mapped(s, FX_OP_AS_STRIDED_SCATTER, a, 2, 5, cause);
     case FX_OP_EXPAND:
         fx_err_setf(s->err, FX_EEXPORT,
                     "unsupported operation: more than one element of the written-to tensor refers "

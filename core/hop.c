@@ -23,9 +23,16 @@ int fx_hop_body_slots(const char *target, int *pos) {
     return -1;
 }
 
-/* The scanned / mapped length: xs[k].size(dim), equal for every k. */
+/* The scanned / mapped length: xs[k].size(dim), equal for every k; *nsym (when not NULL) is
+ * that size as xs[0] has it (symbolic in a dynamic export). */
+static int scan_length_sym(const char *what, const fx_ivalue *xs, int64_t dim, int64_t *n,
+                           fx_symint *nsym, int *wdim, fx_err *err);
 static int scan_length(const char *what, const fx_ivalue *xs, int64_t dim, int64_t *n, int *wdim,
                        fx_err *err) {
+    return scan_length_sym(what, xs, dim, n, NULL, wdim, err);
+}
+static int scan_length_sym(const char *what, const fx_ivalue *xs, int64_t dim, int64_t *n,
+                           fx_symint *nsym, int *wdim, fx_err *err) {
     int nx = list_len(xs);
     if (nx == 0) return fx_err_setf(err, FX_EARG, "%s: xs must contain at least one tensor", what);
     for (int k = 0; k < nx; k++) {
@@ -36,6 +43,7 @@ static int scan_length(const char *what, const fx_ivalue *xs, int64_t dim, int64
         int rc = fx_wrap_dim(dim, nd, &d, err);
         if (rc) return rc;
         int64_t len = fx_tensor_size(x->u.t, d);
+        if (k == 0 && nsym) *nsym = fx_tensor_sym_size(x->u.t, d);
         if (k == 0) *n = len, *wdim = d;
         else if (len != *n)
             return fx_err_setf(err, FX_ESHAPE,
@@ -70,10 +78,30 @@ static int stacked_empty(const fx_tensor *t, int64_t n, int dim, fx_device dev, 
     return fx_tensor_empty(nd + 1, sizes, fx_tensor_dtype(t), dev, out, err);
 }
 
+/* Gives meta tensor t (contiguous, with the concrete sizes) the symbolic sizes of `like` with
+ * `n` inserted at dim (dim < 0: nothing inserted), when any of them is symbolic: a higher-order
+ * op's output keeps the operands' symbols in a dynamic export. */
+static int sym_like(fx_tensor *t, const fx_tensor *like, fx_symint n, int dim, fx_err *err) {
+    int nd = fx_tensor_ndim(like);
+    bool any = dim >= 0 && fx_si_is_sym(n);
+    for (int d = 0; d < nd && !any; d++) any = fx_si_is_sym(fx_tensor_sym_size(like, d));
+    if (!any) return FX_OK;
+    fx_symint sizes[FX_MAX_DIMS];
+    int k = 0;
+    for (int d = 0; d < nd; d++) {
+        if (d == dim) sizes[k++] = n;
+        sizes[k++] = fx_tensor_sym_size(like, d);
+    }
+    if (dim >= nd) sizes[k++] = n;
+    return fx_tensor_set_sym(t, sizes, NULL, FX_SI(0), err);
+}
+
 static int meta_like(const fx_tensor *t, fx_ivalue *out, fx_err *err) {
     fx_tensor *m;
     int rc = fx_tensor_empty(fx_tensor_ndim(t), fx_tensor_sizes(t), fx_tensor_dtype(t), FX_DEVICE_META, &m, err);
+    if (!rc) rc = sym_like(m, t, FX_SI(0), -1, err);
     if (!rc) *out = fx_iv_tensor_steal(m);
+    else fx_tensor_release(m);
     return rc;
 }
 
@@ -93,7 +121,8 @@ static void clear_outs(fx_ivalue *outs, int n) {
 static int scan_meta(fx_graph *body, const fx_ivalue *ops, fx_ivalue *outs, int *nouts, fx_err *err) {
     const fx_ivalue *init = &ops[0], *xs = &ops[1];
     int64_t n;
-    int wdim, nbody, rc = scan_length("scan", xs, ops[2].u.i, &n, &wdim, err);
+    fx_symint nsym;
+    int wdim, nbody, rc = scan_length_sym("scan", xs, ops[2].u.i, &n, &nsym, &wdim, err);
     if (rc) return rc;
     body_outputs(body, &nbody);
     int ninit = list_len(init);
@@ -114,6 +143,7 @@ static int scan_meta(fx_graph *body, const fx_ivalue *ops, fx_ivalue *outs, int 
             fx_tensor *t;
             int sd = wdim <= fx_tensor_ndim(v) ? wdim : fx_tensor_ndim(v);
             rc = stacked_empty(v, n, sd, FX_DEVICE_META, &t, err);
+            if (!rc && (rc = sym_like(t, v, nsym, sd, err))) fx_tensor_release(t);
             if (!rc) outs[k] = fx_iv_tensor_steal(t);
         }
         if (rc) {
@@ -154,7 +184,8 @@ static int cond_meta(fx_graph *tb, fx_graph *fb, fx_ivalue *outs, int *nouts, fx
 
 static int map_meta(fx_graph *body, const fx_ivalue *ops, fx_ivalue *outs, int *nouts, fx_err *err) {
     int64_t n;
-    int wdim, nb, rc = scan_length("map", &ops[0], 0, &n, &wdim, err);
+    fx_symint nsym;
+    int wdim, nb, rc = scan_length_sym("map", &ops[0], 0, &n, &nsym, &wdim, err);
     if (rc) return rc;
     body_outputs(body, &nb);
     if (nb > FX_HOP_MAX_OUTS) return fx_err_setf(err, FX_ESHAPE, "map: too many outputs");
@@ -163,6 +194,7 @@ static int map_meta(fx_graph *body, const fx_ivalue *ops, fx_ivalue *outs, int *
         fx_tensor *t = NULL;
         rc = v ? stacked_empty(v, n, 0, FX_DEVICE_META, &t, err)
                : fx_err_setf(err, FX_EARG, "map: body output %d is not a tensor", k);
+        if (!rc && (rc = sym_like(t, v, nsym, 0, err))) fx_tensor_release(t);
         if (rc) {
             clear_outs(outs, k);
             return rc;

@@ -65,6 +65,13 @@ void fx_shape_env_set_where(fx_shape_env *env, fx_sym_where_fn fn, void *ud) {
     env->where_ud = ud;
 }
 
+void fx_shape_env_unset_where(fx_shape_env *env, void *ud) {
+    if (env && env->where_ud == ud) {
+        env->where = NULL;
+        env->where_ud = NULL;
+    }
+}
+
 void fx_shape_env_set_on_guard(fx_shape_env *env, fx_guard_fn fn, void *ud) {
     env->on_guard = fn;
     env->on_guard_ud = ud;

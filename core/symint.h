@@ -115,6 +115,9 @@ void fx_shape_env_release(fx_shape_env *env);
 /* Sets the callback that says where the user's code is (called when a guard or symbol is
  * recorded). fn may be NULL. */
 void fx_shape_env_set_where(fx_shape_env *env, fx_sym_where_fn fn, void *ud);
+/* Removes the location callback if its ud is `ud` (a tracer that dies while another trace may
+ * have taken the environment over). NULL-safe. */
+void fx_shape_env_unset_where(fx_shape_env *env, void *ud);
 /* Sets the callback told about every guard as it is recorded (the debugger's `:break guard`);
  * fn may be NULL (off). Whoever sets it clears it before ud dies. */
 void fx_shape_env_set_on_guard(fx_shape_env *env, fx_guard_fn fn, void *ud);

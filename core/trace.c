@@ -29,6 +29,7 @@ struct fx_tracer {
     fx_node **captured_node;  /* (ncaptured,) their placeholders */
     int ncaptured, captured_cap;
     fx_shape_env *senv;      /* dynamic shapes: the environment (one ref), or NULL */
+    bool owns_where;         /* senv's location callback points at this tracer */
     const fx_sym **sym_expr; /* (nsym,) expressions that have a node in the graph ... */
     fx_node **sym_node;      /* (nsym,) ... and that node (sym_size.int, operator.add, ...) */
     int nsym, sym_cap;
@@ -69,6 +70,8 @@ void fx_tracer_free(fx_tracer *tr) {
     if (!tr) return;
     fx_free(tr->sym_expr);
     fx_free(tr->sym_node);
+    /* the environment may outlive the tracer (a program keeps it): no callback into freed memory */
+    if (tr->owns_where) fx_shape_env_unset_where(tr->senv, tr);
     fx_shape_env_release(tr->senv);
     for (int i = 0; i < tr->ncaptured; i++) fx_tensor_release(tr->captured[i]);
     fx_free(tr->captured);
@@ -474,8 +477,20 @@ fx_shape_env *fx_tracer_shape_env(fx_tracer *tr, fx_err *err) {
         return p;
     }
     tr->senv = fx_shape_env_new(err);
-    if (tr->senv) fx_shape_env_set_where(tr->senv, sym_where, tr);
+    if (tr->senv) {
+        fx_shape_env_set_where(tr->senv, sym_where, tr);
+        tr->owns_where = true;
+    }
     return tr->senv;
+}
+
+int fx_tracer_use_shape_env(fx_tracer *tr, fx_shape_env *env, fx_err *err) {
+    if (tr->senv || tr->parent)
+        return fx_err_setf(err, FX_EARG, "the trace already has a shape environment");
+    tr->senv = fx_shape_env_retain(env);
+    fx_shape_env_set_where(env, sym_where, tr);
+    tr->owns_where = true;
+    return FX_OK;
 }
 
 int fx_tracer_input_sym(fx_tracer *tr, fx_input_kind kind, const char *name,

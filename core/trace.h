@@ -95,6 +95,10 @@ int fx_tracer_finish(fx_tracer *tr, const fx_ivalue *outs, int nouts, fx_err *er
  * lives as long as the tracer (tensors and SymInts keep their own references). NULL with
  * FX_ENOMEM. Guards recorded in it carry the location from the trace's where callback. */
 fx_shape_env *fx_tracer_shape_env(fx_tracer *tr, fx_err *err);
+/* Makes env (one more reference) the trace's shape environment, before anything made one: a
+ * retrace of a program (run_decompositions) keeps its symbols, ranges and guards, and new guards
+ * carry this trace's locations. FX_EARG when the trace has an environment already. */
+int fx_tracer_use_shape_env(fx_tracer *tr, fx_shape_env *env, fx_err *err);
 /* As fx_tracer_input for a user input whose sizes are `sizes` (ndim of example; NULL = all
  * plain; borrowed): the tracing tensor carries them (symbols made by the caller with
  * fx_shape_env_create_symbol), with strides dense in the example's layout (a stride the example

@@ -399,6 +399,7 @@ function E.program_methods.run_decompositions(ep, decomp_table)
   end
   local tbl = normalize_table(decomp_table or defaults)
   local tr = E.tracer{}
+  tr:use_shape_env(ep) -- a dynamic program stays dynamic: same symbols and range constraints
   local co = coroutine.create(replay)
   local prev_active, prev_tracer, prev_strict = active, E.active_tracer, E.active_strict
   active = tbl

@@ -30,14 +30,39 @@ local function check_no_alias(outs, inputs, what)
   end
 end
 
+-- The sizes of tensor t as a list when one of them is symbolic (a SymInt), else nil; without
+-- dim `drop` (0-based) when given (a slice along it).
+local function sym_sizes(t, drop)
+  if not torch.is_tensor(t) then return nil end
+  local out, any = {}, false
+  for d = 0, t:dim() - 1 do
+    if d ~= drop then
+      local v = t:size(d)
+      if type(v) ~= "number" then any = true end
+      out[#out + 1] = v
+    end
+  end
+  return any and out or nil
+end
+
 -- Traces fn(inputs...) as a body of the op being recorded into `parent`. examples: the tensors
 -- the placeholders stand for; names: their placeholder names; no_alias: the op's name when its
--- outputs may not alias its inputs (cond). Returns the finished body tracer.
-local function trace_body(parent, fn, examples, names, no_alias)
+-- outputs may not alias its inputs (cond); shapes[i]: the symbolic sizes of placeholder i when
+-- examples[i] is a static slice of a dynamic operand (sym_sizes of an example by default), so a
+-- body keeps the operands' symbols instead of specializing them. Returns the finished body
+-- tracer.
+local function trace_body(parent, fn, examples, names, no_alias, shapes)
   local body = E.tracer{}
   body:set_parent(parent)
   local inputs = {}
-  for i, ex in ipairs(examples) do inputs[i] = body:input("USER_INPUT", names[i], nil, false, ex) end
+  for i, ex in ipairs(examples) do
+    local sz = shapes and shapes[i] or sym_sizes(ex)
+    if sz then
+      inputs[i] = body:input_sym(names[i], ex, sz)
+    else
+      inputs[i] = body:input("USER_INPUT", names[i], nil, false, ex)
+    end
+  end
   local thread = coroutine.running()
   body:bind(thread, false)
   local res = table.pack(pcall(fn, table.unpack(inputs)))
@@ -108,12 +133,15 @@ local function scan(combine_fn, init, xs, dim, reverse, additional)
     for _, y in ipairs(ys) do res[#res + 1] = torch.stack(y, dim) end
     return table.unpack(res)
   end
-  local examples, names = {}, {}
+  local examples, names, shapes = {}, {}, {}
   for _, c in ipairs(init) do examples[#examples + 1] = c end
-  for _, x in ipairs(xs) do examples[#examples + 1] = E.slice_meta(x, dim) end
+  for _, x in ipairs(xs) do
+    examples[#examples + 1] = E.slice_meta(x, dim)
+    shapes[#examples] = sym_sizes(x, dim >= 0 and dim or dim + x:dim())
+  end
   for _, a in ipairs(additional) do examples[#examples + 1] = a end
   for i = 1, #examples do names[i] = "arg" .. (i - 1) .. "_1" end
-  local body = trace_body(parent, combine_fn, examples, names)
+  local body = trace_body(parent, combine_fn, examples, names, nil, shapes)
   additional = concat(additional, body:captures())
   return table.unpack(E.hop_record(parent, "higher_order.scan", {body}, {"scan_combine_graph"},
     {init, xs, dim, reverse, additional}))
@@ -231,16 +259,17 @@ local function map(f, xs, ...)
     for k, o in ipairs(outs) do res[k] = torch.stack(o, 0) end
     return table.unpack(res)
   end
-  local examples, names = {}, {}
+  local examples, names, shapes = {}, {}, {}
   for i, x in ipairs(xl) do
     examples[#examples + 1] = E.slice_meta(x, 0)
+    shapes[#examples] = sym_sizes(x, 0)
     names[#names + 1] = node_name(parent, x, "arg" .. (i - 1) .. "_1")
   end
   for i, y in ipairs(args) do
     examples[#examples + 1] = y
     names[#names + 1] = node_name(parent, y, "arg" .. (#xl + i - 1) .. "_1")
   end
-  local body = trace_body(parent, f, examples, names)
+  local body = trace_body(parent, f, examples, names, nil, shapes)
   args = concat(args, body:captures())
   return table.unpack(E.hop_record(parent, "higher_order.map_impl", {body}, {"body_graph"}, {xl, args}))
 end

@@ -221,6 +221,20 @@ static int l_tracer_symbol(lua_State *L) {
     return 1;
 }
 
+/* tr:use_shape_env(ep): the trace continues ep's shape environment (symbols, ranges, guards), so
+ * a retrace of ep (run_decompositions) builds a program with the same range constraints; nothing
+ * for a static ep.  [-0, +0, e] */
+static int l_tracer_use_shape_env(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    const fx_program *p = fxlua_check_program(L, 2);
+    if (!p->shape_env) return 0;
+    fx_err err;
+    fx_err_clear(&err);
+    if (fx_tracer_use_shape_env(t->tr, p->shape_env, &err)) return lx_error(L, &err);
+    t->dynamic = true;
+    return 0;
+}
+
 /* tr:input_sym(name, example, sizes) -> tensor: a user input whose sizes (a table of integers and
  * SymInts, one per dim) may be symbolic.  [-0, +1, e] */
 static int l_tracer_input_sym(lua_State *L) {
@@ -1209,6 +1223,7 @@ static const luaL_Reg tracer_methods[] = {
     {"symbol", l_tracer_symbol},
     {"input_sym", l_tracer_input_sym},
     {"shape_info", l_tracer_shape_info},
+    {"use_shape_env", l_tracer_use_shape_env},
     {NULL, NULL},
 };
 

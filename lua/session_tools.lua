@@ -255,7 +255,9 @@ function fxdb.report(m, args, opts)
     local label = (path == "" and "<root>" or path) .. " (" .. cls .. ")"
     if a then
       checked = checked + 1
-      local s = fxdb.trace(mod, a, {strict = strict, real = opts.real, detached = true})
+      -- the root takes opts.dynamic_shapes; every module its own .dynamic_shapes (fxdb.trace)
+      local s = fxdb.trace(mod, a, {strict = strict, real = opts.real, detached = true,
+                                    dynamic_shapes = mod == m and opts.dynamic_shapes or nil})
       local saved = D.breaks
       D.breaks = {}
       local okc, res = pcall(function() return s:continue() end)
@@ -268,8 +270,10 @@ function fxdb.report(m, args, opts)
         e.graph = s.raw
       end
       entries[#entries + 1] = e
+      local nguards = #((s:_shape_info() or {}).guards or {})
       if e.ok then
-        lines[#lines + 1] = string.format("  %-28s ok (%s)", label, counted("node", s.count))
+        lines[#lines + 1] = string.format("  %-28s ok (%s%s)", label, counted("node", s.count),
+          nguards > 0 and (", " .. counted("guard", nguards)) or "")
       else
         problems = problems + 1
         local er = e.error
