@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/fx_alloc.h"
+#include "core/hop.h"
 #include "core/passes.h"
 
 /* The in-place op whose functional twin is `id`, or NULL. */
@@ -163,8 +164,227 @@ static int rewrite_scatter(fx_graph *g, fx_node *n, fx_node *a, fx_err *err) {
     return rc;
 }
 
+/* ---- auto_functionalized ------------------------------------------------------------------ */
+
+/* The node a value's memory belongs to: follows view ops and getitem. */
+static const fx_node *memory_root(const fx_node *n) {
+    while (n && n->op == FX_NODE_CALL_FUNCTION && n->nargs > 0 && n->args[0].tag == FX_IV_NODE && aliases_arg0(n))
+        n = n->args[0].u.node;
+    return n;
+}
+
+/* Are x and y the same view of the same value (equal view ops with equal arguments all the way
+ * down to one node)? */
+static bool same_view(const fx_node *x, const fx_node *y) {
+    if (x == y) return true;
+    if (!x->aten || !y->aten || x->aten != y->aten || !fx_op_is_view(x->aten) || x->nargs != y->nargs ||
+        x->nargs == 0 || x->args[0].tag != FX_IV_NODE || y->args[0].tag != FX_IV_NODE)
+        return false;
+    for (int k = 1; k < x->nargs; k++)
+        if (!fx_ivalue_equal(&x->args[k], &y->args[k])) return false;
+    return same_view(x->args[0].u.node, y->args[0].u.node);
+}
+
+/* scatter(b, view(b, args...), args...) is b: the write-back of a value into the very place it
+ * was read from (what remains of an auto_functionalized write-back once the op writes in place). */
+static bool identity_scatter(const fx_node *n) {
+    if (!n->aten || n->nargs < 2 || n->args[0].tag != FX_IV_NODE || n->args[1].tag != FX_IV_NODE) return false;
+    const fx_node *v = n->args[1].u.node;
+    if (!v->aten || v->aten->scatter != n->aten->id || !fx_op_is_view(v->aten) || v->nargs + 1 != n->nargs ||
+        v->args[0].tag != FX_IV_NODE)
+        return false;
+    for (int k = 1; k < v->nargs; k++)
+        if (!fx_ivalue_equal(&v->args[k], &n->args[k + 1])) return false;
+    return same_view(v->args[0].u.node, n->args[0].u.node);
+}
+
+/* Is v the new value an auto_functionalized wrote (`item`), or a scatter of it into a base? */
+static bool derived_from(const fx_node *v, const fx_node *item, int depth) {
+    if (!v || depth > 16) return false;
+    if (v == item) return true;
+    return v->aten && v->nargs >= 2 && v->args[1].tag == FX_IV_NODE && v->aten->id != FX_OP_COPY_ &&
+           (v->aten->id == FX_OP_SELECT_SCATTER || v->aten->id == FX_OP_SLICE_SCATTER ||
+            v->aten->id == FX_OP_DIAGONAL_SCATTER || v->aten->id == FX_OP_AS_STRIDED_SCATTER) &&
+           derived_from(v->args[1].u.node, item, depth + 1);
+}
+
+/* Does some node after `at` read the memory of x (x = root or one of its views) other than to
+ * write the op's new value back (a scatter of `item` into it, a copy_ of it into the state)?
+ * Sets *who to that reader. */
+static bool read_after(const fx_node *x, const fx_node *at, const fx_node *item, const fx_node **who,
+                       int depth) {
+    if (depth > 16) return (*who = x), true;
+    for (int i = 0; i < x->nusers; i++) {
+        const fx_node *u = x->users[i];
+        if (u == at) continue;
+        if (aliases_arg0(u)) {
+            if (read_after(u, at, item, who, depth + 1)) return true;
+            continue;
+        }
+        if (u->op == FX_NODE_OUTPUT) return (*who = u), true;
+        if (u->tag < at->tag) continue;
+        if (u->nargs >= 2 && u->args[0].tag == FX_IV_NODE && u->args[0].u.node == x &&
+            u->args[1].tag == FX_IV_NODE && derived_from(u->args[1].u.node, item, 0))
+            continue; /* scatter(x, new) or copy_(x, new): the write-back */
+        return (*who = u), true;
+    }
+    return false;
+}
+
+/* Why the (a!) argument `a` of auto_functionalized node n (new value `item`) cannot be written
+ * in place, into sb; false when it can. */
+static bool inplace_refused(const fx_node *n, int first, const fx_opdef *op, int k, const fx_node *a,
+                            const fx_node *item, fx_strbuf *sb) {
+    const fx_node *root = memory_root(a), *who = NULL;
+    const char *arg = op->schema.args[k].name;
+    if (root->op == FX_NODE_PLACEHOLDER || root->op == FX_NODE_GET_ATTR) {
+        bool written_back = false;
+        for (int i = 0; i < root->nusers && !written_back; i++) {
+            const fx_node *u = root->users[i];
+            written_back = u->tag > n->tag && only_overwrites(u, root) && u->args[1].tag == FX_IV_NODE &&
+                           derived_from(u->args[1].u.node, item, 0);
+        }
+        if (!written_back) {
+            fx_strbuf_appendf(sb, "%s (%s): kept a clone of '%s' (%%%s): its new value is not written back into %s %%%s",
+                              n->name, op->target, arg, a->name,
+                              root->op == FX_NODE_GET_ATTR ? "the state" : "the input", root->name);
+            return true;
+        }
+    } else if (root->op != FX_NODE_CALL_FUNCTION) {
+        fx_strbuf_appendf(sb, "%s (%s): kept a clone of '%s' (%%%s): its memory is not an op's result",
+                          n->name, op->target, arg, a->name);
+        return true;
+    }
+    for (int j = first; j < n->nargs; j++) { /* another argument sharing the memory */
+        if (j - first == k) continue;
+        const fx_ivalue *v = &n->args[j];
+        if (v->tag == FX_IV_NODE && memory_root(v->u.node) == root) {
+            fx_strbuf_appendf(sb, "%s (%s): kept a clone of '%s' (%%%s): argument '%s' (%%%s) shares its memory",
+                              n->name, op->target, arg, a->name, op->schema.args[j - first].name,
+                              v->u.node->name);
+            return true;
+        }
+    }
+    if (read_after(root, n, item, &who, 0)) {
+        if (who->op == FX_NODE_OUTPUT)
+            fx_strbuf_appendf(sb, "%s (%s): kept a clone of '%s' (%%%s): the old value is returned",
+                              n->name, op->target, arg, a->name);
+        else
+            fx_strbuf_appendf(sb, "%s (%s): kept a clone of '%s' (%%%s): %%%s reads the old value after the op",
+                              n->name, op->target, arg, a->name, who->name);
+        if (who->nstack > 0)
+            fx_strbuf_appendf(sb, " (%s:%d)", who->stack[0].file, who->stack[0].line);
+        return true;
+    }
+    return false;
+}
+
+/* auto_functionalized(op, **args) -> op(args) on the (a!) arguments themselves where that is
+ * safe (no later node reads their old value: torch/_inductor/fx_passes/reinplace.py's check),
+ * else on a clone of them, inserted before it (and a line in `why` saying what kept it). */
+static int rewrite_auto_functionalized(fx_graph *g, fx_node *n, int *done, fx_strbuf *why, fx_err *err) {
+    int first;
+    const fx_opdef *op = fx_hop_wrapped_op(n, &first);
+    const fx_schema *s = &op->schema;
+    int na = n->nargs - first, no = s->nrets ? s->nrets : 1;
+    if (na != s->nargs) return fx_err_setf(err, FX_EARG, "reinplace: malformed %s node %s", n->target, n->name);
+    fx_node *items[FX_HOP_MAX_OUTS] = {0};
+    for (int i = 0; i < n->nusers; i++) {
+        fx_node *u = n->users[i];
+        if (strcmp(u->target, "getitem") || u->args[1].tag != FX_IV_INT || u->args[1].u.i < 0 ||
+            u->args[1].u.i >= FX_HOP_MAX_OUTS)
+            return fx_err_setf(err, FX_EARG, "reinplace: %s is read by %s, not a getitem", n->name, u->name);
+        items[u->args[1].u.i] = u;
+    }
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0};
+    fx_node *newval[FX_SCHEMA_MAX_ARGS] = {0};
+    for (int k = 0; k < na; k++) args[k] = n->args[first + k];
+    int m = 0, rc = FX_OK;
+    for (int k = 0; k < na && !rc; k++) {
+        if (!s->args[k].alias_write) continue;
+        fx_node *item = no + m < FX_HOP_MAX_OUTS ? items[no + m] : NULL;
+        m++;
+        if (args[k].tag != FX_IV_NODE) continue;
+        fx_node *a = args[k].u.node;
+        fx_strbuf note = FX_STRBUF_INIT;
+        if (!inplace_refused(n, first, op, k, a, item, &note)) {
+            newval[k] = a;
+            if (why) fx_strbuf_appendf(why, "%s (%s): '%s' written in place (%%%s)\n", n->name, op->target,
+                                       s->args[k].name, a->name);
+            (*done)++;
+        } else {
+            fx_ivalue ca[FX_SCHEMA_MAX_ARGS] = {fx_iv_node(a)};
+            fx_node *c = insert_call(g, n, FX_OP_CLONE, ca, n, &a->val, err);
+            if (!c) rc = err->code;
+            newval[k] = c;
+            args[k] = fx_iv_node(c);
+            if (why) fx_strbuf_appendf(why, "%s\n", fx_strbuf_cstr(&note));
+        }
+        fx_strbuf_free(&note);
+    }
+    if (rc) return rc;
+    fx_graph_set_insert_point(g, n);
+    fx_node *call = fx_graph_call(g, op, args, NULL, err);
+    fx_graph_set_insert_point(g, NULL);
+    if (!call) return err->code;
+    if ((rc = fx_node_copy_meta(call, n, err))) return rc;
+    if (s->nrets == 1 && n->val.tag == FX_IV_LIST && (rc = fx_node_set_val(call, &n->val.u.list.items[0], err)))
+        return rc;
+    /* the returns read the call; the new values are the arguments (or their clones) */
+    m = 0;
+    for (int k = 0; k < na; k++)
+        if (s->args[k].alias_write) {
+            fx_node *item = no + m < FX_HOP_MAX_OUTS ? items[no + m] : NULL;
+            m++;
+            if (item && newval[k]) fx_node_replace_all_uses(item, newval[k]);
+        }
+    for (int j = 0; j < FX_HOP_MAX_OUTS && !rc; j++) {
+        fx_node *it = items[j];
+        if (!it) continue;
+        if (j < s->nrets && s->nrets == 1) fx_node_replace_all_uses(it, call);
+        if (j < s->nrets && s->nrets > 1) {
+            fx_ivalue a0 = fx_iv_node(call);
+            rc = fx_node_set_arg(it, 0, &a0, err);
+            continue;
+        }
+        if (it->nusers == 0) rc = fx_graph_erase(g, it, err);
+    }
+    if (!rc && n->nusers == 0) rc = fx_graph_erase(g, n, err);
+    return rc;
+}
+
 int fx_pass_reinplace(fx_graph *g, int *count, fx_err *err) {
+    return fx_pass_reinplace_explain(g, count, NULL, err);
+}
+
+int fx_pass_reinplace_explain(fx_graph *g, int *count, fx_strbuf *why, fx_err *err) {
     int done = 0;
+    number(g);
+    /* custom ops first: each auto_functionalized, in program order */
+    int naf = 0, first;
+    for (fx_node *n = fx_graph_first(g); n; n = n->next) naf += fx_hop_wrapped_op(n, &first) && first == 1;
+    fx_node **afs = naf ? fx_calloc((size_t)naf, sizeof *afs) : NULL;
+    if (naf && !afs) return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    naf = 0;
+    for (fx_node *n = fx_graph_first(g); n; n = n->next)
+        if (fx_hop_wrapped_op(n, &first) && first == 1) afs[naf++] = n;
+    for (int i = 0; i < naf; i++) {
+        int rc = rewrite_auto_functionalized(g, afs[i], &done, why, err);
+        if (rc) {
+            fx_free(afs);
+            return rc;
+        }
+        number(g);
+    }
+    fx_free(afs);
+    /* the write-backs that are now identities */
+    for (fx_node *n = fx_graph_first(g), *next; n; n = next) {
+        next = n->next;
+        if (!identity_scatter(n)) continue;
+        fx_node_replace_all_uses(n, n->args[0].u.node);
+        int rc = fx_graph_erase(g, n, err);
+        if (rc) return rc;
+    }
     number(g);
     for (fx_node *n = fx_graph_first(g), *next; n; n = next) {
         next = n->next;

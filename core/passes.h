@@ -16,6 +16,14 @@ int fx_pass_dce(fx_graph *g, int *removed, fx_err *err);
  * buffer that became redundant. Never writes a graph input. `count` (may be NULL) receives the
  * number of ops rewritten. The graph computes the same values before and after. */
 int fx_pass_reinplace(fx_graph *g, int *count, fx_err *err);
+/* As fx_pass_reinplace, first turning each auto_functionalized(op, **args) back into op(args):
+ * an (a!) argument is written in place when no later node reads its old value (the memory's
+ * only later readers write the op's new value back: the scatters and the final copy_), else
+ * the op writes a clone of it. `why` (may be NULL) gets one line per (a!) argument saying which
+ * and, for a clone, the reason and the reading node ("auto_functionalized
+ * (mylib.update_cache.default): kept a clone of 'cache' (%select): %sum_1 reads the old value
+ * after the op (model.lua:12)"). The caller owns `why`. */
+int fx_pass_reinplace_explain(fx_graph *g, int *count, fx_strbuf *why, fx_err *err);
 
 /* Functionalization (functionalize.c): raw graph -> functional graph, docs/ARCHITECTURE.md §5.
  * `infos` describe the raw graph's placeholders (kind, target), in placeholder order.

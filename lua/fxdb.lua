@@ -105,7 +105,9 @@ end
 -- fxdb.reinplace(ep): the unlifted module with functional ops on state turned back into in-place
 -- ops where nothing reads the old value later (and the copy_ they make redundant removed).
 function fxdb.reinplace(ep)
-  return current(ep):module({reinplace = true})
+  local gm = current(ep):module({reinplace = true})
+  fxdb._reinplace_notes = gm.reinplace_notes -- :info reinplace
+  return gm
 end
 
 -- ---- printing big programs ------------------------------------------------------------------------

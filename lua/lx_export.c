@@ -880,7 +880,14 @@ static int l_module(lua_State *L) {
     fx_err err;
     fx_err_clear(&err);
     if (fx_program_unlift(p, &m->g, &err)) return lx_error(L, &err);
-    if (reinplace && fx_pass_reinplace(m->g, NULL, &err)) return lx_error(L, &err);
+    fx_strbuf why = FX_STRBUF_INIT;
+    if (reinplace && fx_pass_reinplace_explain(m->g, NULL, &why, &err)) {
+        fx_strbuf_free(&why);
+        return lx_error(L, &err);
+    }
+    lua_pushstring(L, why.len ? fx_strbuf_cstr(&why) : ""); /* [ep, opts?, gm, why] */
+    fx_strbuf_free(&why);
+    lua_insert(L, -2);                                      /* [ep, opts?, why, gm] */
     int n = p->nstate + p->nconstants;
     m->attrs = fx_calloc((size_t)n + 1, sizeof *m->attrs);
     if (!m->attrs) return lx_errorf(L, FX_ENOMEM, NULL, "not enough memory");
@@ -903,7 +910,9 @@ static int l_module(lua_State *L) {
     }
     for (fx_node *nd = fx_graph_first(m->g); nd; nd = nd->next)
         if (nd->op == FX_NODE_PLACEHOLDER) m->nuser++;
-    lua_newtable(L);
+    lua_newtable(L);          /* [.., why, gm, cache] */
+    lua_pushvalue(L, -3);
+    lua_setfield(L, -2, "reinplace_notes");
     lua_setiuservalue(L, -2, 1);
     return 1;
 }
@@ -1013,6 +1022,11 @@ static int gm_index(lua_State *L) {
         return 1;
     }
     if (!strcmp(k, "code")) return code_of_graph(L, m->g);
+    if (!strcmp(k, "reinplace_notes")) { /* what fxdb.reinplace did with each custom op */
+        lua_getiuservalue(L, 1, 1);
+        lua_getfield(L, -1, "reinplace_notes");
+        return 1;
+    }
     if (!strcmp(k, "state_dict") || !strcmp(k, "buffers")) {
         push_named_table(L, m->attrs, m->nattrs);
         return 1;

@@ -94,7 +94,8 @@ static int call_lua(fx_opctx *oc, const char *key, const fx_ivalue *a, fx_ivalue
     if (!push_impl(L, op, key)) return 1; /* the caller words the error */
     for (int i = 0; i < op->schema.nargs; i++) lx_push_ivalue(L, &a[i]);
     if (lua_pcall(L, op->schema.nargs, LUA_MULTRET, 0) != LUA_OK) {
-        const char *m = lua_tostring(L, -1);
+        /* an error object (fxdb's errors are tables) says what it is through __tostring */
+        const char *m = lua_isstring(L, -1) ? lua_tostring(L, -1) : luaL_tolstring(L, -1, NULL);
         fx_err_setf(err, FX_EARG, "%s", m ? m : "error in a custom op impl");
         lua_settop(L, base);
         return FX_EARG;

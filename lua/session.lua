@@ -1872,7 +1872,13 @@ end
 -- fxdb.info(topic): breaks | display | mutations | session
 function fxdb.info(topic)
   topic = trim(topic or "")
-  if topic == "" then error("usage: :info breaks | mutations | display | session", 2) end
+  if topic == "" then error("usage: :info breaks | mutations | display | session | reinplace", 2) end
+  if ("reinplace"):sub(1, math.max(#topic, 2)) == topic then
+    local notes = fxdb._reinplace_notes
+    if not notes then return "no fxdb.reinplace yet" end
+    if notes == "" then return "fxdb.reinplace: no custom op to re-inplace" end
+    return (notes:gsub("\n$", ""))
+  end
   if topic:match("^b") or topic:match("^w") then   -- b, break, breaks, breakpoints, watch...
     if #D.breaks == 0 then return "no breakpoints" end
     local lines = {"Num  Type        Enb  Hits  What"}
@@ -1899,7 +1905,7 @@ function fxdb.info(topic)
       (s.kind == "trace" and " recorded" or " executed") ..
       (s.node and (", at %" .. s.node.name) or "")
   end
-  error("unknown topic '" .. topic .. "' (breaks, mutations, display, session)", 2)
+  error("unknown topic '" .. topic .. "' (breaks, mutations, display, session, reinplace)", 2)
 end
 
 -- ==== session-aware graph verbs ==================================================================
