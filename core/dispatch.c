@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "core/meta_common.h"
 #include "core/ops_impl.h"
 #include "core/sym_dispatch.h"
 
@@ -79,6 +80,37 @@ static bool any_meta(const fx_ivalue *v) {
     return false;
 }
 
+/* The first complex dtype among the tensors and dtype arguments of v (lists too), or
+ * FX_DTYPE_UNDEFINED. */
+static fx_dtype complex_in(const fx_ivalue *v) {
+    if (v->tag == FX_IV_TENSOR && fx_dtype_is_complex(fx_tensor_dtype(v->u.t)))
+        return fx_tensor_dtype(v->u.t);
+    if (v->tag == FX_IV_DTYPE && fx_dtype_is_complex(v->u.dtype)) return v->u.dtype;
+    if (v->tag == FX_IV_LIST)
+        for (int i = 0; i < v->u.list.n; i++) {
+            fx_dtype dt = complex_in(&v->u.list.items[i]);
+            if (dt != FX_DTYPE_UNDEFINED) return dt;
+        }
+    return FX_DTYPE_UNDEFINED;
+}
+
+/* An op that computes (not a view, composite or custom op) without FX_OPF_COMPLEX refuses
+ * complex arguments and results, with the message of ATen's dtype dispatch macros
+ * ("\"sin\" not implemented for 'ComplexFloat'"), before any kernel reads a complex element
+ * as something else. */
+static int complex_check(const fx_opctx *oc, const fx_ivalue *v, int n) {
+    const fx_opdef *op = oc->op;
+    if (op->flags & (FX_OPF_COMPLEX | FX_OPF_VIEW | FX_OPF_COMPOSITE | FX_OPF_CUSTOM))
+        return FX_OK;
+    for (int i = 0; i < n; i++) {
+        fx_dtype dt = complex_in(&v[i]);
+        if (dt != FX_DTYPE_UNDEFINED)
+            return fx_err_setf(oc->err, FX_ETYPE, "\"%s\" not implemented for '%s'",
+                               op->schema.name, fx_dtype_c10_name(dt));
+    }
+    return FX_OK;
+}
+
 /* Runs meta (+ kernel) on args `m` and records `a` (the same, or with SymInts where `m` has
  * their hints); with `sym`, the symbolic rule gives the outputs their symbolic shapes. */
 static int run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalue *out, bool sym) {
@@ -103,8 +135,11 @@ static int run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalu
                                     "in-place operation.");
     }
 
-    int rc = op->meta ? op->meta(oc, m, out)
-                      : fx_err_setf(err, FX_ENOTIMPL, "%s has no meta function", op->qualname);
+    int rc = complex_check(oc, m, s->nargs);
+    if (rc) return rc;
+    rc = op->meta ? op->meta(oc, m, out)
+                  : fx_err_setf(err, FX_ENOTIMPL, "%s has no meta function", op->qualname);
+    if (rc == FX_OK) rc = complex_check(oc, out, s->nrets);
     if (rc == FX_OK && sym) rc = fx_sym_apply_rule(oc, a, m, out);
     if (rc == FX_OK && oc->device == FX_DEVICE_CPU && op->kernel) {
         ctx->depth++;

@@ -340,6 +340,12 @@ static fx_node *scatter_one(fstate *s, int i, fx_node *val, const fx_node *cause
         a[0] = fx_iv_node(val);
         return emit(s, FX_OP_T, a, 1, cause);
     case FX_OP_ALIAS: return val;
+    case FX_OP_VIEW_AS_REAL: /* the inverse views of each other */
+        a[0] = fx_iv_node(val);
+        return emit(s, FX_OP_VIEW_AS_COMPLEX, a, 1, cause);
+    case FX_OP_VIEW_AS_COMPLEX:
+        a[0] = fx_iv_node(val);
+        return emit(s, FX_OP_VIEW_AS_REAL, a, 1, cause);
     case FX_OP_PERMUTE: {
         const fx_ivalue *dims = &r->args[1];
         int64_t inv[FX_MAX_DIMS];

@@ -26,11 +26,14 @@ const char *fx_dtype_c10_name(fx_dtype dt) {
     case FX_DTYPE_I8: return "Char";
     case FX_DTYPE_U8: return "Byte";
     case FX_DTYPE_BOOL: return "Bool";
+    case FX_DTYPE_C64: return "ComplexFloat";
+    case FX_DTYPE_C128: return "ComplexDouble";
     default: return "Undefined";
     }
 }
 
 bool fx_can_cast(fx_dtype from, fx_dtype to) {
+    if (fx_dtype_is_complex(from) && !fx_dtype_is_complex(to)) return false;
     if (fx_dtype_is_float(from) && fx_dtype_is_int(to)) return false;
     if (from != FX_DTYPE_BOOL && to == FX_DTYPE_BOOL) return false;
     return true;
@@ -48,6 +51,8 @@ static const char *scalar_type_cxx_name(fx_dtype dt) {
     case FX_DTYPE_I16: return "int16_t";
     case FX_DTYPE_I8: return "int8_t";
     case FX_DTYPE_U8: return "uint8_t";
+    case FX_DTYPE_C64: return "c10::complex<float>";
+    case FX_DTYPE_C128: return "c10::complex<double>";
     default: return "bool";
     }
 }
@@ -345,7 +350,9 @@ int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan 
                                                                   : 2);
     }
     p->compute = fx_result_type_get(&rt);
-    if (p->op == FX_BINOP_DIV && !fx_dtype_is_float(p->compute)) p->compute = FX_DTYPE_DEFAULT;
+    if (p->op == FX_BINOP_DIV && !fx_dtype_is_float(p->compute) &&
+        !fx_dtype_is_complex(p->compute))
+        p->compute = FX_DTYPE_DEFAULT;
     bool pred = FX_BINOP_IS_PREDICATE(p->op);
     p->out_dtype = p->inplace ? s->u.t->dtype : pred ? FX_DTYPE_BOOL : p->compute;
     if (p->inplace && !pred && !fx_can_cast(p->compute, p->out_dtype))
@@ -363,7 +370,8 @@ int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan 
     if (p->alpha) { /* alpha_check */
         if (p->alpha->tag == FX_IV_BOOL && p->compute != FX_DTYPE_BOOL)
             return fx_err_setf(err, FX_ETYPE, "Boolean alpha only supported for Boolean results.");
-        if (!fx_dtype_is_float(p->compute) && p->alpha->tag == FX_IV_FLOAT)
+        if (!fx_dtype_is_float(p->compute) && !fx_dtype_is_complex(p->compute) &&
+            p->alpha->tag == FX_IV_FLOAT)
             return fx_err_setf(err, FX_ETYPE,
                                "For integral input tensors, argument alpha must not be a floating "
                                "point number.");
@@ -382,6 +390,8 @@ const char *fx_typemeta_name(fx_dtype dt) {
     case FX_DTYPE_I16: return "short int";
     case FX_DTYPE_I8: return "signed char";
     case FX_DTYPE_U8: return "unsigned char";
+    case FX_DTYPE_C64: return "c10::complex<float>";
+    case FX_DTYPE_C128: return "c10::complex<double>";
     default: return "bool";
     }
 }

@@ -69,12 +69,12 @@ static int plan_dtypes(const fx_opctx *ctx, const fx_ivalue *a, const fx_tensor 
     p->in_dtype = given ? dtv->u.dtype : xd;
     switch (p->kind) {
     case FX_RED_MEAN:
-        if (given && !fx_dtype_is_float(dtv->u.dtype))
+        if (given && !fx_dtype_is_float(dtv->u.dtype) && !fx_dtype_is_complex(dtv->u.dtype))
             return fx_err_setf(err, FX_ETYPE,
                                "mean(): could not infer output dtype. Optional dtype must be "
                                "either a floating point or complex dtype. Got: %s",
                                fx_dtype_c10_name(dtv->u.dtype));
-        if (!given && !fx_dtype_is_float(xd))
+        if (!given && !fx_dtype_is_float(xd) && !fx_dtype_is_complex(xd))
             return fx_err_setf(err, FX_ETYPE,
                                "mean(): could not infer output dtype. Input dtype must be either "
                                "a floating point or complex dtype. Got: %s",
@@ -82,7 +82,9 @@ static int plan_dtypes(const fx_opctx *ctx, const fx_ivalue *a, const fx_tensor 
         /* fall through */
     case FX_RED_SUM:
     case FX_RED_PROD:
-        p->out_dtype = given ? dtv->u.dtype : fx_dtype_is_float(xd) ? xd : FX_DTYPE_I64;
+        p->out_dtype = given                                                ? dtv->u.dtype
+                       : fx_dtype_is_float(xd) || fx_dtype_is_complex(xd) ? xd
+                                                                          : FX_DTYPE_I64;
         return FX_OK;
     case FX_RED_ALL:
     case FX_RED_ANY: p->out_dtype = xd == FX_DTYPE_U8 ? FX_DTYPE_U8 : FX_DTYPE_BOOL; return FX_OK;

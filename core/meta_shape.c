@@ -111,6 +111,8 @@ const char *fx_kb_scalar_name(fx_dtype dt) {
     case FX_DTYPE_I8: return "Char";
     case FX_DTYPE_U8: return "Byte";
     case FX_DTYPE_BOOL: return "Bool";
+    case FX_DTYPE_C64: return "ComplexFloat";
+    case FX_DTYPE_C128: return "ComplexDouble";
     default: return "Undefined";
     }
 }

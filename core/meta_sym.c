@@ -562,6 +562,39 @@ static int rule_alias(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_
     return set_geom(ctx, out_t(out, 0), &g);
 }
 
+/* view_as_real: sizes + [2], strides * 2 + [1], offset * 2 (in elements of the real dtype). */
+static int rule_view_as_real(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h,
+                             fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *self = arg_t(a, 0);
+    if (!self) return SYM_SPECIALIZE;
+    sgeom g;
+    geom_of(self, &g);
+    for (int d = 0; d < g.nd; d++) g.st[d] = fx_si_mul(g.st[d], FX_SI(2));
+    g.sz[g.nd] = FX_SI(2);
+    g.st[g.nd] = FX_SI(1);
+    g.nd++;
+    g.off = fx_si_mul(g.off, FX_SI(2));
+    return set_geom(ctx, out_t(out, 0), &g);
+}
+
+/* view_as_complex: the last dim (2, stride 1) goes; other strides and the offset halve (the
+ * meta function has checked on the hints that they are even). */
+static int rule_view_as_complex(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h,
+                                fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *self = arg_t(a, 0);
+    if (!self) return SYM_SPECIALIZE;
+    sgeom g;
+    geom_of(self, &g);
+    g.nd--;
+    int rc;
+    for (int d = 0; d < g.nd; d++)
+        if ((rc = fx_si_floordiv(g.st[d], FX_SI(2), &g.st[d], ctx->err))) return rc;
+    if ((rc = fx_si_floordiv(g.off, FX_SI(2), &g.off, ctx->err))) return rc;
+    return set_geom(ctx, out_t(out, 0), &g);
+}
+
 static int rule_as_strided(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
     (void)h;
     const fx_tensor *self = arg_t(a, 0);
@@ -936,6 +969,9 @@ static const struct {
     {fx_meta_clamp, rule_bcast},
     {fx_meta_lerp, rule_bcast},
     {fx_meta_masked_fill, rule_bcast},
+    {fx_meta_polar, rule_bcast},
+    {fx_meta_view_as_real, rule_view_as_real},
+    {fx_meta_view_as_complex, rule_view_as_complex},
     {fx_meta_unary, rule_same},
     {fx_meta_unary_, rule_same},
     {fx_meta_unary_same, rule_same},

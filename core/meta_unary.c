@@ -44,6 +44,7 @@ static bool float_op(fx_op_id id) {
 }
 
 fx_dtype fx_unary_compute_dtype(fx_op_id id, fx_dtype in) {
+    if (fx_dtype_is_complex(in)) return id == FX_OP_ABS ? fx_dtype_to_real(in) : in;
     if (float_op(id) && !fx_dtype_is_float(in)) return FX_DTYPE_DEFAULT;
     return in;
 }
@@ -59,6 +60,8 @@ static int check_unary(const fx_opctx *ctx, const fx_ivalue *a) {
     switch (ctx->op->id) {
     case FX_OP_ABS:
     case FX_OP_ABS_:
+        if (ctx->op->id == FX_OP_ABS_ && fx_dtype_is_complex(dt))
+            return fx_err_setf(err, FX_ETYPE, "In-place abs is not supported for complex tensors.");
         if (dt == FX_DTYPE_BOOL)
             return fx_err_setf(err, FX_ETYPE, "\"abs_cpu\" not implemented for 'Bool'");
         break;

@@ -27,6 +27,9 @@ enum fx_op_flags {
     FX_OPF_EFFECTFUL = 1 << 4, /* an ordered side effect (torch.library._register_effectful_op):
                                   threaded through a token by functionalization (with_effects),
                                   never removed by DCE */
+    FX_OPF_COMPLEX = 1 << 5,   /* meta and kernel handle complex64/complex128 operands and
+                                  results; the dispatcher refuses complex for other computing
+                                  ops (views, composites and custom ops need no flag) */
     FX_OPF_INPLACE = 1 << 8,   /* derived: some argument is (a!) */
     FX_OPF_VIEW = 1 << 9,      /* derived: a return aliases an argument without writing */
 };

@@ -36,12 +36,12 @@ static const struct {
 } k_dtypes[] = {
     {"F64", FX_DTYPE_F64}, {"F32", FX_DTYPE_F32},   {"F16", FX_DTYPE_F16}, {"BF16", FX_DTYPE_BF16},
     {"I64", FX_DTYPE_I64}, {"I32", FX_DTYPE_I32},   {"I16", FX_DTYPE_I16}, {"I8", FX_DTYPE_I8},
-    {"U8", FX_DTYPE_U8},   {"BOOL", FX_DTYPE_BOOL},
+    {"U8", FX_DTYPE_U8},   {"BOOL", FX_DTYPE_BOOL}, {"C64", FX_DTYPE_C64},
 };
 
 /* Names the format defines that fxdb has no dtype for. */
 static const char *const k_unsupported[] = {"U16",     "U32",     "U64",     "F8_E5M2", "F8_E4M3",
-                                            "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4",      "C64"};
+                                            "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4"};
 
 const char *fx_safetensors_dtype_name(fx_dtype dt) {
     for (size_t i = 0; i < sizeof k_dtypes / sizeof k_dtypes[0]; i++)

@@ -150,10 +150,17 @@ int fx_tensor_empty_strided_like(const fx_tensor *t, fx_device dev, fx_tensor **
 
 int fx_tensor_as_strided(fx_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
                          int64_t offset, fx_tensor **out, fx_err *err) {
+    return fx_tensor_as_strided_dtype(base, base->dtype, ndim, sizes, strides, offset, out, err);
+}
+
+int fx_tensor_as_strided_dtype(fx_tensor *base, fx_dtype dt, int ndim, const int64_t *sizes,
+                               const int64_t *strides, int64_t offset, fx_tensor **out,
+                               fx_err *err) {
     int rc = check_sizes(ndim, sizes, err);
     if (rc) return rc;
+    if (dt < 0 || dt >= FX_DTYPE_COUNT) return fx_err_setf(err, FX_ETYPE, "invalid dtype");
     int64_t n = span_elems(ndim, sizes, strides);
-    int64_t cap = base->storage->size_bytes / (int64_t)fx_dtype_size(base->dtype);
+    int64_t cap = base->storage->size_bytes / (int64_t)fx_dtype_size(dt);
     int64_t end;
     if (n < 0 || offset < 0 || __builtin_add_overflow(offset, n, &end) || (n > 0 && end > cap))
         return fx_err_setf(err, FX_EINDEX,
@@ -165,7 +172,7 @@ int fx_tensor_as_strided(fx_tensor *base, int ndim, const int64_t *sizes, const 
     t->refcount = 1;
     t->storage = base->storage;
     base->storage->refcount++;
-    t->dtype = base->dtype;
+    t->dtype = dt;
     t->device = base->device;
     t->ndim = ndim;
     if (ndim) {
@@ -299,6 +306,10 @@ static int64_t flat_to_offset(const fx_tensor *t, int64_t i) {
 
 double fx_tensor_flat_f64(const fx_tensor *t, int64_t i) {
     return fx_dtype_load_f64(t->dtype, fx_tensor_data(t), flat_to_offset(t, i));
+}
+
+void fx_tensor_flat_c(const fx_tensor *t, int64_t i, double *re, double *im) {
+    fx_dtype_load_c(t->dtype, fx_tensor_data(t), flat_to_offset(t, i), re, im);
 }
 
 int64_t fx_tensor_flat_i64(const fx_tensor *t, int64_t i) {

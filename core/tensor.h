@@ -40,6 +40,11 @@ int fx_tensor_scalar(double v, fx_dtype dt, fx_tensor **out, fx_err *err);
  * The view records base (or base's own base) as its _base. */
 int fx_tensor_as_strided(fx_tensor *base, int ndim, const int64_t *sizes, const int64_t *strides,
                          int64_t offset, fx_tensor **out, fx_err *err);
+/* As fx_tensor_as_strided, but the view reads the storage as dtype dt (sizes, strides and
+ * offset in elements of dt): view_as_real / view_as_complex. */
+int fx_tensor_as_strided_dtype(fx_tensor *base, fx_dtype dt, int ndim, const int64_t *sizes,
+                               const int64_t *strides, int64_t offset, fx_tensor **out,
+                               fx_err *err);
 /* A tensor with the same sizes, strides and dtype as t, on device dev, with fresh storage large
  * enough for t's strides (uninitialised). Used to make meta twins and tracing values. */
 int fx_tensor_empty_strided_like(const fx_tensor *t, fx_device dev, fx_tensor **out, fx_err *err);
@@ -115,6 +120,8 @@ int64_t fx_tensor_get_i64(const fx_tensor *t, const int64_t *idx);
 void fx_tensor_set_f64(fx_tensor *t, const int64_t *idx, double v);
 /* Reads the linear element i (row-major over sizes, whatever the strides) as double. */
 double fx_tensor_flat_f64(const fx_tensor *t, int64_t i);
+/* Element i (row-major) as (real, imaginary) parts; a real dtype's imaginary part is 0. */
+void fx_tensor_flat_c(const fx_tensor *t, int64_t i, double *re, double *im);
 int64_t fx_tensor_flat_i64(const fx_tensor *t, int64_t i);
 
 /* ---- tracing tag (used by core/trace.c only) ------------------------------------------------ */

@@ -9,7 +9,8 @@
  * wrapped to the line width, continuation lines indented to align after "tensor(", and the
  * suffixes (device, size, dtype, requires_grad) appended, wrapping to a new line when the
  * last line would pass the line width. Elements are read through the strides, so views print
- * without a copy. */
+ * without a copy. A complex tensor gets two formatters, one over the real parts and one over
+ * the imaginary parts, as PyTorch formats t.real and t.imag. */
 #include "core/tensor_fmt.h"
 
 #include <math.h>
@@ -23,6 +24,9 @@ enum { PRECISION = 4, THRESHOLD = 1000, EDGEITEMS = 3, LINEWIDTH = 80 };
 typedef struct fmt {
     const fx_tensor *t;
     const char *base; /* element 0 of t */
+    fx_dtype dt;      /* dtype the values are read as: t's, or the real dtype of a complex t */
+    int part;         /* complex t: 0 reads real parts, 1 imaginary parts; else 0 */
+    const struct fmt *imag; /* complex t: the formatter of the imaginary parts (on the real one) */
     bool floating;
     bool summarize;
     bool int_mode;
@@ -55,7 +59,8 @@ static void visit(fmt *f, int dim, int64_t off, visit_fn fn) {
 }
 
 static double load_f(const fmt *f, int64_t off) {
-    return fx_dtype_load_f64(f->t->dtype, f->base, off);
+    if (f->dt != f->t->dtype) return fx_dtype_load_f64(f->dt, f->base, 2 * off + f->part);
+    return fx_dtype_load_f64(f->dt, f->base, off);
 }
 
 /* ---- formatting one value ---------------------------------------------------------------- */
@@ -78,11 +83,19 @@ static int value_text(const fmt *f, int64_t off, char *buf, size_t cap) {
     return snprintf(buf, cap, "%.*f", PRECISION, v);
 }
 
+/* One element: a complex one is the real part padded to its formatter's width, then the
+ * imaginary part unpadded with "j" and a "+" when it has no sign (_tensor_str's
+ * _val_formatter: "1.+2.j", "3.-1.j", "0.+nanj"). */
 static void put_value(fx_strbuf *sb, const fmt *f, int64_t off) {
     char buf[64];
     int n = value_text(f, off, buf, sizeof buf);
     for (int i = n; i < f->max_width; i++) fx_strbuf_putc(sb, ' ');
     fx_strbuf_append(sb, buf);
+    if (!f->imag) return;
+    value_text(f->imag, off, buf, sizeof buf);
+    if (buf[0] != '+' && buf[0] != '-') fx_strbuf_putc(sb, '+');
+    fx_strbuf_append(sb, buf);
+    fx_strbuf_putc(sb, 'j');
 }
 
 /* ---- the formatter pass (_Formatter.__init__) -------------------------------------------- */
@@ -145,7 +158,7 @@ static void spaces(fx_strbuf *sb, int n) {
 static void vector_str(fx_strbuf *sb, const fmt *f, int dim, int64_t off, int indent) {
     const fx_tensor *t = f->t;
     int64_t n = t->sizes[dim], st = t->strides[dim];
-    int element_length = f->max_width + 2;
+    int element_length = f->max_width + 2 + (f->imag ? f->imag->max_width + 1 : 0);
     int per_line = (LINEWIDTH - indent) / element_length;
     if (per_line < 1) per_line = 1;
     bool cut = f->summarize && n > 2 * EDGEITEMS;
@@ -244,7 +257,9 @@ void fx_tensor_format(fx_strbuf *sb, const fx_tensor *t) {
     size_t start = sb->len;
     fx_strbuf_append(sb, prefix);
     fx_dtype dt = t->dtype;
-    bool default_dtype = dt == FX_DTYPE_F32 || dt == FX_DTYPE_I64 || dt == FX_DTYPE_BOOL;
+    /* complex64 is the default complex dtype of the default float32 */
+    bool default_dtype = dt == FX_DTYPE_F32 || dt == FX_DTYPE_I64 || dt == FX_DTYPE_BOOL ||
+                         dt == FX_DTYPE_C64;
     int64_t numel = fx_tensor_numel(t);
     if (t->device == FX_DEVICE_META) {
         snprintf(suffixes[ns++], 96, "device='meta'");
@@ -259,11 +274,18 @@ void fx_tensor_format(fx_strbuf *sb, const fx_tensor *t) {
         fx_strbuf_append(sb, "[]");
     } else {
         if (!default_dtype) snprintf(suffixes[ns++], 96, "dtype=torch.%s", fx_dtype_name(dt));
-        fmt f = {0};
+        fmt f = {0}, fi = {0};
         f.t = t;
         f.base = fx_tensor_data(t);
-        f.floating = fx_dtype_is_float(dt);
+        f.dt = fx_dtype_to_real(dt);
+        f.floating = fx_dtype_is_float(f.dt);
         f.summarize = numel > THRESHOLD;
+        if (fx_dtype_is_complex(dt)) { /* one formatter over t.real, one over t.imag */
+            fi = f;
+            fi.part = 1;
+            formatter_init(&fi);
+            f.imag = &fi;
+        }
         formatter_init(&f);
         tensor_str(sb, &f, 0, 0, indent);
     }

@@ -145,6 +145,7 @@ C.SIGNATURES = {
   ["torch.get_default_dtype"] = "",
   ["torch.dtype_of"] = "name:string",
   ["torch.is_floating_point"] = "input:Tensor",
+  ["torch.is_complex"] = "input:Tensor",
   ["torch.numel"] = "input:Tensor",
   ["torch.norm"] = "input:Tensor, p:number|string|table?, dim:integer|table?, keepdim:boolean|table?, opts:table?",
   ["torch.linalg.vector_norm"] = "x:Tensor, ord:number|table?, dim:integer|table?, keepdim:boolean|table?, opts:table?",

@@ -236,6 +236,7 @@ end
 local TOL = {
   [tostring(torch.float32)] = {1.3e-6, 1e-5}, [tostring(torch.float64)] = {1e-7, 1e-7},
   [tostring(torch.float16)] = {1e-3, 1e-5}, [tostring(torch.bfloat16)] = {1.6e-2, 1e-5},
+  [tostring(torch.complex64)] = {1.3e-6, 1e-5}, [tostring(torch.complex128)] = {1e-7, 1e-7},
 }
 
 local CHECK_MT = {}

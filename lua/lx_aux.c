@@ -768,12 +768,14 @@ static int dtype_tostring(lua_State *L) {
     return 1;
 }
 
-/* Fields of a dtype: is_floating_point, is_signed, itemsize, name ("float16"). */
+/* Fields of a dtype: is_floating_point, is_complex, is_signed, itemsize, name ("float16"). */
 static int dtype_index(lua_State *L) {
     lx_dtype_ud *d = lx_checkudata(L, 1, LX_DTYPE);
     const char *k = lx_checkstring(L, 2);
     if (!strcmp(k, "is_floating_point"))
         lua_pushboolean(L, fx_dtype_is_float(d->dt));
+    else if (!strcmp(k, "is_complex"))
+        lua_pushboolean(L, fx_dtype_is_complex(d->dt));
     else if (!strcmp(k, "is_signed"))
         lua_pushboolean(L, d->dt != FX_DTYPE_U8 && d->dt != FX_DTYPE_BOOL);
     else if (!strcmp(k, "itemsize"))

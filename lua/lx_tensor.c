@@ -279,6 +279,11 @@ static int t_is_floating_point(lua_State *L) {
     return 1;
 }
 
+static int t_is_complex(lua_State *L) {
+    lua_pushboolean(L, fx_dtype_is_complex(fx_tensor_dtype(lx_check_tensor(L, 1))));
+    return 1;
+}
+
 /* Raises the data-dependent error for reading values of a meta tensor.  [-0, +0, e] */
 static int data_dependent(lua_State *L, const char *what) {
     fx_err e;
@@ -292,10 +297,19 @@ static int data_dependent(lua_State *L, const char *what) {
     return lx_error(L, &e);
 }
 
-/* Pushes element i (row-major) of cpu tensor t as a Lua value of its dtype's kind.  [-0,+1,-] */
+/* Pushes element i (row-major) of cpu tensor t as a Lua value of its dtype's kind; a complex
+ * element (Python's complex) is the table {re, im}.  [-0,+1,-] */
 static void push_elem(lua_State *L, const fx_tensor *t, int64_t i) {
     fx_dtype dt = fx_tensor_dtype(t);
-    if (dt == FX_DTYPE_BOOL)
+    if (fx_dtype_is_complex(dt)) {
+        double re, im;
+        fx_tensor_flat_c(t, i, &re, &im);
+        lua_createtable(L, 2, 0);
+        lua_pushnumber(L, re);
+        lua_rawseti(L, -2, 1);
+        lua_pushnumber(L, im);
+        lua_rawseti(L, -2, 2);
+    } else if (dt == FX_DTYPE_BOOL)
         lua_pushboolean(L, fx_tensor_flat_i64(t, i) != 0);
     else if (fx_dtype_is_int(dt))
         lua_pushinteger(L, (lua_Integer)fx_tensor_flat_i64(t, i));
@@ -303,7 +317,8 @@ static void push_elem(lua_State *L, const fx_tensor *t, int64_t i) {
         lua_pushnumber(L, fx_tensor_flat_f64(t, i));
 }
 
-/* x:item(): the one element as a number (integer for integer dtypes, boolean for bool).
+/* x:item(): the one element as a number (integer for integer dtypes, boolean for bool, the
+ * table {re, im} for complex dtypes).
  * PyTorch: "a Tensor with 6 elements cannot be converted to Scalar". On a meta tensor: the
  * data-dependent error (export's GuardOnDataDependentSymNode).  [-0, +1, e] */
 static int t_item(lua_State *L) {
@@ -377,6 +392,8 @@ static const char *legacy_type_name(fx_dtype dt) {
     case FX_DTYPE_I8: return "torch.CharTensor";
     case FX_DTYPE_U8: return "torch.ByteTensor";
     case FX_DTYPE_BOOL: return "torch.BoolTensor";
+    case FX_DTYPE_C64: return "torch.ComplexFloatTensor";
+    case FX_DTYPE_C128: return "torch.ComplexDoubleTensor";
     default: return "torch.Tensor";
     }
 }
@@ -458,6 +475,8 @@ TO_METHOD(t_short, FX_DTYPE_I16)
 TO_METHOD(t_char, FX_DTYPE_I8)
 TO_METHOD(t_byte, FX_DTYPE_U8)
 TO_METHOD(t_bool, FX_DTYPE_BOOL)
+TO_METHOD(t_cfloat, FX_DTYPE_C64)
+TO_METHOD(t_cdouble, FX_DTYPE_C128)
 #undef TO_METHOD
 
 /* x:detach(): aten.detach when ops.def has it, else aten.alias (no autograd in fxdb, so the
@@ -575,6 +594,16 @@ static int t_tostring(lua_State *L) {
     return 1;
 }
 
+/* x.real / x.imag (PyTorch's properties): aten.real / aten.imag called through the method of
+ * that name in the methods table (upvalue 1 of t_index), so they trace like any op.
+ * [-0, +1, e] */
+static int part_view(lua_State *L, const char *name) {
+    lua_getfield(L, lua_upvalueindex(1), name); /* [x, k, fn] */
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    return 1;
+}
+
 /* x.key: fields, then methods (upvalue 1); other keys index the tensor.  [-0, +1, e] */
 static int t_index(lua_State *L) {
     if (lua_type(L, 2) != LUA_TSTRING) return lx_index_get(L);
@@ -611,12 +640,14 @@ static int t_index(lua_State *L) {
                 lua_pushboolean(L, fx_tensor_requires_grad(t));
                 return 1;
             }
+            if (!strcmp(k, "real")) return part_view(L, "real");
             break;
         case 'i':
             if (!strcmp(k, "is_meta")) {
                 lua_pushboolean(L, fx_tensor_is_meta(t));
                 return 1;
             }
+            if (!strcmp(k, "imag")) return part_view(L, "imag");
             break;
         case '_':
             if (!strcmp(k, "_version")) {
@@ -672,6 +703,7 @@ static const luaL_Reg tensor_methods[] = {
     {"storage_offset", t_storage_offset},
     {"element_size", t_element_size},
     {"is_floating_point", t_is_floating_point},
+    {"is_complex", t_is_complex},
     {"item", t_item},
     {"tolist", t_tolist},
     {"to", t_to},
@@ -680,6 +712,8 @@ static const luaL_Reg tensor_methods[] = {
     {"double", t_double},
     {"half", t_half},
     {"bfloat16", t_bfloat16},
+    {"cfloat", t_cfloat},
+    {"cdouble", t_cdouble},
     {"long", t_long},
     {"int", t_int},
     {"short", t_short},

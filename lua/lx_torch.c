@@ -30,7 +30,7 @@
 /* ==== torch.tensor ============================================================================ */
 
 /* Leaf kinds in promotion order: bool < int < float (PyTorch's inference for Python lists). */
-enum { LEAF_NONE = -1, LEAF_BOOL = 0, LEAF_INT = 1, LEAF_FLOAT = 2 };
+enum { LEAF_NONE = -1, LEAF_BOOL = 0, LEAF_INT = 1, LEAF_FLOAT = 2, LEAF_COMPLEX = 3 };
 
 /* Shape of nested data at idx, following first elements.  [-0, +0, e] */
 static int data_shape(lua_State *L, int idx, int64_t *sizes) {
@@ -59,7 +59,10 @@ static int data_check(lua_State *L, int idx, int d, int nd, const int64_t *sizes
         fx_tensor *t = lx_to_tensor(L, idx);
         if (t && fx_tensor_numel(t) == 1 && !fx_tensor_is_meta(t)) {
             fx_dtype dt = fx_tensor_dtype(t);
-            return dt == FX_DTYPE_BOOL ? LEAF_BOOL : fx_dtype_is_float(dt) ? LEAF_FLOAT : LEAF_INT;
+            return dt == FX_DTYPE_BOOL         ? LEAF_BOOL
+                   : fx_dtype_is_complex(dt) ? LEAF_COMPLEX
+                   : fx_dtype_is_float(dt)   ? LEAF_FLOAT
+                                             : LEAF_INT;
         }
         if (lt == LUA_TTABLE && !t)
             lx_errorf(L, FX_EARG, NULL, "expected sequence of length %d at dim %d (got a sequence)", 0, d);
@@ -89,7 +92,11 @@ static void data_fill(lua_State *L, int idx, int d, int nd, fx_dtype dt, void *b
         int64_t i = (*pos)++;
         fx_tensor *t = lx_to_tensor(L, idx);
         if (t) {
-            if (fx_dtype_is_float(fx_tensor_dtype(t)))
+            if (fx_dtype_is_complex(fx_tensor_dtype(t))) {
+                double re, im;
+                fx_tensor_flat_c(t, 0, &re, &im);
+                fx_dtype_store_c(dt, buf, i, re, im);
+            } else if (fx_dtype_is_float(fx_tensor_dtype(t)))
                 fx_dtype_store_f64(dt, buf, i, fx_tensor_flat_f64(t, 0));
             else
                 fx_dtype_store_i64(dt, buf, i, fx_tensor_flat_i64(t, 0));
@@ -116,7 +123,10 @@ void lx_tensor_from_lua(lua_State *L, int idx, fx_dtype dt) {
     int nd = data_shape(L, idx, sizes);
     int kind = data_check(L, idx, 0, nd, sizes);
     if (dt == FX_DTYPE_UNDEFINED)
-        dt = kind == LEAF_BOOL ? FX_DTYPE_BOOL : kind == LEAF_INT ? FX_DTYPE_I64 : FX_DTYPE_F32;
+        dt = kind == LEAF_BOOL      ? FX_DTYPE_BOOL
+             : kind == LEAF_INT     ? FX_DTYPE_I64
+             : kind == LEAF_COMPLEX ? FX_DTYPE_C64
+                                    : FX_DTYPE_F32;
     int64_t numel = 1;
     for (int i = 0; i < nd; i++) {
         if (sizes[i] && numel > INT64_MAX / 8 / sizes[i])
@@ -511,7 +521,8 @@ static const struct {
     {"bfloat16", FX_DTYPE_BF16}, {"int64", FX_DTYPE_I64},   {"long", FX_DTYPE_I64},
     {"int32", FX_DTYPE_I32},     {"int", FX_DTYPE_I32},     {"int16", FX_DTYPE_I16},
     {"short", FX_DTYPE_I16},     {"int8", FX_DTYPE_I8},     {"uint8", FX_DTYPE_U8},
-    {"bool", FX_DTYPE_BOOL},
+    {"bool", FX_DTYPE_BOOL},     {"complex64", FX_DTYPE_C64}, {"cfloat", FX_DTYPE_C64},
+    {"complex128", FX_DTYPE_C128}, {"cdouble", FX_DTYPE_C128},
 };
 
 void lx_open_torch(lua_State *L) {

@@ -155,6 +155,7 @@ end
 methods.norm = torch.norm
 
 function torch.is_floating_point(x) return x:is_floating_point() end
+function torch.is_complex(x) return x:is_complex() end
 function torch.numel(x) return x:numel() end
 function torch.get_default_dtype() return torch._default_dtype end
 

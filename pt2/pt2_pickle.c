@@ -151,7 +151,8 @@ static const struct {
     {"FloatStorage", FX_DTYPE_F32}, {"DoubleStorage", FX_DTYPE_F64}, {"HalfStorage", FX_DTYPE_F16},
     {"BFloat16Storage", FX_DTYPE_BF16}, {"LongStorage", FX_DTYPE_I64}, {"IntStorage", FX_DTYPE_I32},
     {"ShortStorage", FX_DTYPE_I16}, {"CharStorage", FX_DTYPE_I8}, {"ByteStorage", FX_DTYPE_U8},
-    {"BoolStorage", FX_DTYPE_BOOL},
+    {"BoolStorage", FX_DTYPE_BOOL}, {"ComplexFloatStorage", FX_DTYPE_C64},
+    {"ComplexDoubleStorage", FX_DTYPE_C128},
 };
 
 static int global(pk *k, const char *mod, const char *name) {

@@ -25,6 +25,8 @@ int pt2_scalar_type(fx_dtype dt) {
     case FX_DTYPE_F16: return 6;
     case FX_DTYPE_F32: return 7;
     case FX_DTYPE_F64: return 8;
+    case FX_DTYPE_C64: return 10;  /* COMPLEXFLOAT */
+    case FX_DTYPE_C128: return 11; /* COMPLEXDOUBLE */
     case FX_DTYPE_BOOL: return 12;
     case FX_DTYPE_BF16: return 13;
     default: return -1;

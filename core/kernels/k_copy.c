@@ -52,10 +52,25 @@ static void copy_same(void *ud, int64_t n, char *const *p, const int64_t *st) {
         for (int64_t i = 0; i < n; i++)
             *(uint32_t *)(p[0] + i * st[0]) = *(const uint32_t *)(p[1] + i * st[1]);
         break;
-    default:
+    case 8:
         for (int64_t i = 0; i < n; i++)
             *(uint64_t *)(p[0] + i * st[0]) = *(const uint64_t *)(p[1] + i * st[1]);
         break;
+    default: /* complex128 */
+        for (int64_t i = 0; i < n; i++) memcpy(p[0] + i * st[0], p[1] + i * st[1], (size_t)es);
+        break;
+    }
+}
+
+/* Conversions to or from a complex dtype (dtypes in ud: source, destination): through a
+ * (double, double) pair, as c10::convert does; to a real dtype keeps the real part, to bool is
+ * "either part nonzero". */
+static void copy_complex(void *ud, int64_t n, char *const *p, const int64_t *st) {
+    const fx_dtype *dts = ud;
+    for (int64_t i = 0; i < n; i++) {
+        double re, im;
+        fx_dtype_load_c(dts[0], p[1] + i * st[1], 0, &re, &im);
+        fx_dtype_store_c(dts[1], p[0] + i * st[0], 0, re, im);
     }
 }
 
@@ -69,6 +84,9 @@ void fx_k_copy_tensor(fx_tensor *dst, const fx_tensor *src) {
     if (src->dtype == dst->dtype && src->dtype != FX_DTYPE_BOOL) {
         int64_t es = (int64_t)fx_dtype_size(dst->dtype);
         fx_iter_run_all(&it, copy_same, &es);
+    } else if (fx_dtype_is_complex(src->dtype) || fx_dtype_is_complex(dst->dtype)) {
+        fx_dtype dts[2] = {src->dtype, dst->dtype};
+        fx_iter_run_all(&it, copy_complex, dts);
     } else {
         fx_iter_run_all(&it, k_copy_loops[src->dtype][dst->dtype], NULL);
     }
@@ -93,7 +111,7 @@ int fx_k_to_dtype(const fx_tensor *src, fx_dtype dt, fx_tensor **out, fx_err *er
 /* ==== fill ================================================================================= */
 
 typedef struct fill_ud {
-    uint64_t bits; /* the value's bytes, in the low bytes */
+    uint64_t bits[2]; /* the value's bytes, in the low bytes (16 for complex128) */
     int64_t es;
 } fill_ud;
 
@@ -102,7 +120,7 @@ static void fill_loop(void *ud, int64_t n, char *const *p, const int64_t *st) {
     char *d = p[0];
     switch (f->es) {
     case 1: {
-        uint8_t v = (uint8_t)f->bits;
+        uint8_t v = (uint8_t)f->bits[0];
         if (st[0] == 1)
             memset(d, v, (size_t)n);
         else
@@ -110,7 +128,7 @@ static void fill_loop(void *ud, int64_t n, char *const *p, const int64_t *st) {
         break;
     }
     case 2: {
-        uint16_t v = (uint16_t)f->bits;
+        uint16_t v = (uint16_t)f->bits[0];
         if (st[0] == 2)
             for (int64_t i = 0; i < n; i++) ((uint16_t *)d)[i] = v;
         else
@@ -118,21 +136,24 @@ static void fill_loop(void *ud, int64_t n, char *const *p, const int64_t *st) {
         break;
     }
     case 4: {
-        uint32_t v = (uint32_t)f->bits;
+        uint32_t v = (uint32_t)f->bits[0];
         if (st[0] == 4)
             for (int64_t i = 0; i < n; i++) ((uint32_t *)d)[i] = v;
         else
             for (int64_t i = 0; i < n; i++) *(uint32_t *)(d + i * st[0]) = v;
         break;
     }
-    default: {
-        uint64_t v = f->bits;
+    case 8: {
+        uint64_t v = f->bits[0];
         if (st[0] == 8)
             for (int64_t i = 0; i < n; i++) ((uint64_t *)d)[i] = v;
         else
             for (int64_t i = 0; i < n; i++) *(uint64_t *)(d + i * st[0]) = v;
         break;
     }
+    default: /* complex128 */
+        for (int64_t i = 0; i < n; i++) memcpy(d + i * st[0], f->bits, 16);
+        break;
     }
 }
 
@@ -149,20 +170,20 @@ void fx_k_scalar_store(fx_dtype dt, const fx_ivalue *v, void *dst) {
 void fx_k_store_f64(fx_dtype dt, void *dst, double v) {
     switch (dt) {
         K_DTYPES(STORE_F64_CASE)
-    default: return;
+    default: fx_dtype_store_c(dt, dst, 0, v, 0); return; /* complex: (v, 0) */
     }
 }
 void fx_k_store_i64(fx_dtype dt, void *dst, int64_t v) {
     switch (dt) {
         K_DTYPES(STORE_F64_CASE)
-    default: return;
+    default: fx_dtype_store_c(dt, dst, 0, (double)v, 0); return;
     }
 }
 
 void fx_k_fill_value(fx_tensor *t, const fx_ivalue *v) {
     if (!fx_tensor_data(t)) return;
-    fill_ud f = {0, (int64_t)fx_dtype_size(t->dtype)};
-    fx_k_scalar_store(t->dtype, v, &f.bits);
+    fill_ud f = {{0, 0}, (int64_t)fx_dtype_size(t->dtype)};
+    fx_k_scalar_store(t->dtype, v, f.bits);
     fx_iter it;
     fx_iter_init(&it, t->ndim, t->sizes);
     fx_iter_add(&it, t);

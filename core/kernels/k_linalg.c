@@ -6,7 +6,8 @@
  * enough in the other) is passed as is, transposed when its unit stride is along rows, else it
  * is packed into a contiguous buffer first, as addmm_impl_cpu_ does. float16 / bfloat16 are
  * widened to float32 buffers, multiplied with sgemm and rounded once (PyTorch's CPU kernels
- * accumulate them in float32 too). Integer and bool products use a plain loop with 64-bit
+ * accumulate them in float32 too). complex64 / complex128 go to cblas_cgemm / cblas_zgemm on
+ * packed copies. Integer and bool products use a plain loop with 64-bit
  * wrap-around accumulation (bool: OR of ANDs).
  *
  * Every product funnels into gemm(): C[M, N] = alpha * A[M, K] @ B[K, N] + beta * C where A and
@@ -256,6 +257,42 @@ static void gemm_int(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int
     }
 }
 
+/* Complex product (complex64 / complex128, real alpha and beta): both operands packed into
+ * contiguous buffers, then cblas_cgemm / cblas_zgemm. */
+static int gemm_cplx(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int64_t ldc,
+                     double alpha, double beta, fx_err *err) {
+    int64_t M = A->rows, N = B->cols, K = A->cols;
+    size_t item = fx_dtype_size(dt);
+    char *abuf = fx_malloc(item * (size_t)(M * K)), *bbuf = fx_malloc(item * (size_t)(K * N));
+    if (!abuf || !bbuf) {
+        fx_free(abuf);
+        fx_free(bbuf);
+        return oom(err);
+    }
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t k = 0; k < K; k++)
+            memcpy(abuf + (i * K + k) * (int64_t)item,
+                   (const char *)A->p + (i * A->s0 + k * A->s1) * (int64_t)item, item);
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++)
+            memcpy(bbuf + (k * N + j) * (int64_t)item,
+                   (const char *)B->p + (k * B->s0 + j * B->s1) * (int64_t)item, item);
+    if (dt == FX_DTYPE_C64) {
+        float al[2] = {(float)alpha, 0}, be[2] = {(float)beta, 0};
+        cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)M, (blasint)N, (blasint)K,
+                    al, abuf, (blasint)(K > 1 ? K : 1), bbuf, (blasint)(N > 1 ? N : 1), be, C,
+                    (blasint)ldc);
+    } else {
+        double al[2] = {alpha, 0}, be[2] = {beta, 0};
+        cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)M, (blasint)N, (blasint)K,
+                    al, abuf, (blasint)(K > 1 ? K : 1), bbuf, (blasint)(N > 1 ? N : 1), be, C,
+                    (blasint)ldc);
+    }
+    fx_free(abuf);
+    fx_free(bbuf);
+    return FX_OK;
+}
+
 /* C[M, N] = alpha * A @ B + beta * C, C of dtype dt, row-major with leading dimension ldc.
  * A and B have dtype dt. beta == 0 never reads C. An empty product (K == 0) leaves beta * C. */
 static int gemm(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int64_t ldc, double alpha,
@@ -270,8 +307,11 @@ static int gemm(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int64_t 
                 memset(row, 0, N * item);
                 continue;
             }
-            for (int64_t j = 0; j < N; j++)
-                fx_dtype_store_f64(dt, row, j, beta * fx_dtype_load_f64(dt, row, j));
+            for (int64_t j = 0; j < N; j++) {
+                double re, im;
+                fx_dtype_load_c(dt, row, j, &re, &im);
+                fx_dtype_store_c(dt, row, j, beta * re, beta * im);
+            }
         }
         if (alpha == 0 || K == 0) return FX_OK;
     }
@@ -280,6 +320,8 @@ static int gemm(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int64_t 
     switch (dt) {
     case FX_DTYPE_F32: return gemm_f32(dt, A, B, C, ldc, (float)alpha, (float)beta, err);
     case FX_DTYPE_F64: return gemm_f64(A, B, C, ldc, alpha, beta, err);
+    case FX_DTYPE_C64:
+    case FX_DTYPE_C128: return gemm_cplx(dt, A, B, C, ldc, alpha, beta, err);
     case FX_DTYPE_F16:
     case FX_DTYPE_BF16: {
         float *c32 = fx_malloc(sizeof(float) * (size_t)(M * N));

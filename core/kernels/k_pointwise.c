@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "core/kernels/k_cast.h"
+#include "core/kernels/k_complex.h"
 #include "core/kernels/k_iter.h"
 #include "core/meta_common.h"
 
@@ -538,6 +539,7 @@ int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (fx_tensor_is_meta(res)) return FX_OK;
     init_bin_loops();
     const fx_dtype C = p.compute;
+    if (fx_dtype_is_complex(C)) return fx_k_binary_complex(ctx, &p, res);
     if (p.op != FX_BINOP_DIV && C == FX_DTYPE_BOOL && !k_bin_loops[p.op][C][0])
         return fx_err_setf(ctx->err, FX_ETYPE, "\"%s\" not implemented for 'Bool'",
                            p.op == FX_BINOP_TRUNC ? "div_trunc_cpu" : "div_floor_cpu");
@@ -638,6 +640,7 @@ int fx_k_unary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *res = out[0].u.t;
     const fx_tensor *src = a[0].u.t;
     if (fx_tensor_is_meta(res)) return FX_OK;
+    if (fx_dtype_is_complex(src->dtype)) return fx_k_unary_complex(ctx, src, res);
     fx_iter_loop fn = k_neg_loops[src->dtype];
     if (!fn)
         return fx_err_setf(ctx->err, FX_ETYPE,

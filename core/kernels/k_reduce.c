@@ -287,6 +287,36 @@ static int red_pass(const fx_tensor *x, const bool *reduced, int k, void *acc, i
     return red_run(&it, k, fp, k_red_loops[k][x->dtype], err);
 }
 
+/* sum / mean of a complex tensor: the real view [..., 2] (the parts as one more kept dim)
+ * reduced as floats, so each output's real and imaginary parts accumulate in double exactly as
+ * a real sum does; then rounded once into res. */
+static int reduce_complex(const fx_reduce_plan *p, const fx_tensor *x, fx_tensor *res,
+                          fx_err *err) {
+    if (x->ndim >= FX_MAX_DIMS)
+        return fx_err_setf(err, FX_ENOTIMPL, "sum of a complex tensor with %d dims", x->ndim);
+    fx_tensor v = *x; /* a stack view borrowing x's storage: never retained or released */
+    v.dtype = fx_dtype_to_real(x->dtype);
+    for (int d = 0; d < x->ndim; d++) v.strides[d] = x->strides[d] * 2;
+    v.sizes[x->ndim] = 2;
+    v.strides[x->ndim] = 1;
+    v.ndim = x->ndim + 1;
+    v.offset = x->offset * 2;
+    bool reduced[FX_MAX_DIMS];
+    memcpy(reduced, p->reduced, sizeof(bool) * (size_t)x->ndim);
+    reduced[x->ndim] = false;
+    const int64_t nout = fx_tensor_numel(res);
+    double *acc = fx_malloc(sizeof(double) * 2 * (size_t)(nout > 0 ? nout : 1));
+    if (!acc) return fx_err_setf(err, FX_ENOMEM, "out of memory allocating a reduction buffer");
+    int rc = red_pass(&v, reduced, K_SUM, acc, 2 * nout, NULL, err);
+    for (int64_t i = 0; i < nout && !rc; i++) {
+        double re = acc[2 * i], im = acc[2 * i + 1];
+        if (p->is_mean) re /= (double)p->count, im /= (double)p->count;
+        fx_dtype_store_c(res->dtype, fx_tensor_data(res), i, re, im);
+    }
+    fx_free(acc);
+    return rc;
+}
+
 /* sum, mean, prod, amax, amin, max, min, all, any, var.correction, std.correction: out[0] is the
  * fresh contiguous result. */
 int fx_k_reduce(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
@@ -301,6 +331,14 @@ int fx_k_reduce(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (p.in_dtype != x->dtype) {
         if ((rc = fx_k_to_dtype(x, p.in_dtype, &cast, ctx->err))) return rc;
         x = cast;
+    }
+    if (fx_dtype_is_complex(x->dtype)) {
+        rc = p.kind == FX_RED_SUM || p.kind == FX_RED_MEAN
+                 ? reduce_complex(&p, x, res, ctx->err)
+                 : fx_err_setf(ctx->err, FX_ETYPE, "\"%s\" not implemented for '%s'",
+                               ctx->op->schema.name, fx_dtype_c10_name(x->dtype));
+        fx_tensor_release(cast);
+        return rc;
     }
     const bool fp = fx_dtype_is_float(x->dtype);
     const int64_t nout = fx_tensor_numel(res);

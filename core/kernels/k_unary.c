@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/kernels/k_cast.h"
+#include "core/kernels/k_complex.h"
 #include "core/kernels/k_iter.h"
 #include "core/kernels/k_vmath.h"
 #include "core/meta_common.h"
@@ -322,6 +323,7 @@ int fx_k_unary_math(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *res = out[0].u.t;
     const fx_tensor *src = a[0].u.t;
     if (fx_tensor_is_meta(res)) return FX_OK;
+    if (fx_dtype_is_complex(src->dtype)) return fx_k_unary_complex(ctx, src, res);
     init_unary_loops();
     int row = unary_row(ctx, a);
     bool rounding = row == U_FLOOR || row == U_CEIL || row == U_TRUNC || row == U_ROUND;

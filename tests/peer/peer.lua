@@ -56,6 +56,7 @@ function P.same(a, b)
   if a.dtype ~= b.dtype then return false, "dtypes " .. tostring(a.dtype) .. " and " .. tostring(b.dtype) end
   local sa, sb = table.concat(a.shape, ","), table.concat(b.shape, ",")
   if sa ~= sb then return false, "shapes [" .. sa .. "] and [" .. sb .. "]" end
+  if a:is_complex() then a, b = torch.view_as_real(a), torch.view_as_real(b) end -- parts as floats
   local fa, fb = flat(a), flat(b)
   for i = 1, #fa do
     local x, y = fa[i], fb[i]

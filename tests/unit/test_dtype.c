@@ -14,14 +14,17 @@
 #define I8 FX_DTYPE_I8
 #define U8 FX_DTYPE_U8
 #define BOOL FX_DTYPE_BOOL
+#define C64 FX_DTYPE_C64
+#define C128 FX_DTYPE_C128
 
 static void test_names(void **state) {
     (void)state;
-    static const char *const names[] = {"float32", "float64", "float16", "bfloat16", "int64",
-                                        "int32",   "int16",   "int8",    "uint8",    "bool"};
-    static const char *const shorts[] = {"f32", "f64", "f16", "bf16", "i64",
-                                         "i32", "i16", "i8",  "u8",   "b8"};
-    static const size_t sizes[] = {4, 8, 2, 2, 8, 4, 2, 1, 1, 1};
+    static const char *const names[] = {"float32", "float64", "float16", "bfloat16",
+                                        "int64",   "int32",   "int16",   "int8",
+                                        "uint8",   "bool",    "complex64", "complex128"};
+    static const char *const shorts[] = {"f32", "f64", "f16", "bf16", "i64", "i32",
+                                         "i16", "i8",  "u8",  "b8",   "c64", "c128"};
+    static const size_t sizes[] = {4, 8, 2, 2, 8, 4, 2, 1, 1, 1, 8, 16};
     for (int i = 0; i < FX_DTYPE_COUNT; i++) {
         assert_string_equal(fx_dtype_name(i), names[i]);
         assert_string_equal(fx_dtype_short(i), shorts[i]);
@@ -33,7 +36,17 @@ static void test_names(void **state) {
         assert_int_equal(fx_dtype_from_name(torchname), i);
         assert_int_equal(fx_dtype_is_float(i), i <= 3);
         assert_int_equal(fx_dtype_is_int(i), i >= 4 && i <= 8);
+        assert_int_equal(fx_dtype_is_complex(i), i >= 10);
     }
+    assert_int_equal(fx_dtype_category(C128), FX_CAT_COMPLEX);
+    assert_int_equal(fx_dtype_to_real(C64), F32);
+    assert_int_equal(fx_dtype_to_real(C128), F64);
+    assert_int_equal(fx_dtype_to_real(I8), I8);
+    assert_int_equal(fx_dtype_to_complex(F32), C64);
+    assert_int_equal(fx_dtype_to_complex(F64), C128);
+    assert_int_equal(fx_dtype_to_complex(BF16), FX_DTYPE_UNDEFINED);
+    assert_int_equal(fx_dtype_from_name("cfloat"), C64);
+    assert_int_equal(fx_dtype_from_name("torch.cdouble"), C128);
     assert_int_equal(fx_dtype_category(BOOL), FX_CAT_BOOL);
     assert_int_equal(fx_dtype_category(U8), FX_CAT_INT);
     assert_int_equal(fx_dtype_category(BF16), FX_CAT_FLOAT);
@@ -43,7 +56,7 @@ static void test_names(void **state) {
     assert_int_equal(fx_dtype_from_name("long"), I64);
     assert_int_equal(fx_dtype_from_name("int"), I32);
     assert_int_equal(fx_dtype_from_name("short"), I16);
-    assert_int_equal(fx_dtype_from_name("complex64"), FX_DTYPE_UNDEFINED);
+    assert_int_equal(fx_dtype_from_name("complex32"), FX_DTYPE_UNDEFINED);
     assert_int_equal(fx_dtype_from_name(NULL), FX_DTYPE_UNDEFINED);
     assert_string_equal(fx_dtype_name(FX_DTYPE_UNDEFINED), "?");
     assert_int_equal(fx_dtype_size(FX_DTYPE_UNDEFINED), 0);
@@ -52,20 +65,22 @@ static void test_names(void **state) {
 /* torch.promote_types(a, b) for every pair, rows and columns in fx_dtype order. */
 static void test_promote_types(void **state) {
     (void)state;
-    static const fx_dtype want[10][10] = {
-        {F32, F64, F32, F32, F32, F32, F32, F32, F32, F32},
-        {F64, F64, F64, F64, F64, F64, F64, F64, F64, F64},
-        {F32, F64, F16, F32, F16, F16, F16, F16, F16, F16},
-        {F32, F64, F32, BF16, BF16, BF16, BF16, BF16, BF16, BF16},
-        {F32, F64, F16, BF16, I64, I64, I64, I64, I64, I64},
-        {F32, F64, F16, BF16, I64, I32, I32, I32, I32, I32},
-        {F32, F64, F16, BF16, I64, I32, I16, I16, I16, I16},
-        {F32, F64, F16, BF16, I64, I32, I16, I8, I16, I8},
-        {F32, F64, F16, BF16, I64, I32, I16, I16, U8, U8},
-        {F32, F64, F16, BF16, I64, I32, I16, I8, U8, BOOL},
+    static const fx_dtype want[12][12] = {
+        {F32, F64, F32, F32, F32, F32, F32, F32, F32, F32, C64, C128},
+        {F64, F64, F64, F64, F64, F64, F64, F64, F64, F64, C128, C128},
+        {F32, F64, F16, F32, F16, F16, F16, F16, F16, F16, C64, C128},
+        {F32, F64, F32, BF16, BF16, BF16, BF16, BF16, BF16, BF16, C64, C128},
+        {F32, F64, F16, BF16, I64, I64, I64, I64, I64, I64, C64, C128},
+        {F32, F64, F16, BF16, I64, I32, I32, I32, I32, I32, C64, C128},
+        {F32, F64, F16, BF16, I64, I32, I16, I16, I16, I16, C64, C128},
+        {F32, F64, F16, BF16, I64, I32, I16, I8, I16, I8, C64, C128},
+        {F32, F64, F16, BF16, I64, I32, I16, I16, U8, U8, C64, C128},
+        {F32, F64, F16, BF16, I64, I32, I16, I8, U8, BOOL, C64, C128},
+        {C64, C128, C64, C64, C64, C64, C64, C64, C64, C64, C64, C128},
+        {C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128, C128},
     };
-    for (int a = 0; a < 10; a++)
-        for (int b = 0; b < 10; b++) assert_int_equal(fx_promote_types(a, b), want[a][b]);
+    for (int a = 0; a < 12; a++)
+        for (int b = 0; b < 12; b++) assert_int_equal(fx_promote_types(a, b), want[a][b]);
     assert_int_equal(fx_promote_types(F32, FX_DTYPE_UNDEFINED), FX_DTYPE_UNDEFINED);
 }
 
@@ -103,6 +118,11 @@ static void test_result_type(void **state) {
         {T(F64, 0), T(I64, 0), F64}, {T(BOOL, 0), WF, F32},       {T(I32, 0), T(I16, 0), I32},
         {T(BF16, 1), WF, BF16},      {T(F16, 0), T(BF16, 0), F32}, {WI, WF, F32},
         {WB, WI, I64},
+        /* complex: a complex 0-dim operand lifts a dimensioned float to the complex dtype of
+         * its own precision, and an integer or bool to the complex operand's dtype */
+        {T(F64, 1), T(C64, 0), C128}, {T(I64, 1), T(C64, 0), C64},   {T(C64, 1), WF, C64},
+        {T(C64, 0), T(F64, 1), C128}, {T(BOOL, 1), T(C128, 0), C128}, {T(C64, 0), T(C128, 0), C128},
+        {T(F32, 1), T(C128, 0), C64},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         assert_int_equal(result_type(cases[i].a, cases[i].b), cases[i].want);
@@ -140,6 +160,9 @@ static void test_load_store(void **state) {
     for (int i = 0; i < FX_DTYPE_COUNT; i++) {
         fx_dtype_store_f64(i, buf, 1, 3.0);
         assert_true(fx_dtype_load_f64(i, buf, 1) == (i == BOOL ? 1.0 : 3.0));
+        double re, im;
+        fx_dtype_load_c(i, buf, 1, &re, &im);
+        assert_true(re == (i == BOOL ? 1.0 : 3.0) && im == 0);
         fx_dtype_store_i64(i, buf, 2, 5);
         assert_int_equal(fx_dtype_load_i64(i, buf, 2), i == BOOL ? 1 : 5);
     }
@@ -157,6 +180,18 @@ static void test_load_store(void **state) {
     assert_true(fx_dtype_load_f64(F32, buf, 0) == 16777216.0);
     fx_dtype_store_f64(F64, buf, 0, NAN);
     assert_int_equal(fx_dtype_load_i64(F64, buf, 0), INT64_MIN);
+    /* complex elements: (re, im) pairs; to a real dtype keeps re, to bool is either part != 0 */
+    double re, im;
+    fx_dtype_store_c(C64, buf, 1, 1.5, -2.25);
+    assert_true(((float *)buf)[2] == 1.5f && ((float *)buf)[3] == -2.25f);
+    fx_dtype_load_c(C64, buf, 1, &re, &im);
+    assert_true(re == 1.5 && im == -2.25);
+    fx_dtype_store_c(C128, buf, 0, 0.1, 0.2);
+    assert_true(((double *)buf)[0] == 0.1 && ((double *)buf)[1] == 0.2);
+    fx_dtype_store_c(I32, buf, 0, -2.7, 5);
+    assert_int_equal(fx_dtype_load_i64(I32, buf, 0), -2);
+    fx_dtype_store_c(BOOL, buf, 0, 0, 0.5);
+    assert_int_equal(fx_dtype_load_i64(BOOL, buf, 0), 1);
 }
 
 int main(void) {

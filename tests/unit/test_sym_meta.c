@@ -60,6 +60,7 @@ static fx_tensor *call1(env_in *e, const char *name, fx_ivalue *args) {
  *   ix         int64 index [2] (0, 1)    ixs  int64 index [S, 3] of zeros
  *   q          [2, S, 4] (attention)     sq   [S, S] float32      qw   [2, 4, 5]
  *   cw         [4, 3, 2] conv1d weight
+ *   xc         complex(x, x) [S, 3]     xr   view_as_real(xc) [S, 3, 2]
  *   S          the SymInt S               S+1, 2S, S//2 (arithmetic)
  *   i<N>       int N                     f<N> float N
  *   L[a,b,..]  int list of tokens        T, F True, False   N    None
@@ -107,6 +108,18 @@ static void tok(env_in *e, const char *t, fx_ivalue *out) {
         }
         fx_ivalue_clear(&a[0]);
         *out = fx_iv_tensor_steal(r);
+    } else if (!strcmp(t, "xc") || !strcmp(t, "xr")) {
+        /* xc = complex(x, x) [S, 3] complex64; xr = view_as_real(xc) [S, 3, 2] (a view) */
+        fx_ivalue a[FX_SCHEMA_MAX_ARGS] = {fx_iv_tensor(e->x), fx_iv_tensor(e->x)};
+        fx_tensor *c = call1(e, "complex", a);
+        fx_ivalue_clear(&a[0]);
+        fx_ivalue_clear(&a[1]);
+        if (!strcmp(t, "xr")) {
+            fx_ivalue b[FX_SCHEMA_MAX_ARGS] = {fx_iv_tensor_steal(c)};
+            c = call1(e, "view_as_real", b);
+            fx_ivalue_clear(&b[0]);
+        }
+        *out = fx_iv_tensor_steal(c);
     } else if (!strcmp(t, "w")) {
         *out = fx_iv_tensor_steal(zeros(ctx, 2, (int64_t[]){5, 3}, FX_DTYPE_F32));
     } else if (!strcmp(t, "cw")) { /* conv1d weight [4, 3, 2] for the unbatched input xt */
@@ -251,6 +264,15 @@ static const char *const cases[] = {
     "arange.start_step|i0|2S|i3",
     "eye|S",
     "randperm|S",
+    "complex|x|x",
+    "complex|x|c",
+    "polar|c|r",
+    "view_as_real|xc",
+    "view_as_complex|xr",
+    "conj_physical|xc",
+    "mul.Tensor|xc|x",
+    "abs|xc",
+    "sum.dim_IntList|xc|L[i1]",
     "mm|x|xt",
     "mm|xt|x",
     "bmm|q|qw",
