@@ -214,7 +214,8 @@ int fx_dispatch(fx_ctx *ctx, const fx_opdef *op, const fx_ivalue *args, fx_ivalu
     if (!rc && !use_rule) rc = fx_sym_specialize_args(op, a, err);
     if (!rc) rc = fx_sym_hint_args(op, a, h, &keep, err);
     if (rc) return rc;
-    rc = run_op(&oc, (op->flags & FX_OPF_COMPOSITE) && use_rule ? a : h, a, out, use_rule);
+    /* composites and custom ops (whose Lua impls run torch ops) see the SymInts themselves */
+    rc = run_op(&oc, (op->flags & (FX_OPF_COMPOSITE | FX_OPF_CUSTOM)) && use_rule ? a : h, a, out, use_rule);
     fx_sym_hints_free(&keep);
     fx_shape_env_set_op(senv, NULL);
     return rc;

@@ -1039,7 +1039,16 @@ static const struct {
     {fx_meta_sym_size, rule_none},
 };
 
+/* A custom op (torch.library): its fake impl ran on the symbolic arguments themselves (dispatch
+ * passes them, not their hints), so its results already have the shapes its ops' own rules gave
+ * them, as PyTorch runs a fake impl on FakeTensors with SymInt sizes. */
+static int rule_custom(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)ctx, (void)a, (void)h, (void)out;
+    return FX_OK;
+}
+
 static sym_rule rule_of(const fx_opdef *op) {
+    if (op->flags & FX_OPF_CUSTOM) return rule_custom;
     for (size_t i = 0; i < sizeof k_rules / sizeof k_rules[0]; i++)
         if (k_rules[i].meta == op->meta) return k_rules[i].rule;
     return NULL;
@@ -1186,7 +1195,8 @@ int fx_sym_plan(const fx_opdef *op, fx_shape_env *env, const fx_ivalue *a, bool 
             if (rc) return rc;
         }
     }
-    *use_rule = (op->flags & FX_OPF_COMPOSITE) ? composite_symbolic(op->id) : rule_of(op) != NULL;
+    *use_rule = (op->flags & FX_OPF_CUSTOM) ||
+                ((op->flags & FX_OPF_COMPOSITE) ? composite_symbolic(op->id) : rule_of(op) != NULL);
     return FX_OK;
 }
 

@@ -232,6 +232,39 @@ T.test("reinplace: an argument sharing the mutated memory keeps the clone, and s
   T.eq(fxdb._max_abs_diff(eager.cache, gm.cache), 0)
 end)
 
+T.test("dynamic shapes: the fake impl runs on symbolic sizes, SymInt arguments stay symbolic", function()
+  torch.library.define("mylib::write_at", "(Tensor value, Tensor(a!) cache, SymInt pos) -> ()")
+  torch.library.impl("mylib::write_at", "cpu", function(value, cache, pos)
+    cache:narrow(0, pos, value:size(0)):copy_(value)
+  end)
+  torch.library.register_fake("mylib::write_at", function(value, cache, pos) end)
+  torch.library.define("mylib::head", "(Tensor x, SymInt n) -> Tensor")
+  torch.library.impl("mylib::head", "cpu", function(x, n) return x:narrow(0, 0, n):clone() end)
+  torch.library.register_fake("mylib::head", function(x, n) return x:narrow(0, 0, n):clone() end)
+  local D = nn.Module:extend("D")
+  function D:init() self:register_buffer("cache", torch.zeros(10, 2)) end
+  function D:forward(x)
+    local n = x:size(0)
+    torch.ops.mylib.write_at(x, self.cache, n)
+    return torch.ops.mylib.head(self.cache, n + 1) * 2
+  end
+  local Dim = torch.export.Dim
+  local ep = torch.export.export(D(), {torch.ones(3, 2)}, {dynamic_shapes = {x = {[0] = Dim("n", {max = 5})}}})
+  local text = tostring(ep)
+  T.truthy(text:find("auto_functionalized = torch.ops.higher_order.auto_functionalized("
+    .. "torch.ops.mylib.write_at.default, value = x, cache = b_cache, pos = sym_size_int)", 1, true), text)
+  T.truthy(text:find('head: "f32[s0 + 1, 2]" = torch.ops.mylib.head.default(getitem_1, add)', 1, true), text)
+  local eager, gm, re = D(), ep:module(), fxdb.reinplace(ep)
+  for _, n in ipairs({2, 4, 5, 3}) do
+    local x = torch.randn(n, 2)
+    local want = eager(x)
+    T.eq(fxdb._max_abs_diff(gm(x), want), 0, "n = " .. n)
+    T.eq(fxdb._max_abs_diff(re(x), want), 0, "reinplaced, n = " .. n)
+  end
+  T.eq(fxdb._max_abs_diff(re.cache, eager.cache), 0)
+  T.truthy(not re.code:find("clone", 1, true), re.code)
+end)
+
 T.test("debugger: a breakpoint on a mutating custom op stops there in a functional export", function()
   fxdb.kill()
   fxdb.delete()
