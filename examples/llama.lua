@@ -464,6 +464,9 @@ local function main(argv)
   if rss then print(string.format("peak RSS %.1f MiB", rss / 2 ^ 20)) end
 end
 
+-- the attention helpers, for variants of the model (examples/llama_update_cache.lua)
+M.apply_rotary, M.repeat_kv = apply_rotary, repeat_kv
+
 -- run main only when this file is the script (fxdb examples/llama.lua), not when dofile'd
 if arg and arg[0] and debug.getinfo(1, "S").source == "@" .. arg[0] then main(arg) end
 
