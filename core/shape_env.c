@@ -160,6 +160,101 @@ int fx_shape_env_create_unbacked(fx_shape_env *env, const char *source, const fx
                       err);
 }
 
+/* ---- restoring a saved program's environment (pt2/) ------------------------------------------- */
+
+static int push_guard(fx_guard **arr, int *n, int *cap, const fx_sym *expr, fx_shape_env *env,
+                      fx_err *err);
+static int add_fact(fx_shape_env *env, const fx_sym *c, fx_err *err);
+
+static void mark_if_same(void *ud, const fx_sym *s) {
+    const void **pair = ud;
+    if (s == pair[0]) *(bool *)pair[1] = true;
+}
+
+int fx_shape_env_restore_symbol(fx_shape_env *env, const fx_symbol_restore *r, const fx_sym **out,
+                                fx_err *err) {
+    if (r->num < 0 || r->num > INT32_MAX)
+        return fx_err_setf(err, FX_EARG, "symbol number %lld out of range", (long long)r->num);
+    for (int i = 0; i < env->nsyms; i++)
+        if (env->syms[i].unbacked == r->unbacked && env->syms[i].sym->num == r->num)
+            return fx_err_setf(err, FX_EARG, "symbol %c%lld is defined twice",
+                               r->unbacked ? 'u' : 's', (long long)r->num);
+    if (r->vr.lo > r->vr.hi)
+        return fx_err_setf(err, FX_EARG, "symbol %c%lld has the empty range [%lld, %lld]",
+                           r->unbacked ? 'u' : 's', (long long)r->num, (long long)r->vr.lo,
+                           (long long)r->vr.hi);
+    /* add_symbol numbers from the counter: point it at the wanted number, then move it past
+     * every number used so far */
+    int *ctr = r->unbacked ? &env->nunbacked : &env->nbacked;
+    int saved = *ctr;
+    *ctr = (int)r->num;
+    const fx_sym *where_sym = NULL;
+    fx_sym_where_fn where = env->where;
+    env->where = NULL;
+    int rc = add_symbol(env, r->unbacked, r->hint, r->vr, r->source, &where_sym, err);
+    env->where = where;
+    *ctr = saved > (int)r->num + 1 ? saved : (int)r->num + 1;
+    if (rc) return rc;
+    fx_symbol_info *info = &env->syms[env->nsyms - 1];
+    info->declared = r->declared;
+    if (r->loc && *r->loc) {
+        char *l = fx_strdup(r->loc);
+        if (!l) return fx_err_setf(err, FX_ENOMEM, "out of memory creating a symbol");
+        fx_free(info->loc);
+        info->loc = l;
+    }
+    env->priv[env->nsyms - 1].size_like = r->size_like;
+    *out = where_sym;
+    return FX_OK;
+}
+
+int fx_shape_env_restore_replacement(const fx_sym *s, const fx_sym *repl, fx_err *err) {
+    if (fx_sym_is_error(s) || s->kind != FX_SYM_SYMBOL || fx_sym_is_error(repl) ||
+        repl->env != s->env)
+        return fx_err_setf(err, FX_EARG, "a replacement needs a symbol and an expression of its "
+                                         "environment");
+    /* a replacement must not lead back to its symbol (simplify applies them transitively) */
+    const fx_sym *r = fx_shape_env_simplify(s->env, repl);
+    bool cyc = false;
+    fx_sym_foreach_symbol(r, mark_if_same, &(const void *[2]){s, &cyc});
+    if (cyc) {
+        char a[64];
+        return fx_err_setf(err, FX_EARG, "the replacement of %s refers back to it",
+                           fx_sym_str(s, a, sizeof a));
+    }
+    s->env->syms[s->v].replacement = repl;
+    return FX_OK;
+}
+
+int fx_shape_env_restore_guard(fx_shape_env *env, bool runtime_assert, const fx_sym *expr,
+                               const char *loc, const char *line, const char *op, fx_err *err) {
+    if (fx_sym_is_error(expr) || expr->env != env || expr->kind < FX_SYM_BOOL ||
+        (expr->kind > FX_SYM_BOOL && expr->kind < FX_SYM_EQ))
+        return fx_err_setf(err, FX_EARG, "a guard must be a relation of its environment");
+    fx_guard **arr = runtime_assert ? &env->asserts : &env->guards;
+    int *n = runtime_assert ? &env->nasserts : &env->nguards;
+    int *cap = runtime_assert ? &env->capasserts : &env->capguards;
+    fx_sym_where_fn where = env->where;
+    const char *cur = env->op;
+    env->where = NULL;
+    env->op = NULL;
+    int rc = push_guard(arr, n, cap, expr, env, err);
+    env->where = where;
+    env->op = cur;
+    if (rc) return rc;
+    fx_guard *g = &(*arr)[*n - 1];
+    const char *src[3] = {loc, line, op};
+    char **dst[3] = {&g->loc, &g->line, &g->op};
+    for (int i = 0; i < 3; i++) {
+        if (!src[i] || !*src[i]) continue;
+        char *c = fx_strdup(src[i]);
+        if (!c) return fx_err_setf(err, FX_ENOMEM, "out of memory recording a guard");
+        fx_free(*dst[i]);
+        *dst[i] = c;
+    }
+    return add_fact(env, expr, err);
+}
+
 const fx_symbol_info *fx_shape_env_symbols(const fx_shape_env *env, int *n) {
     *n = env->nsyms;
     return env->syms;

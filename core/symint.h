@@ -135,6 +135,31 @@ int fx_shape_env_create_symbol(fx_shape_env *env, int64_t hint, fx_vr vr, bool i
 int fx_shape_env_create_unbacked(fx_shape_env *env, const char *source, const fx_sym **out,
                                  fx_err *err);
 
+/* A symbol as a saved program describes it (pt2/ loading): s<num> (backed) or u<num>
+ * (unbacked), its example value, current and declared ranges, whether it was marked size-like,
+ * where it came from ("x.size()[0]", "model.lua:12"; NULL or "" = unknown). */
+typedef struct fx_symbol_restore {
+    bool unbacked;
+    int64_t num;
+    int64_t hint;
+    fx_vr vr, declared;
+    bool size_like;
+    const char *source, *loc;
+} fx_symbol_restore;
+/* Creates that symbol exactly (no 0/1 specialization, no range check against the hint); later
+ * fx_shape_env_create_* symbols are numbered past it. FX_EARG when the name exists already or the
+ * range is empty; FX_ENOMEM. */
+int fx_shape_env_restore_symbol(fx_shape_env *env, const fx_symbol_restore *r, const fx_sym **out,
+                                fx_err *err);
+/* Makes `repl` (an expression of s's environment) the replacement of symbol s, as a guard had
+ * proved it. FX_EARG when s is no symbol or repl leads back to s. */
+int fx_shape_env_restore_replacement(const fx_sym *s, const fx_sym *repl, fx_err *err);
+/* Records a guard (or, runtime_assert, a deferred runtime assert) of a saved program with its
+ * Lua location, source line and op ("" / NULL = unknown), and takes it as known true. The
+ * expression must be a relation (or bool) of env: FX_EARG otherwise; FX_ENOMEM. */
+int fx_shape_env_restore_guard(fx_shape_env *env, bool runtime_assert, const fx_sym *expr,
+                               const char *loc, const char *line, const char *op, fx_err *err);
+
 /* Symbols of env in creation order (backed and unbacked interleaved); borrowed, valid until the
  * next symbol is created. */
 const fx_symbol_info *fx_shape_env_symbols(const fx_shape_env *env, int *n);

@@ -57,4 +57,40 @@ int pt2_add_named(fx_named_tensor **v, int *n, const char *name, fx_tensor *t, f
 int pt2_zip_entry(zip_t *za, const char *full, size_t archive_len, const char *what, char **out,
                   size_t *len, fx_err *err);
 
+/* ---- symbolic sizes (pt2_sym.c) ---------------------------------------------------------------- */
+
+struct cJSON;
+struct pt2_symname;
+
+/* The symbols of one loaded program: its shape environment (one reference, NULL until the
+ * first symbol; the program takes it) and the names the file gives them. */
+typedef struct pt2_syms {
+    fx_shape_env *env;
+    const struct cJSON *ranges; /* the file's range_constraints (borrowed), or NULL */
+    struct pt2_symname *v;
+    int n, cap;
+} pt2_syms;
+
+void pt2_syms_free(pt2_syms *s);
+/* The symbol named `name` ("s0", "u3"), or NULL. */
+const fx_sym *pt2_sym_lookup(const pt2_syms *s, const char *name);
+/* Creates symbol `name` as r describes it (r->unbacked / r->num are set from the name). FX_EIO
+ * when it exists, FX_ENOTIMPL for a name that is not s<N> / u<N>; FX_ENOMEM. */
+int pt2_sym_define(pt2_syms *s, const char *name, fx_symbol_restore *r, const fx_sym **out,
+                   fx_err *err);
+/* Creates symbol `name` from the file alone: its range from s->ranges (a size symbol's declared
+ * range narrowed to [2, int_oo] as ShapeEnv.create_symbol does), its example value `hint` (or,
+ * without one, the lowest value the range allows, at least 2), `source` ("L['x'].size()[0]"). */
+int pt2_sym_create(pt2_syms *s, const char *name, int64_t hint, bool has_hint, const char *source,
+                   const fx_sym **out, fx_err *err);
+/* The RangeConstraint of `name` in ranges ({"min_val": int | null, "max_val": ...}; null is
+ * int_oo): *found false when there is none. FX_EIO for a malformed one (message without a path). */
+int pt2_sym_range(const struct cJSON *ranges, const char *name, bool *found, fx_vr *out, fx_err *err);
+/* A SymExpr's expr_str (sympy srepr or str) as an expression of s->env; unknown symbols are
+ * created with pt2_sym_create. FX_EIO (malformed) or FX_ENOTIMPL (a function fxdb's expressions
+ * cannot hold), the message naming the text and the offset. */
+int pt2_sym_parse(pt2_syms *s, const char *text, const fx_sym **out, fx_err *err);
+/* Whether text is one symbol ("s0" or "Symbol('s0', integer=True, positive=True)"): its name. */
+bool pt2_sym_bare_name(const char *text, char *name, int cap);
+
 #endif

@@ -141,6 +141,7 @@ typedef struct rctx {
     int rc;
     const char *file;   /* the entry being read, "models/model.json" */
     const char *what;   /* the archive */
+    pt2_syms *sy;       /* the program's symbols (NULL where no symbolic size may appear) */
 } rctx;
 
 /* The first error of a read, with code FX_EIO (malformed) or FX_ENOTIMPL (what fxdb does not
@@ -433,22 +434,52 @@ static fx_dtype load_dtype(rctx *r, const cJSON *v, const char *path) {
     return dt;
 }
 
-/* A SymInt union as a concrete int. [sym] symbolic sizes (as_expr) plug in here once core sizes
- * can hold them; until then they are refused, naming the expression. */
-static int64_t load_sym_int(rctx *r, const cJSON *v, const char *path) {
+/* A SymExpr's text (at JSON path `path`) as an expression of the program's environment. */
+static const fx_sym *load_sym_text(rctx *r, const char *text, const char *path) {
+    if (!r->sy) {
+        unsupported(r, path, "a symbolic size (%.60s) where only concrete sizes can be", text);
+        return NULL;
+    }
+    const fx_sym *e = NULL;
+    if (pt2_sym_parse(r->sy, text, &e, r->err)) {
+        int code = r->err->code;
+        char m[sizeof r->err->msg];
+        snprintf(m, sizeof m, "%s", r->err->msg);
+        if (code == FX_ENOMEM) r->rc = code;
+        else if (code == FX_ENOTIMPL) unsupported(r, path, "%s", m);
+        else bad(r, path, "%s", m);
+        return NULL;
+    }
+    return e;
+}
+
+/* A SymExpr object's expr_str. */
+static const fx_sym *load_sym_expr(rctx *r, const cJSON *x, const char *path) {
+    SUB(pe, path, "expr_str");
+    const char *text = jstr(r, jfield(r, x, "expr_str", path), pe);
+    return text ? load_sym_text(r, text, pe) : NULL;
+}
+
+/* A SymInt union (as_int, or as_expr: a symbolic size with its example value). */
+static fx_symint load_sym_int(rctx *r, const cJSON *v, const char *path) {
     const char *k;
     const cJSON *x = junion(r, v, path, &k);
-    if (!x) return 0;
+    if (!x) return FX_SI(0);
     SUB(p, path, "%s", k);
-    if (!strcmp(k, "as_int")) return jint(r, x, p);
+    if (!strcmp(k, "as_int")) return FX_SI(jint(r, x, p));
     if (!strcmp(k, "as_expr")) {
-        const cJSON *e = jopt(x, "expr_str");
-        unsupported(r, p, "symbolic size %s: dynamic shapes are not supported by fxdb yet",
-                    cJSON_IsString(e) ? e->valuestring : "?");
-        return 0;
+        if (!jobjv(r, x, p)) return FX_SI(0);
+        const fx_sym *e = load_sym_expr(r, x, p);
+        if (!e) return FX_SI(0);
+        fx_sym_kind kind = fx_sym_kind_of(e);
+        if (kind == FX_SYM_BOOL || kind >= FX_SYM_EQ) {
+            bad(r, p, "a relation where an integer belongs");
+            return FX_SI(0);
+        }
+        return fx_si_from_expr(e);
     }
     bad(r, path, "unknown SymInt kind '%s'", k);
-    return 0;
+    return FX_SI(0);
 }
 
 static fx_tensor *load_tensor_meta(rctx *r, const cJSON *m, const char *path, fx_device dev) {
@@ -470,11 +501,16 @@ static fx_tensor *load_tensor_meta(rctx *r, const cJSON *m, const char *path, fx
         return NULL;
     }
     int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+    fx_symint ssizes[FX_MAX_DIMS], sstrides[FX_MAX_DIMS];
+    bool symbolic = false;
     for (int d = 0; d < nd && !r->rc; d++) {
         SUB(p1, ps, "[%d]", d);
-        sizes[d] = load_sym_int(r, cJSON_GetArrayItem(sz, d), p1);
+        ssizes[d] = load_sym_int(r, cJSON_GetArrayItem(sz, d), p1);
         SUB(p2, pt, "[%d]", d);
-        strides[d] = load_sym_int(r, cJSON_GetArrayItem(st, d), p2);
+        sstrides[d] = load_sym_int(r, cJSON_GetArrayItem(st, d), p2);
+        sizes[d] = ssizes[d].hint;
+        strides[d] = sstrides[d].hint;
+        symbolic |= ssizes[d].expr || sstrides[d].expr;
         if (!r->rc && (sizes[d] < 0 || strides[d] < 0)) bad(r, p1, "negative size or stride");
     }
     const cJSON *rg = jopt(m, "requires_grad");
@@ -491,6 +527,12 @@ static fx_tensor *load_tensor_meta(rctx *r, const cJSON *m, const char *path, fx
     fx_err_clear(&e2);
     if (fx_tensor_empty_strided(nd, sizes, strides, dt, dev, &t, &e2)) {
         bad(r, path, "%s", e2.msg);
+        return NULL;
+    }
+    if (symbolic && fx_tensor_set_sym(t, ssizes, sstrides, FX_SI(0), &e2)) {
+        fx_tensor_release(t);
+        if (e2.code == FX_ENOMEM) r->rc = fx_err_setf(r->err, FX_ENOMEM, "out of memory");
+        else bad(r, path, "%s", e2.msg);
         return NULL;
     }
     if (cJSON_IsTrue(rg)) fx_tensor_set_requires_grad(t, true);
@@ -512,8 +554,8 @@ static int value_meta(gload *L, const char *name, fx_ivalue *val, const char *pa
     const char *k;
     if ((m = jopt(L->sym_int_values, name))) {
         snprintf(p, sizeof p, "%s.sym_int_values.%s", L->path, name);
-        int64_t v = load_sym_int(r, m, p);
-        *val = fx_iv_int(v);
+        fx_symint v = load_sym_int(r, m, p);
+        if (!r->rc) *val = fx_iv_symint(v);
         return r->rc;
     }
     if ((m = jopt(L->sym_float_values, name))) {
@@ -706,6 +748,7 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
 static bool arg_fits(const fx_arg_schema *a, const fx_ivalue *v) {
     if (v->tag == FX_IV_NONE) return a->optional || a->type == FX_TY_GENERATOR || a->type == FX_TY_ANY;
     fx_ivtag vt = v->tag == FX_IV_NODE ? v->u.node->val.tag : v->tag;
+    if (vt == FX_IV_SYMINT) vt = FX_IV_INT;
     bool scalar = vt == FX_IV_INT || vt == FX_IV_FLOAT || vt == FX_IV_BOOL;
     switch (a->type) {
     case FX_TY_TENSOR: return v->tag == FX_IV_NODE ? vt == FX_IV_TENSOR : scalar;
@@ -728,6 +771,7 @@ static bool arg_fits(const fx_arg_schema *a, const fx_ivalue *v) {
         for (int i = 0; i < v->u.list.n; i++) {
             const fx_ivalue *e = &v->u.list.items[i];
             fx_ivtag et = e->tag == FX_IV_NODE ? e->u.node->val.tag : e->tag;
+            if (et == FX_IV_SYMINT) et = FX_IV_INT;
             bool ok = a->type == FX_TY_INT_LIST     ? et == FX_IV_INT
                       : a->type == FX_TY_FLOAT_LIST ? et == FX_IV_FLOAT || et == FX_IV_INT
                       : a->type == FX_TY_BOOL_LIST  ? et == FX_IV_BOOL
@@ -917,6 +961,18 @@ static int load_metadata(gload *L, fx_node *n, const cJSON *md, const char *path
 
 static bool is_hop(const char *t) { return !strncmp(t, "torch.ops.higher_order.", 23); }
 
+/* The SymInt arithmetic fxdb prints and runs (serialize.py writes operator.add as
+ * "_operator.add", torch.sym_max as "torch.sym_max"). */
+static bool is_sym_op(const char *t) {
+    static const char *const ops[] = {"_operator.add",      "_operator.sub",  "_operator.mul",
+                                      "_operator.floordiv", "_operator.mod",  "torch.sym_max",
+                                      "torch.sym_min",      "operator.add",   "operator.sub",
+                                      "operator.mul",       "operator.floordiv", "operator.mod"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(t, ops[i])) return true;
+    return false;
+}
+
 /* One serialized node: its call, then its values (one, or a getitem per named output). */
 static int load_node(gload *L, const cJSON *nj, const char *path) {
     rctx *r = L->r;
@@ -992,6 +1048,8 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
         /* a custom op registered (torch.library) before the file was loaded */
     } else if (!strcmp(target, "_operator.getitem")) {
         snprintf(ftarget, sizeof ftarget, "getitem");
+    } else if (is_sym_op(target)) { /* SymInt arithmetic: fxdb's operator.add / torch.sym_max */
+        snprintf(ftarget, sizeof ftarget, "%s", target[0] == '_' ? target + 1 : target);
     } else if (!strncmp(target, "fxdb.", 5)) {
         snprintf(ftarget, sizeof ftarget, "%s", target);
     } else {
@@ -1044,6 +1102,7 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
         if (!r->rc && !strcmp(ftarget, "getitem") &&
             (nin != 2 || args[0].tag != FX_IV_NODE || args[1].tag != FX_IV_INT))
             bad(r, pi, "getitem takes a node and an int");
+        if (!r->rc && is_sym_op(target) && nin != 2) bad(r, pi, "%s takes 2 arguments", target);
         if (!r->rc) {
             n = fx_graph_call_target(L->g, ftarget, args, nin, hint, r->err);
             if (!n) r->rc = r->err->code;
@@ -1332,7 +1391,7 @@ static int load_payloads(const arch *a, const char *dir, const char *cfgname, fx
     cJSON *j = parse_json(a->what, cfgname, text, len, err);
     fx_free(text);
     if (!j) return err->code;
-    rctx r = {err, FX_OK, cfgname, a->what};
+    rctx r = {err, FX_OK, cfgname, a->what, NULL};
     const cJSON *cfg = jobjv(&r, jfield(&r, j, "config", ""), "config");
     int i = 0;
     for (const cJSON *e = cfg ? cfg->child : NULL; e && !r.rc; e = e->next, i++) {
@@ -1427,6 +1486,126 @@ static int check_state(const char *what, const fx_program *p, fx_err *err) {
 
 /* ---- the program ----------------------------------------------------------------------------------------- */
 
+/* A range [lo, hi] of fxdb's shape environment record (null = int_oo). */
+static fx_vr load_vr(rctx *r, const cJSON *v, const char *path) {
+    fx_vr out = {-FX_INT_OO, FX_INT_OO};
+    if (!jarr(r, v, path)) return out;
+    if (cJSON_GetArraySize(v) != 2) {
+        bad(r, path, "expected [lo, hi]");
+        return out;
+    }
+    const cJSON *lo = v->child, *hi = lo->next;
+    if (!cJSON_IsNull(lo)) out.lo = jint(r, lo, path);
+    if (!cJSON_IsNull(hi)) out.hi = jint(r, hi, path);
+    if (!r->rc && out.lo > out.hi) bad(r, path, "the empty range [%lld, %lld]", (long long)out.lo, (long long)out.hi);
+    return out;
+}
+
+static const char *opt_str(const cJSON *o, const char *key) {
+    const cJSON *v = jopt(o, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* fxdb's own record of the shape environment (graph module custom metadata "fxdb.shape_env"):
+ * every symbol as it was (numbers, ranges, sources), then replacements, guards and runtime
+ * asserts, so that the loaded program answers :why / :guards as the exported one. */
+static int load_shape_env(rctx *r, const cJSON *se, const char *path) {
+    if (!jobjv(r, se, path)) return r->rc;
+    SUB(ps, path, "symbols");
+    const cJSON *syms = jarr(r, jfield(r, se, "symbols", path), ps);
+    int i = 0;
+    for (const cJSON *e = syms ? syms->child : NULL; e && !r->rc; e = e->next, i++) {
+        SUB(pe, ps, "[%d]", i);
+        SUB(pn, pe, "name");
+        SUB(ph, pe, "hint");
+        SUB(pr, pe, "range");
+        SUB(pd, pe, "declared");
+        const char *name = jstr(r, jfield(r, e, "name", pe), pn);
+        fx_symbol_restore sr = {0};
+        sr.hint = jint(r, jfield(r, e, "hint", pe), ph);
+        sr.vr = load_vr(r, jfield(r, e, "range", pe), pr);
+        sr.declared = jopt(e, "declared") ? load_vr(r, jopt(e, "declared"), pd) : sr.vr;
+        sr.size_like = cJSON_IsTrue(jopt(e, "size_like"));
+        sr.source = opt_str(e, "source");
+        sr.loc = opt_str(e, "loc");
+        if (r->rc) break;
+        const fx_sym *sym;
+        if (pt2_sym_define(r->sy, name, &sr, &sym, r->err)) {
+            char m[sizeof r->err->msg];
+            snprintf(m, sizeof m, "%s", r->err->msg);
+            if (r->err->code == FX_ENOMEM) return r->rc = FX_ENOMEM;
+            return r->err->code == FX_ENOTIMPL ? unsupported(r, pn, "%s", m) : bad(r, pn, "%s", m);
+        }
+    }
+    i = 0;
+    for (const cJSON *e = syms ? syms->child : NULL; e && !r->rc; e = e->next, i++) {
+        const cJSON *rep = jopt(e, "replacement");
+        if (!rep) continue;
+        SUB(pe, ps, "[%d].replacement", i);
+        const char *text = jstr(r, rep, pe);
+        const fx_sym *to = text ? load_sym_text(r, text, pe) : NULL;
+        const fx_sym *sym = pt2_sym_lookup(r->sy, opt_str(e, "name"));
+        if (to && sym && fx_shape_env_restore_replacement(sym, to, r->err)) {
+            char m[sizeof r->err->msg];
+            snprintf(m, sizeof m, "%s", r->err->msg);
+            bad(r, pe, "%s", m);
+        }
+    }
+    for (int which = 0; which < 2 && !r->rc; which++) {
+        const char *key = which ? "asserts" : "guards";
+        SUB(pg, path, "%s", key);
+        const cJSON *gs = jopt(se, key);
+        if (!gs) continue;
+        if (!jarr(r, gs, pg)) break;
+        i = 0;
+        for (const cJSON *g = gs->child; g && !r->rc; g = g->next, i++) {
+            SUB(pe, pg, "[%d]", i);
+            if (!jobjv(r, g, pe)) break;
+            SUB(px, pe, "expr");
+            const char *text = jstr(r, jfield(r, g, "expr", pe), px);
+            const fx_sym *e = text ? load_sym_text(r, text, px) : NULL;
+            if (e && fx_shape_env_restore_guard(r->sy->env, which == 1, e, opt_str(g, "loc"),
+                                                opt_str(g, "line"), opt_str(g, "op"), r->err)) {
+                char m[sizeof r->err->msg];
+                snprintf(m, sizeof m, "%s", r->err->msg);
+                if (r->err->code == FX_ENOMEM) r->rc = FX_ENOMEM;
+                else bad(r, px, "%s", m);
+            }
+        }
+    }
+    return r->rc;
+}
+
+/* The symbols a file written by PyTorch gives its inputs' sizes, created in input order with
+ * their example values (the as_expr hints) and sources, before any expression uses them. */
+static int input_symbols(rctx *r, const cJSON *gj) {
+    const cJSON *ins = jopt(gj, "inputs"), *tv = jopt(gj, "tensor_values");
+    for (const cJSON *a = cJSON_IsArray(ins) ? ins->child : NULL; a && !r->rc; a = a->next) {
+        const cJSON *nm = jopt(jopt(a, "as_tensor"), "name");
+        if (!cJSON_IsString(nm)) continue;
+        const cJSON *sizes = jopt(jopt(tv, nm->valuestring), "sizes");
+        int d = 0;
+        for (const cJSON *sz = cJSON_IsArray(sizes) ? sizes->child : NULL; sz && !r->rc; sz = sz->next, d++) {
+            const cJSON *x = jopt(sz, "as_expr");
+            const cJSON *es = jopt(x, "expr_str");
+            char name[24];
+            if (!cJSON_IsString(es) || !pt2_sym_bare_name(es->valuestring, name, sizeof name) ||
+                pt2_sym_lookup(r->sy, name))
+                continue;
+            const cJSON *h = jopt(jopt(x, "hint"), "as_int");
+            char src[300];
+            snprintf(src, sizeof src, "L['%.200s'].size()[%d]", nm->valuestring, d);
+            const fx_sym *sym;
+            /* a malformed one is reported where the graph reads it */
+            if (pt2_sym_create(r->sy, name, cJSON_IsNumber(h) ? (int64_t)h->valuedouble : 0,
+                               cJSON_IsNumber(h) && h->valuedouble == (double)(int64_t)h->valuedouble,
+                               src, &sym, r->err) == FX_ENOMEM)
+                return r->rc = FX_ENOMEM;
+        }
+    }
+    return r->rc;
+}
+
 /* The serialized ExportedProgram (ep JSON) as a program without state. */
 static int load_program(rctx *r, const cJSON *ep, fx_program *p) {
     SUB(psv, "", "schema_version");
@@ -1445,36 +1624,46 @@ static int load_program(rctx *r, const cJSON *ep, fx_program *p) {
                                    FX_PT2_SCHEMA_MAJOR, FX_PT2_SCHEMA_MAJOR, FX_PT2_SCHEMA_MINOR);
     const cJSON *gm = jobjv(r, jfield(r, ep, "graph_module", ""), "graph_module");
     if (!gm) return r->rc;
-    p->graph = load_graph(r, jfield(r, gm, "graph", "graph_module"), "graph_module.graph", 0);
-    if (!p->graph) return r->rc;
-    if (load_signature(r, jfield(r, gm, "signature", "graph_module"), "graph_module.signature", p))
-        return r->rc;
-    if (check_signature(r, "graph_module.signature", p)) return r->rc;
     const cJSON *rcons = jopt(ep, "range_constraints");
-    if (cJSON_IsObject(rcons) && cJSON_GetArraySize(rcons) > 0)
-        return unsupported(r, "range_constraints", "symbols with ranges (%s, ...): dynamic shapes are not supported by fxdb yet",
-                           rcons->child->string);
+    if (rcons && !jobjv(r, rcons, "range_constraints")) return r->rc;
+    for (const cJSON *c = rcons ? rcons->child : NULL; c; c = c->next) {
+        SUB(pc, "range_constraints", "%s", c->string);
+        bool found;
+        fx_vr vr;
+        if (pt2_sym_range(rcons, c->string, &found, &vr, r->err)) {
+            char m[sizeof r->err->msg];
+            snprintf(m, sizeof m, "%s", r->err->msg);
+            return bad(r, pc, "%s", m);
+        }
+    }
+    r->sy->ranges = rcons;
+    /* fxdb's own metadata first: its shape environment names the symbols the graph uses */
+    const cJSON *md = jopt(gm, "metadata");
+    const cJSON *custom = jopt(md, "custom");
+    cJSON *cj = cJSON_IsString(custom) ? parse_inner(custom->valuestring) : NULL;
+    const cJSON *se = jopt(jopt(cj, "fxdb"), "shape_env");
+    if (se) load_shape_env(r, se, "graph_module.metadata.custom.fxdb.shape_env");
+    if (!r->rc) input_symbols(r, jopt(gm, "graph"));
+    if (!r->rc) p->graph = load_graph(r, jfield(r, gm, "graph", "graph_module"), "graph_module.graph", 0);
+    if (!p->graph || load_signature(r, jfield(r, gm, "signature", "graph_module"), "graph_module.signature", p) ||
+        check_signature(r, "graph_module.signature", p)) {
+        cJSON_Delete(cj);
+        return r->rc;
+    }
     const cJSON *ver = jopt(ep, "verifiers");
     for (const cJSON *v = cJSON_IsArray(ver) ? ver->child : NULL; v; v = v->next)
         if (cJSON_IsString(v) && !strcmp(v->valuestring, "TRAINING")) p->training_ir = true;
     /* fxdb's raw graph, when fxdb wrote the file */
-    const cJSON *md = jopt(gm, "metadata");
-    const cJSON *custom = jopt(md, "custom");
-    if (cJSON_IsString(custom)) {
-        cJSON *cj = parse_inner(custom->valuestring);
-        const cJSON *raw = jopt(jopt(cj, "fxdb"), "raw_graph");
-        if (raw) {
-            const char *file = r->file;
-            p->raw = load_graph(r, raw, "graph_module.metadata.custom.fxdb.raw_graph", 0);
-            r->file = file;
-        }
-        cJSON_Delete(cj);
-        if (r->rc) return r->rc;
-    }
+    const cJSON *raw = jopt(jopt(cj, "fxdb"), "raw_graph");
+    if (raw) p->raw = load_graph(r, raw, "graph_module.metadata.custom.fxdb.raw_graph", 0);
+    cJSON_Delete(cj);
+    if (r->rc) return r->rc;
     if (!p->raw) {
         p->raw = fx_graph_clone(p->graph, r->err);
         if (!p->raw) return r->rc = r->err->code;
     }
+    p->shape_env = r->sy->env; /* the program takes the environment's reference */
+    r->sy->env = NULL;
     return FX_OK;
 }
 
@@ -1580,8 +1769,11 @@ int fx_pt2_load_buffer(const void *data, size_t len, const char *what, fx_progra
         rc = fx_err_setf(err, FX_ENOMEM, "out of memory");
         goto done;
     }
-    rctx r = {err, FX_OK, file, what};
-    if ((rc = load_program(&r, ep, p))) goto done;
+    pt2_syms sy = {0};
+    rctx r = {err, FX_OK, file, what, &sy};
+    rc = load_program(&r, ep, p);
+    pt2_syms_free(&sy);
+    if (rc) goto done;
     if (legacy) {
         if ((rc = load_torch_save_entry(&a, "serialized_state_dict.pt", &p->state, &p->nstate, err))) goto done;
         if (arch_find(&a, "serialized_constants.pt") >= 0 &&

@@ -121,25 +121,91 @@ static void fail(wctx *w, int code, const char *fmt, const char *a, const char *
 
 /* ---- tensor metas ------------------------------------------------------------------------------- */
 
-/* SymInt: {"as_int": n}. [sym] Once sizes can be symbolic (issue 9), a symbolic size is written
- * {"as_expr": {"expr_str": <sympy srepr, e.g. "Symbol('s0', integer=True, positive=True)">,
- * "hint": {"as_int": <example value>}}} here, and the program's range constraints go to
- * ExportedProgram.range_constraints as {"s0": {"min_val": 2, "max_val": null}}. */
+/* e as sympy's srepr, which serialize.py's _print_sympy writes as a SymExpr's expr_str since
+ * torch 2.7: Symbol('s0', integer=True, positive=True) for a size symbol, Symbol('u0',
+ * integer=True) for an unbacked one, Integer(n), Add(...), Mul(...), Pow(a, Integer(k)),
+ * FloorDiv(a, b), PythonMod(a, b) (Python's %), Max / Min(...), and the relations Eq, Ne,
+ * StrictLessThan, LessThan, StrictGreaterThan, GreaterThan. torch's reader sympifies the text,
+ * so only the value of each expression matters, not the order of its arguments. */
+static void srepr(fx_strbuf *sb, const fx_sym *e) {
+    char name[32];
+    int n = fx_sym_nargs(e);
+    switch (fx_sym_kind_of(e)) {
+    case FX_SYM_CONST: fx_strbuf_appendf(sb, "Integer(%lld)", (long long)fx_sym_const_value(e)); return;
+    case FX_SYM_BOOL: fx_strbuf_append(sb, fx_sym_const_value(e) ? "True" : "False"); return;
+    case FX_SYM_SYMBOL:
+        fx_sym_str(e, name, sizeof name);
+        fx_strbuf_appendf(sb, "Symbol('%s', integer=True%s)", name,
+                          fx_sym_has_unbacked(e) ? "" : ", positive=True");
+        return;
+    case FX_SYM_ADD:
+        fx_strbuf_append(sb, "Add(");
+        for (int i = 0; i < n; i++) {
+            if (i) fx_strbuf_append(sb, ", ");
+            srepr(sb, fx_sym_arg(e, i));
+        }
+        if (fx_sym_coeff(e)) fx_strbuf_appendf(sb, ", Integer(%lld)", (long long)fx_sym_coeff(e));
+        fx_strbuf_putc(sb, ')');
+        return;
+    case FX_SYM_MUL: {
+        bool one = fx_sym_coeff(e) == 1;
+        if (!one || n > 1) fx_strbuf_append(sb, "Mul(");
+        if (!one) fx_strbuf_appendf(sb, "Integer(%lld)", (long long)fx_sym_coeff(e));
+        for (int i = 0; i < n; i++) {
+            if (i || !one) fx_strbuf_append(sb, ", ");
+            if (fx_sym_exp(e, i) > 1) fx_strbuf_append(sb, "Pow(");
+            srepr(sb, fx_sym_arg(e, i));
+            if (fx_sym_exp(e, i) > 1) fx_strbuf_appendf(sb, ", Integer(%lld))", (long long)fx_sym_exp(e, i));
+        }
+        if (!one || n > 1) fx_strbuf_putc(sb, ')');
+        return;
+    }
+    default: break;
+    }
+    static const char *const names[] = {
+        [FX_SYM_FLOORDIV] = "FloorDiv", [FX_SYM_MOD] = "PythonMod", [FX_SYM_MAX] = "Max",
+        [FX_SYM_MIN] = "Min", [FX_SYM_EQ] = "Eq", [FX_SYM_NE] = "Ne", [FX_SYM_LT] = "StrictLessThan",
+        [FX_SYM_LE] = "LessThan", [FX_SYM_GT] = "StrictGreaterThan", [FX_SYM_GE] = "GreaterThan"};
+    fx_sym_kind k = fx_sym_kind_of(e);
+    fx_strbuf_appendf(sb, "%s(", k < sizeof names / sizeof names[0] && names[k] ? names[k] : "?");
+    for (int i = 0; i < n; i++) {
+        if (i) fx_strbuf_append(sb, ", ");
+        srepr(sb, fx_sym_arg(e, i));
+    }
+    fx_strbuf_putc(sb, ')');
+}
+
+/* The SymExpr of e: {"expr_str": srepr, "hint": {"as_int": v}} (no hint when e involves an
+ * unbacked symbol, as serialize_sym_int leaves it out when the hint is None). */
+static cJSON *sym_expr(const fx_sym *e, int64_t hint) {
+    fx_strbuf sb = FX_STRBUF_INIT;
+    srepr(&sb, e);
+    cJSON *x = cJSON_CreateObject();
+    cJSON_AddStringToObject(x, "expr_str", sb.oom ? "" : fx_strbuf_cstr(&sb));
+    fx_strbuf_free(&sb);
+    if (!fx_sym_has_unbacked(e)) cJSON_AddItemToObject(x, "hint", jobj1("as_int", jint(hint)));
+    return x;
+}
+
+/* SymInt: {"as_int": n}, or {"as_expr": SymExpr} for a symbolic value. */
 static cJSON *sym_int(int64_t v) { return jobj1("as_int", jint(v)); }
+static cJSON *sym_value(fx_symint v) {
+    return v.expr ? jobj1("as_expr", sym_expr(v.expr, v.hint)) : sym_int(v.hint);
+}
 
 static cJSON *tensor_meta(const fx_tensor *t) {
     cJSON *m = cJSON_CreateObject();
     int nd = fx_tensor_ndim(t);
     cJSON_AddItemToObject(m, "dtype", jint(pt2_scalar_type(fx_tensor_dtype(t))));
     cJSON *sizes = cJSON_AddArrayToObject(m, "sizes");
-    for (int d = 0; d < nd; d++) cJSON_AddItemToArray(sizes, sym_int(fx_tensor_size(t, d)));
+    for (int d = 0; d < nd; d++) cJSON_AddItemToArray(sizes, sym_value(fx_tensor_sym_size(t, d)));
     cJSON_AddBoolToObject(m, "requires_grad", fx_tensor_requires_grad(t));
     cJSON *dev = cJSON_AddObjectToObject(m, "device");
     cJSON_AddStringToObject(dev, "type", "cpu");
     cJSON_AddNullToObject(dev, "index");
     cJSON *strides = cJSON_AddArrayToObject(m, "strides");
-    for (int d = 0; d < nd; d++) cJSON_AddItemToArray(strides, sym_int(fx_tensor_stride(t, d)));
-    cJSON_AddItemToObject(m, "storage_offset", sym_int(0));
+    for (int d = 0; d < nd; d++) cJSON_AddItemToArray(strides, sym_value(fx_tensor_sym_stride(t, d)));
+    cJSON_AddItemToObject(m, "storage_offset", sym_value(fx_tensor_sym_offset(t)));
     cJSON_AddItemToObject(m, "layout", jint(7)); /* Layout.Strided */
     return m;
 }
@@ -165,7 +231,8 @@ static const char *const MEMFORMATS[] = {NULL, "contiguous_format", "channels_la
                                          "channels_last_3d", "preserve_format"};
 
 static bool is_node_of(const fx_ivalue *v, fx_ivtag valtag) {
-    return v->tag == FX_IV_NODE && v->u.node->val.tag == valtag;
+    return v->tag == FX_IV_NODE && (v->u.node->val.tag == valtag ||
+                                    (valtag == FX_IV_INT && v->u.node->val.tag == FX_IV_SYMINT));
 }
 
 /* One argument value as an Argument union. `a` is its schema entry, or NULL (higher-order ops,
@@ -307,11 +374,17 @@ static cJSON *ser_aten_inputs(gctx *c, const fx_node *n) {
     return arr;
 }
 
+/* Whether n is SymInt arithmetic (operator.add, torch.sym_max ...): serialize_sym_op_inputs
+ * names its arguments after the Python function's parameters, (a, b). */
+static bool is_sym_op(const fx_node *n) {
+    return !n->aten && (!strncmp(n->target, "operator.", 9) || !strncmp(n->target, "torch.sym_", 10));
+}
+
 static cJSON *ser_plain_inputs(gctx *c, const fx_node *n) {
     cJSON *arr = cJSON_CreateArray();
     for (int i = 0; i < n->nargs; i++) {
         cJSON *na = cJSON_CreateObject();
-        cJSON_AddStringToObject(na, "name", "");
+        cJSON_AddStringToObject(na, "name", is_sym_op(n) && i < 2 ? (i ? "b" : "a") : "");
         cJSON_AddItemToObject(na, "arg", ser_arg(c, NULL, &n->args[i]));
         cJSON_AddItemToObject(na, "kind", jint(1));
         cJSON_AddItemToArray(arr, na);
@@ -327,7 +400,9 @@ static cJSON *ser_output(gctx *c, const char *name, const fx_ivalue *val) {
         cJSON_AddItemToObject(c->tensor_values, name, tensor_meta(val->u.t));
         return jname("as_tensor", name);
     case FX_IV_INT:
-        cJSON_AddItemToObject(c->sym_int_values, name, sym_int(val->u.i));
+    case FX_IV_SYMINT:
+        cJSON_AddItemToObject(c->sym_int_values, name,
+                              val->tag == FX_IV_INT ? sym_int(val->u.i) : sym_value(val->u.si));
         return jobj1("as_sym_int", jobj1("as_name", cJSON_CreateString(name)));
     case FX_IV_FLOAT:
         cJSON_AddItemToObject(c->sym_float_values, name, jobj1("as_float", jfloat(val->u.f)));
@@ -487,6 +562,8 @@ static cJSON *ser_graph(wctx *w, const fx_graph *g) {
             else if (!strncmp(n->target, "aten.", 5) || !strncmp(n->target, "higher_order.", 13))
                 snprintf(target, sizeof target, "torch.ops.%s", n->target);
             else if (!strcmp(n->target, "getitem")) snprintf(target, sizeof target, "_operator.getitem");
+            else if (!strncmp(n->target, "operator.", 9)) /* operator.add.__module__ is _operator */
+                snprintf(target, sizeof target, "_%s", n->target);
             else snprintf(target, sizeof target, "%s", n->target);
             cJSON_AddStringToObject(nj, "target", target);
             cJSON_AddItemToObject(nj, "inputs", n->aten ? ser_aten_inputs(&c, n) : ser_plain_inputs(&c, n));
@@ -629,6 +706,79 @@ static cJSON *ser_module_call_graph(const fx_program *p) {
     return arr;
 }
 
+/* A range bound as RangeConstraint holds it: an int, or null for -int_oo / int_oo (what
+ * serialize_range_constraints writes for them). */
+static cJSON *bound_json(int64_t v) {
+    return v >= FX_INT_OO || v <= -FX_INT_OO ? cJSON_CreateNull() : jint(v);
+}
+static cJSON *vr_json(fx_vr r) {
+    cJSON *a = cJSON_CreateArray();
+    cJSON_AddItemToArray(a, bound_json(r.lo));
+    cJSON_AddItemToArray(a, bound_json(r.hi));
+    return a;
+}
+
+/* ExportedProgram.range_constraints: {"s0": {"min_val": 2, "max_val": 64}} for the symbols the
+ * program prints in its range constraints (fx_program_range_symbols). */
+static cJSON *ser_range_constraints(const fx_program *p) {
+    cJSON *rc = cJSON_CreateObject();
+    const fx_symbol_info *syms[256];
+    int n = fx_program_range_symbols(p, syms, 256);
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        fx_vr r = fx_symbol_constraint_range(syms[i]);
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddItemToObject(o, "min_val", bound_json(r.lo));
+        cJSON_AddItemToObject(o, "max_val", bound_json(r.hi));
+        cJSON_AddItemToObject(rc, fx_sym_str(syms[i]->sym, name, sizeof name), o);
+    }
+    return rc;
+}
+
+static cJSON *sym_text(const fx_sym *e) {
+    fx_strbuf sb = FX_STRBUF_INIT;
+    srepr(&sb, e);
+    cJSON *s = cJSON_CreateString(sb.oom ? "" : fx_strbuf_cstr(&sb));
+    fx_strbuf_free(&sb);
+    return s;
+}
+
+/* fxdb's shape environment, for :why / :guards on the loaded program: every symbol in creation
+ * order (name, hint, range, declared range, size_like, source, loc, replacement as srepr), the
+ * guards and the runtime asserts (expr, loc, line, op). */
+static cJSON *ser_shape_env(fx_shape_env *env) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON *syms = cJSON_AddArrayToObject(o, "symbols");
+    int n;
+    const fx_symbol_info *si = fx_shape_env_symbols(env, &n);
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        cJSON *s = cJSON_CreateObject();
+        cJSON_AddStringToObject(s, "name", fx_sym_str(si[i].sym, name, sizeof name));
+        cJSON_AddItemToObject(s, "hint", jint(si[i].hint));
+        cJSON_AddItemToObject(s, "range", vr_json(si[i].vr));
+        cJSON_AddItemToObject(s, "declared", vr_json(si[i].declared));
+        cJSON_AddBoolToObject(s, "size_like", fx_shape_env_is_size_like(env, si[i].sym));
+        cJSON_AddStringToObject(s, "source", si[i].source ? si[i].source : "");
+        cJSON_AddStringToObject(s, "loc", si[i].loc ? si[i].loc : "");
+        if (si[i].replacement) cJSON_AddItemToObject(s, "replacement", sym_text(si[i].replacement));
+        cJSON_AddItemToArray(syms, s);
+    }
+    for (int which = 0; which < 2; which++) {
+        const fx_guard *g = which ? fx_shape_env_runtime_asserts(env, &n) : fx_shape_env_guards(env, &n);
+        cJSON *arr = cJSON_AddArrayToObject(o, which ? "asserts" : "guards");
+        for (int i = 0; i < n; i++) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddItemToObject(e, "expr", sym_text(g[i].expr));
+            cJSON_AddStringToObject(e, "loc", g[i].loc ? g[i].loc : "");
+            cJSON_AddStringToObject(e, "line", g[i].line ? g[i].line : "");
+            cJSON_AddStringToObject(e, "op", g[i].op ? g[i].op : "");
+            cJSON_AddItemToArray(arr, e);
+        }
+    }
+    return o;
+}
+
 /* The serialized ExportedProgram (schema.py ExportedProgram). */
 static cJSON *ser_program(wctx *w, const fx_program *p) {
     cJSON *ep = cJSON_CreateObject();
@@ -637,10 +787,12 @@ static cJSON *ser_program(wctx *w, const fx_program *p) {
     cJSON_AddItemToObject(gm, "signature", ser_signature(p));
     cJSON_AddItemToObject(gm, "module_call_graph", ser_module_call_graph(p));
     cJSON *meta = cJSON_AddObjectToObject(gm, "metadata");
-    if (p->raw) { /* fxdb's raw graph, for :graph raw and provenance, in the custom metadata */
+    if (p->raw || p->shape_env) { /* fxdb's raw graph (for :graph raw and provenance) and
+                                     shape environment, in the custom metadata */
         cJSON *fx = cJSON_CreateObject();
         cJSON_AddItemToObject(fx, "format", jint(1));
-        cJSON_AddItemToObject(fx, "raw_graph", ser_graph(w, p->raw));
+        if (p->shape_env) cJSON_AddItemToObject(fx, "shape_env", ser_shape_env(p->shape_env));
+        if (p->raw) cJSON_AddItemToObject(fx, "raw_graph", ser_graph(w, p->raw));
         cJSON *custom = jobj1("fxdb", fx);
         char *s = cJSON_PrintUnformatted(custom);
         cJSON_Delete(custom);
@@ -651,7 +803,7 @@ static cJSON *ser_program(wctx *w, const fx_program *p) {
     cJSON_AddObjectToObject(gm, "treespec_namedtuple_fields");
     cJSON *ops = cJSON_AddObjectToObject(ep, "opset_version");
     cJSON_AddItemToObject(ops, "aten", jint(10));
-    cJSON_AddObjectToObject(ep, "range_constraints"); /* [sym] symbols' ranges go here */
+    cJSON_AddItemToObject(ep, "range_constraints", ser_range_constraints(p));
     cJSON *sv = cJSON_AddObjectToObject(ep, "schema_version");
     cJSON_AddItemToObject(sv, "major", jint(FX_PT2_SCHEMA_MAJOR));
     cJSON_AddItemToObject(sv, "minor", jint(FX_PT2_SCHEMA_MINOR));
@@ -798,53 +950,7 @@ static int add_json(zlist *z, const char *root, const char *name, cJSON *j, fx_e
     return rc;
 }
 
-/* [sym] A value with a symbolic size (or a SymInt) as text in buf, or false. Until the writer
- * emits as_expr sizes and range constraints (see sym_int above), such programs are refused
- * rather than saved with their sizes silently specialized to the example's. */
-static bool symbolic_value(const fx_ivalue *v, char *buf, int cap) {
-    if (v->tag == FX_IV_SYMINT) {
-        fx_sym_str(v->u.si.expr, buf, cap);
-        return true;
-    }
-    if (v->tag == FX_IV_TENSOR && fx_tensor_is_symbolic(v->u.t)) {
-        for (int d = 0; d < fx_tensor_ndim(v->u.t); d++) {
-            fx_symint si = fx_tensor_sym_size(v->u.t, d);
-            if (fx_si_is_sym(si)) {
-                fx_sym_str(si.expr, buf, cap);
-                return true;
-            }
-        }
-        snprintf(buf, (size_t)cap, "a symbolic stride");
-        return true;
-    }
-    if (v->tag == FX_IV_LIST)
-        for (int i = 0; i < v->u.list.n; i++)
-            if (symbolic_value(&v->u.list.items[i], buf, cap)) return true;
-    return false;
-}
-
-static const fx_node *symbolic_node(const fx_graph *g, char *buf, int cap) {
-    for (const fx_node *n = g ? fx_graph_first(g) : NULL; n; n = n->next) {
-        if (symbolic_value(&n->val, buf, cap)) return n;
-        for (int a = 0; a < n->nargs; a++)
-            if (symbolic_value(&n->args[a], buf, cap)) return n;
-        if (n->subgraph) {
-            const fx_node *s = symbolic_node(n->subgraph, buf, cap);
-            if (s) return s;
-        }
-    }
-    return NULL;
-}
-
 int fx_pt2_save(const fx_program *p, const char *path, fx_err *err) {
-    char symtext[128];
-    const fx_node *sn = symbolic_node(p->graph, symtext, sizeof symtext);
-    if (!sn) sn = symbolic_node(p->raw, symtext, sizeof symtext);
-    if (sn)
-        return fx_err_setf(err, FX_ENOTIMPL,
-                           "cannot save '%s': node %s has the symbolic size %s; saving programs "
-                           "with dynamic shapes is not supported yet",
-                           path, sn->name, symtext);
     /* PyTorchFileWriter's root folder: the file's base name without its extension */
     char root[128];
     const char *base = strrchr(path, '/');

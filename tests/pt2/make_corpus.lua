@@ -16,4 +16,14 @@ torch.export.save(torch.export.export(m, args, {ir = "training"}), dir .. "/trai
 local S = nn.Module:extend("S")
 function S:forward(x) return torch.cat({x, x * 2}, 0):split(2, 0)[1] end
 torch.export.save(torch.export.export(S(), {torch.ones(2, 2)}), dir .. "/split.pt2")
+-- a dynamic program: as_expr sizes, sym_size.int / operator nodes, range constraints, guards
+local D = nn.Module:extend("D")
+function D:forward(x, y)
+  local n = x:size(0)
+  return torch.cat({x, y}, 0), x:narrow(0, 0, n // 2) * 2, torch.zeros({n + 1, 2 * n}), x:view(-1)
+end
+local Dim = torch.export.Dim
+torch.export.save(torch.export.export(D(), {torch.randn(6, 3), torch.randn(4, 3)},
+  {dynamic_shapes = {x = {[0] = Dim("b", {min = 2, max = 64})}, y = {[0] = Dim.AUTO}}}),
+  dir .. "/dynamic.pt2")
 print("corpus written to " .. dir)

@@ -341,11 +341,11 @@ T.test("a signature that disagrees with the graph", function()
   T.checkerr("mutates 'ghost', which is not an input of that kind", torch.export.load, write(archive({["m/models/model.json"] = j})))
 end)
 
-T.test("symbolic sizes are refused until dynamic shapes land, naming the symbol", function()
-  local j = program_json():gsub('"x": {"dtype": 7, "sizes": %[{"as_int": 3}%]',
-    '"x": {"dtype": 7, "sizes": [{"as_expr": {"expr_str": "s0", "hint": {"as_int": 3}}}]', 1)
-  T.checkerr("symbolic size s0: dynamic shapes are not supported by fxdb yet", torch.export.load,
-    write(archive({["m/models/model.json"] = j})))
+T.test("a weight's tensor_meta cannot have a symbolic size (tests/pt2/test_dynamic.lua has the graph's)", function()
+  local cfg = WEIGHTS_CONFIG:gsub('"sizes": %[{"as_int": 3}%]',
+    '"sizes": [{"as_expr": {"expr_str": "s0", "hint": {"as_int": 3}}}]', 1)
+  T.checkerr("config.state.tensor_meta.sizes[0].as_expr.expr_str: a symbolic size (s0) where only concrete sizes can be",
+    torch.export.load, write(archive({["m/data/weights/model_weights_config.json"] = cfg})))
 end)
 
 T.test("a failed load leaves the previous program alone", function()
