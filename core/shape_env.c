@@ -255,6 +255,24 @@ int fx_shape_env_restore_guard(fx_shape_env *env, bool runtime_assert, const fx_
     return add_fact(env, expr, err);
 }
 
+int fx_shape_env_restore_refinement(fx_shape_env *env, const fx_sym_refinement *r, fx_err *err) {
+    int nrec = r->is_assert ? env->nasserts : env->nguards;
+    if (fx_sym_is_error(r->sym) || r->sym->env != env || r->sym->kind != FX_SYM_SYMBOL ||
+        r->index < 0 || r->index >= nrec ||
+        (r->replacement && (fx_sym_is_error(r->replacement) || r->replacement->env != env)))
+        return fx_err_setf(err, FX_EARG, "a refinement needs a symbol of the environment and the "
+                                         "number of a recorded guard or assert");
+    if (env->nrefs == env->caprefs) {
+        int cap = env->caprefs ? env->caprefs * 2 : 16;
+        fx_sym_refinement *v = fx_realloc(env->refs, sizeof *v * (size_t)cap);
+        if (!v) return fx_err_setf(err, FX_ENOMEM, "out of memory recording a guard");
+        env->refs = v;
+        env->caprefs = cap;
+    }
+    env->refs[env->nrefs++] = *r;
+    return FX_OK;
+}
+
 const fx_symbol_info *fx_shape_env_symbols(const fx_shape_env *env, int *n) {
     *n = env->nsyms;
     return env->syms;

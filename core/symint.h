@@ -160,6 +160,11 @@ int fx_shape_env_restore_replacement(const fx_sym *s, const fx_sym *repl, fx_err
 int fx_shape_env_restore_guard(fx_shape_env *env, bool runtime_assert, const fx_sym *expr,
                                const char *loc, const char *line, const char *op, fx_err *err);
 
+/* Appends what a guard or assert of a saved program taught (after fx_shape_env_restore_guard
+ * recorded it): r->sym a symbol of env, r->index a recorded guard (or assert) number. FX_EARG
+ * otherwise; FX_ENOMEM. */
+int fx_shape_env_restore_refinement(fx_shape_env *env, const fx_sym_refinement *r, fx_err *err);
+
 /* Symbols of env in creation order (backed and unbacked interleaved); borrowed, valid until the
  * next symbol is created. */
 const fx_symbol_info *fx_shape_env_symbols(const fx_shape_env *env, int *n);

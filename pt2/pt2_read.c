@@ -1507,8 +1507,8 @@ static const char *opt_str(const cJSON *o, const char *key) {
 }
 
 /* fxdb's own record of the shape environment (graph module custom metadata "fxdb.shape_env"):
- * every symbol as it was (numbers, ranges, sources), then replacements, guards and runtime
- * asserts, so that the loaded program answers :why / :guards as the exported one. */
+ * every symbol as it was (numbers, ranges, sources), then replacements, guards, runtime asserts
+ * and what each taught, so that the loaded program answers :why / :guards as the exported one. */
 static int load_shape_env(rctx *r, const cJSON *se, const char *path) {
     if (!jobjv(r, se, path)) return r->rc;
     SUB(ps, path, "symbols");
@@ -1571,6 +1571,36 @@ static int load_shape_env(rctx *r, const cJSON *se, const char *path) {
                 if (r->err->code == FX_ENOMEM) r->rc = FX_ENOMEM;
                 else bad(r, px, "%s", m);
             }
+        }
+    }
+    SUB(pr, path, "refinements");
+    const cJSON *refs = r->rc ? NULL : jopt(se, "refinements");
+    if (refs && !jarr(r, refs, pr)) return r->rc;
+    i = 0;
+    for (const cJSON *e = refs ? refs->child : NULL; e && !r->rc; e = e->next, i++) {
+        SUB(pe, pr, "[%d]", i);
+        if (!jobjv(r, e, pe)) break;
+        SUB(ps2, pe, "symbol");
+        SUB(pb, pe, "before");
+        SUB(pa, pe, "after");
+        SUB(pp, pe, "replacement");
+        fx_sym_refinement rf = {0};
+        const char *sname = jstr(r, jfield(r, e, "symbol", pe), ps2);
+        rf.sym = sname ? pt2_sym_lookup(r->sy, sname) : NULL;
+        if (sname && !rf.sym) bad(r, ps2, "no symbol '%s'", sname);
+        rf.is_assert = jopt(e, "assert") != NULL;
+        SUB(pi, pe, "%s", rf.is_assert ? "assert" : "guard");
+        rf.index = (int)jint(r, jfield(r, e, rf.is_assert ? "assert" : "guard", pe), pi);
+        rf.before = load_vr(r, jfield(r, e, "before", pe), pb);
+        rf.after = load_vr(r, jfield(r, e, "after", pe), pa);
+        const cJSON *rp = jopt(e, "replacement");
+        const char *text = rp ? jstr(r, rp, pp) : NULL;
+        if (text) rf.replacement = load_sym_text(r, text, pp);
+        if (!r->rc && fx_shape_env_restore_refinement(r->sy->env, &rf, r->err)) {
+            char m[sizeof r->err->msg];
+            snprintf(m, sizeof m, "%s", r->err->msg);
+            if (r->err->code == FX_ENOMEM) r->rc = FX_ENOMEM;
+            else bad(r, pe, "%s", m);
         }
     }
     return r->rc;

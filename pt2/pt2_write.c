@@ -745,7 +745,8 @@ static cJSON *sym_text(const fx_sym *e) {
 
 /* fxdb's shape environment, for :why / :guards on the loaded program: every symbol in creation
  * order (name, hint, range, declared range, size_like, source, loc, replacement as srepr), the
- * guards and the runtime asserts (expr, loc, line, op). */
+ * guards and the runtime asserts (expr, loc, line, op), and what each taught (refinements:
+ * symbol, guard or assert number, range before and after, replacement). */
 static cJSON *ser_shape_env(fx_shape_env *env) {
     cJSON *o = cJSON_CreateObject();
     cJSON *syms = cJSON_AddArrayToObject(o, "symbols");
@@ -775,6 +776,18 @@ static cJSON *ser_shape_env(fx_shape_env *env) {
             cJSON_AddStringToObject(e, "op", g[i].op ? g[i].op : "");
             cJSON_AddItemToArray(arr, e);
         }
+    }
+    const fx_sym_refinement *rf = fx_shape_env_refinements(env, &n);
+    cJSON *refs = cJSON_AddArrayToObject(o, "refinements");
+    for (int i = 0; i < n; i++) {
+        char name[32];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "symbol", fx_sym_str(rf[i].sym, name, sizeof name));
+        cJSON_AddItemToObject(e, rf[i].is_assert ? "assert" : "guard", jint(rf[i].index));
+        cJSON_AddItemToObject(e, "before", vr_json(rf[i].before));
+        cJSON_AddItemToObject(e, "after", vr_json(rf[i].after));
+        if (rf[i].replacement) cJSON_AddItemToObject(e, "replacement", sym_text(rf[i].replacement));
+        cJSON_AddItemToArray(refs, e);
     }
     return o;
 }

@@ -78,6 +78,14 @@ local function compare(ep, m, args)
   end
   local s1, s2 = dump(ep._shape_info), dump(ep2._shape_info)
   check("shape environment", s1 == s2, s1 .. "\n--- loaded:\n" .. s2)
+  if ep._shape_info then -- :guards and :why s0 read it: the same text for both
+    local g1, g2 = tostring(fxdb.guards(ep)), tostring(fxdb.guards(ep2))
+    check("fxdb.guards", g1 == g2, g1 .. "\n--- loaded:\n" .. g2)
+    for _, sym in ipairs(ep._shape_info.symbols or {}) do
+      local w1, w2 = tostring(fxdb.why(sym.name, ep)), tostring(fxdb.why(sym.name, ep2))
+      check("fxdb.why " .. sym.name, w1 == w2, w1 .. "\n--- loaded:\n" .. w2)
+    end
+  end
   check("raw graph", tostring(ep.raw) == tostring(ep2.raw), tostring(ep.raw) .. "\n--- loaded:\n" .. tostring(ep2.raw))
   for _, spec in ipairs(ep.graph_signature.output_specs) do
     if spec.kind ~= "USER_OUTPUT" then

@@ -227,6 +227,9 @@ T.test("an fxdb program with guards and derived sizes: same print, shape environ
     T.eq(s2.loc, s.loc)
     T.eq(s2.hint, s.hint)
   end
+  T.eq(tostring(fxdb.guards(ep2)), tostring(fxdb.guards(ep)))
+  T.eq(tostring(fxdb.why("s0", ep2)), tostring(fxdb.why("s0", ep)))
+  T.truthy(tostring(fxdb.why("s0", ep2)):find("L['x'].size()[0]", 1, true), tostring(fxdb.why("s0", ep2)))
   for _, sz in ipairs({{2, 1}, {10, 7}, {64, 3}}) do
     local x, y = torch.randn(sz[1], 3), torch.randn(sz[2], 3)
     local r1, r2 = fxdb.run(ep, {x, y}), fxdb.run(ep2, {x, y})
