@@ -878,8 +878,17 @@ static void zfree(zlist *z) {
     fx_free(z->v);
 }
 
+/* PyTorchFileWriter (caffe2/serialize/inline_container.cc) starts every record's bytes at a
+ * multiple of 64 in the file, so that a reader can map weights in place: the local header gets an
+ * extra field "FB" whose payload ('Z' bytes) pads the header to the boundary. Entries here are
+ * stored in order with no other extra field, so each one's offset is known beforehand. */
+#define PT2_ALIGN 64
+#define ZIP_LOCAL_HEADER 30
+
 static int zip_write_all(const char *path, const char *const *names, const void *const *data,
                          const size_t *lens, int n, fx_err *err) {
+    static const char pad[PT2_ALIGN] = "ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ";
+    uint64_t at = 0; /* where the next local header starts */
     int zerr = 0;
     zip_t *za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
     if (!za) {
@@ -900,6 +909,16 @@ static int zip_write_all(const char *path, const char *const *names, const void 
             return rc;
         }
         zip_set_file_compression(za, (zip_uint64_t)idx, ZIP_CM_STORE, 0);
+        uint64_t start = at + ZIP_LOCAL_HEADER + strlen(names[i]) + 4;
+        zip_uint16_t npad = (zip_uint16_t)((PT2_ALIGN - start % PT2_ALIGN) % PT2_ALIGN);
+        if (zip_file_extra_field_set(za, (zip_uint64_t)idx, 0x4246 /* "FB" */, ZIP_EXTRA_FIELD_NEW,
+                                     (const zip_uint8_t *)pad, npad, ZIP_FL_LOCAL) < 0) {
+            int rc = fx_err_setf(err, FX_EIO, "cannot write '%s' (entry %s): %s", path, names[i],
+                                 zip_strerror(za));
+            zip_discard(za);
+            return rc;
+        }
+        at = start + npad + lens[i];
     }
     if (zip_close(za) != 0) {
         int rc = fx_err_setf(err, FX_EIO, "cannot write '%s': %s", path, zip_strerror(za));
@@ -912,6 +931,47 @@ static int zip_write_all(const char *path, const char *const *names, const void 
 int fx_pt2_write_zip(const char *path, const char *const *names, const void *const *data,
                      const size_t *lens, int n, fx_err *err) {
     return zip_write_all(path, names, data, lens, n, err);
+}
+
+/* CRC-32 (ISO 3309, the zip checksum) of n bytes, continuing from crc. */
+static uint32_t crc32_of(uint32_t crc, const unsigned char *p, size_t n) {
+    crc = ~crc;
+    for (size_t i = 0; i < n; i++) {
+        crc ^= p[i];
+        for (int k = 0; k < 8; k++) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+    }
+    return ~crc;
+}
+
+/* c10::hash_combine: seed ^ (v + 0x9e3779b9 + (seed << 6) + (seed >> 2)). */
+static uint64_t hash_combine(uint64_t seed, uint64_t v) {
+    return seed ^ (v + 0x9e3779b9u + (seed << 6) + (seed >> 2));
+}
+
+static int cmp_zbuf(const void *a, const void *b) {
+    return strcmp(((const zbuf *)a)->name, ((const zbuf *)b)->name);
+}
+
+/* The .data/serialization_id record PyTorchFileWriter ends an archive with: 20 digits of a
+ * combined hash of the record names, then 20 of the combined CRC-32s of their bytes — a
+ * deterministic id of the contents (torch hashes names with std::hash; fxdb with FNV-1a, so the
+ * digits differ from torch's for the same records, but the form and the determinism hold). */
+static int add_serialization_id(zlist *z, const char *root, fx_err *err) {
+    zbuf *sorted = fx_malloc(sizeof *sorted * (size_t)(z->n ? z->n : 1));
+    if (!sorted) return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    memcpy(sorted, z->v, sizeof *sorted * (size_t)z->n);
+    qsort(sorted, (size_t)z->n, sizeof *sorted, cmp_zbuf);
+    uint64_t names = 0, crcs = 0;
+    for (int i = 0; i < z->n; i++) {
+        uint64_t h = 1469598103934665603ull;
+        for (const char *c = sorted[i].name; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        names = hash_combine(names, h);
+        crcs = hash_combine(crcs, crc32_of(0, sorted[i].data, sorted[i].len));
+    }
+    fx_free(sorted);
+    char id[48];
+    snprintf(id, sizeof id, "%020llu%020llu", (unsigned long long)names, (unsigned long long)crcs);
+    return zadd_str(z, root, ".data/serialization_id", id, err);
 }
 
 /* The payload config of a set of named tensors: one raw file per tensor (prefix_<i>). */
@@ -986,7 +1046,7 @@ int fx_pt2_save(const fx_program *p, const char *path, fx_err *err) {
     if (!rc) rc = zadd_str(&z, root, PT2_ARCHIVE_FORMAT, "pt2", err);
     if (!rc) rc = zadd_str(&z, root, PT2_ARCHIVE_VERSION, "0", err);
     if (!rc) rc = zadd_str(&z, root, "byteorder", "little", err);
-    if (!rc) rc = zadd_str(&z, root, ".data/version", "6", err);
+    if (!rc) rc = zadd_str(&z, root, ".data/version", "6\n", err); /* as setMinVersion(6) writes it */
     if (!rc) rc = add_json(&z, root, PT2_MODELS_DIR "model.json", ep, err);
     if (!rc) rc = add_payloads(&z, root, PT2_WEIGHTS_DIR, "weight_", p->state, p->nstate, p, true, wcfg, err);
     if (!rc)
@@ -995,6 +1055,7 @@ int fx_pt2_save(const fx_program *p, const char *path, fx_err *err) {
     if (!rc) rc = add_json(&z, root, PT2_WEIGHTS_DIR "model_weights_config.json", wc, err);
     if (!rc) rc = add_json(&z, root, PT2_CONSTANTS_DIR "model_constants_config.json", cc, err);
     if (!rc) rc = zadd(&z, root, PT2_SAMPLE_INPUTS_DIR "model.pt", NULL, 0, err);
+    if (!rc) rc = add_serialization_id(&z, root, err);
     cJSON_Delete(ep);
     cJSON_Delete(wc);
     cJSON_Delete(cc);

@@ -348,6 +348,34 @@ T.test("a weight's tensor_meta cannot have a symbolic size (tests/pt2/test_dynam
     torch.export.load, write(archive({["m/data/weights/model_weights_config.json"] = cfg})))
 end)
 
+T.test("fxdb's archive: every record's bytes start at a multiple of 64, .data/serialization_id ends it", function()
+  local ep = torch.export.load(write(archive()))
+  local path = tmpfile()
+  torch.export.save(ep, path)
+  local d = readall(path)
+  local pos, names, ids = 1, {}, {}
+  while d:sub(pos, pos + 3) == "PK\3\4" do
+    local _, _, _, method, _, _, _, csize, _, nlen, elen = string.unpack("<I4I2I2I2I2I2I4I4I4I2I2", d, pos)
+    local name = d:sub(pos + 30, pos + 29 + nlen)
+    local extra = d:sub(pos + 30 + nlen, pos + 29 + nlen + elen)
+    local data_at = pos - 1 + 30 + nlen + elen -- 0-based offset of the record's bytes
+    T.eq(data_at % 64, 0, name .. " starts at " .. data_at)
+    T.eq(method, 0, name .. " is stored")
+    T.eq(extra:sub(1, 2), "FB", name .. " pads with an FB extra field")
+    names[#names + 1] = name
+    ids[name] = d:sub(data_at + 1, data_at + csize)
+    pos = data_at + 1 + csize
+  end
+  local id = ids[names[#names]]
+  T.truthy(names[#names]:match("/%.data/serialization_id$"), names[#names])
+  T.truthy(id:match("^%d+$") and #id == 40, id)
+  T.eq(ids[names[1]:match("^[^/]*/") .. ".data/version"], "6\n")
+  -- the same program saved again to the same name gives the same id (it depends on the
+  -- contents only)
+  torch.export.save(ep, path)
+  T.truthy(readall(path):find(id, 1, true), "the id is deterministic")
+end)
+
 T.test("a failed load leaves the previous program alone", function()
   local ep = torch.export.load(write(archive()))
   pcall(torch.export.load, write(archive({["m/archive_format"] = "zip"})))
