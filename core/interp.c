@@ -538,16 +538,34 @@ done:
 
 /* Appends to sb each ATen target of g (and its bodies) that has no op entry — a program loaded
  * from a file may call ops fxdb does not implement — once. */
+/* The op node n calls that fxdb has no kernel for, or NULL: an ATen op without an entry, a
+ * custom op (namespace.op.overload) not registered here, or the op auto_functionalized /
+ * with_effects wraps when that one is not registered (programs loaded from a file keep such ops
+ * by name). */
+static const char *unknown_target(const fx_node *n) {
+    if (n->op != FX_NODE_CALL_FUNCTION || n->aten) return NULL;
+    const char *t = n->target;
+    int first;
+    int k = !strcmp(t, FX_HOP_AUTO_FUNCTIONALIZED) ? 0 : !strcmp(t, FX_HOP_WITH_EFFECTS) ? 1 : -1;
+    if (k >= 0)
+        return !fx_hop_wrapped_op(n, &first) && n->nargs > k && n->args[k].tag == FX_IV_STR ? n->args[k].u.s : NULL;
+    if (!strcmp(t, "getitem") || !strncmp(t, "higher_order.", 13) || !strncmp(t, "operator.", 9) ||
+        !strncmp(t, "torch.", 6) || !strncmp(t, "fxdb.", 5))
+        return NULL;
+    return t;
+}
+
 static void unknown_ops(fx_strbuf *sb, const fx_graph *g) {
     for (const fx_node *n = fx_graph_first(g); n; n = n->next) {
         if (n->subgraph) unknown_ops(sb, n->subgraph);
-        if (n->op != FX_NODE_CALL_FUNCTION || n->aten || strncmp(n->target, "aten.", 5)) continue;
+        const char *t = unknown_target(n);
+        if (!t) continue;
         const char *have = fx_strbuf_cstr(sb);
-        size_t tl = strlen(n->target);
+        size_t tl = strlen(t);
         bool seen = false;
-        for (const char *p = strstr(have, n->target); p && !seen; p = strstr(p + 1, n->target))
+        for (const char *p = strstr(have, t); p && !seen; p = strstr(p + 1, t))
             seen = (p == have || p[-1] == ' ') && (p[tl] == ',' || p[tl] == 0);
-        if (!seen) fx_strbuf_appendf(sb, "%s%s", sb->len ? ", " : "", n->target);
+        if (!seen) fx_strbuf_appendf(sb, "%s%s", sb->len ? ", " : "", t);
     }
 }
 

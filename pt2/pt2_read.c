@@ -12,6 +12,7 @@
 #include <string.h>
 #include <zip.h>
 
+#include "core/hop.h"
 #include "pt2/pt2.h"
 #include "pt2/pt2_impl.h"
 
@@ -734,7 +735,13 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
         }
         fx_node_set_subgraph(ga, sub);
         *out = fx_iv_node(ga);
-    } else if (!strcmp(k, "as_custom_obj") || !strcmp(k, "as_operator") || !strcmp(k, "as_complex") ||
+    } else if (!strcmp(k, "as_operator")) { /* an OpOverload argument (auto_functionalized's op) */
+        const char *s = jstr(r, v, p);
+        if (s) {
+            *out = fx_iv_str(!strncmp(s, "torch.ops.", 10) ? s + 10 : s);
+            if (out->tag != FX_IV_STR) return fx_err_setf(r->err, FX_ENOMEM, "out of memory");
+        }
+    } else if (!strcmp(k, "as_custom_obj") || !strcmp(k, "as_complex") ||
                !strcmp(k, "as_nested_tensors") || !strcmp(k, "as_int_lists") ||
                !strcmp(k, "as_string_to_argument")) {
         return unsupported(r, path, "argument kind '%s' is not supported by fxdb", k);
@@ -916,6 +923,25 @@ static int set_modules(fx_node *n, const char *s, fx_err *err) {
     return rc;
 }
 
+/* fxdb's facts about a node ({"mutation": {...}, "no_grad": true}, optional) onto n. */
+static int set_fxdb_facts(fx_node *n, const cJSON *fx, fx_err *err) {
+    const cJSON *mu = jopt(fx, "mutation");
+    if (mu) {
+        const cJSON *st = jopt(mu, "state"), *ver = jopt(mu, "version"), *fo = jopt(mu, "from_op");
+        const cJSON *vp = jopt(mu, "view_path"), *rn = jopt(mu, "raw_node");
+        if (cJSON_IsString(st) && cJSON_IsNumber(ver)) {
+            fx_mutation m = {st->valuestring, (int)ver->valuedouble,
+                             cJSON_IsString(fo) ? fo->valuestring : (char *)"",
+                             cJSON_IsString(vp) ? vp->valuestring : NULL,
+                             cJSON_IsString(rn) ? rn->valuestring : NULL};
+            int rc = fx_node_set_mutation(n, &m, err);
+            if (rc) return rc;
+        }
+    }
+    if (cJSON_IsTrue(jopt(fx, "no_grad"))) n->flags |= FX_NODEF_NO_GRAD;
+    return FX_OK;
+}
+
 /* Node metadata: stack_trace, nn_module_stack, from_node, and fxdb's facts in custom. */
 static int load_metadata(gload *L, fx_node *n, const cJSON *md, const char *path) {
     rctx *r = L->r;
@@ -939,27 +965,81 @@ static int load_metadata(gload *L, fx_node *n, const cJSON *md, const char *path
     }
     if (!rc && (v = jopt(md, "custom"))) {
         cJSON *cj = parse_inner(v->valuestring);
-        const cJSON *fx = jopt(cj, "fxdb");
-        const cJSON *mu = jopt(fx, "mutation");
-        if (mu) {
-            const cJSON *st = jopt(mu, "state"), *ver = jopt(mu, "version"), *fo = jopt(mu, "from_op");
-            const cJSON *vp = jopt(mu, "view_path"), *rn = jopt(mu, "raw_node");
-            if (cJSON_IsString(st) && cJSON_IsNumber(ver)) {
-                fx_mutation m = {st->valuestring, (int)ver->valuedouble,
-                                 cJSON_IsString(fo) ? fo->valuestring : (char *)"",
-                                 cJSON_IsString(vp) ? vp->valuestring : NULL,
-                                 cJSON_IsString(rn) ? rn->valuestring : NULL};
-                rc = fx_node_set_mutation(n, &m, r->err);
-            }
-        }
-        if (cJSON_IsTrue(jopt(fx, "no_grad"))) n->flags |= FX_NODEF_NO_GRAD;
+        rc = set_fxdb_facts(n, jopt(cj, "fxdb"), r->err);
         cJSON_Delete(cj);
     }
     if (rc) r->rc = rc;
     return rc;
 }
 
+/* The fxdb facts the producer's metadata keeps for its getitem user `name` (custom
+ * fxdb.outputs.<name>), onto the getitem node g. */
+static int load_getitem_facts(rctx *r, fx_node *g, const cJSON *md, const char *name) {
+    const cJSON *v = jopt(md, "custom");
+    if (!cJSON_IsString(v)) return FX_OK;
+    cJSON *cj = parse_inner(v->valuestring);
+    int rc = set_fxdb_facts(g, jopt(jopt(jopt(cj, "fxdb"), "outputs"), name), r->err);
+    cJSON_Delete(cj);
+    if (rc) r->rc = rc;
+    return rc;
+}
+
 static bool is_hop(const char *t) { return !strncmp(t, "torch.ops.higher_order.", 23); }
+
+/* "torch.ops.<namespace>.<op>.<overload>" of an op outside aten (torch.library), each part an
+ * identifier. */
+static bool is_custom_op_name(const char *t) {
+    if (strncmp(t, "torch.ops.", 10) || !strncmp(t + 10, "higher_order.", 13) || strlen(t) > 200) return false;
+    int parts = 1;
+    const char *p = t + 10;
+    if (!*p || *p == '.') return false;
+    for (; *p; p++) {
+        if (*p == '.') {
+            if (p[1] == 0 || p[1] == '.') return false;
+            parts++;
+        } else if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                     (*p >= '0' && *p <= '9'))) {
+            return false;
+        }
+    }
+    return parts == 3;
+}
+
+/* auto_functionalized(op, **kwargs) of an op registered here: args[1..] become the op's schema
+ * arguments in schema order (the file names them; defaults fill the rest), as fxdb's own node
+ * holds them. `names` are the file's argument names. */
+static int af_schema_order(gload *L, fx_ivalue **args, int *nin, const char **names, const char *path) {
+    rctx *r = L->r;
+    if (*nin < 1 || (*args)[0].tag != FX_IV_STR) return bad(r, path, "auto_functionalized takes the op first");
+    char full[300];
+    snprintf(full, sizeof full, "torch.ops.%s", (*args)[0].u.s);
+    const fx_opdef *op = fx_op_lookup(full);
+    if (!op) return FX_OK; /* not registered: kept in file order, running names it */
+    const fx_schema *sc = &op->schema;
+    fx_ivalue *na = fx_calloc((size_t)sc->nargs + 2, sizeof *na);
+    if (!na) return r->rc = fx_err_setf(r->err, FX_ENOMEM, "out of memory");
+    na[0] = (*args)[0];
+    (*args)[0] = (fx_ivalue){0};
+    for (int i = 1; i < *nin && !r->rc; i++) {
+        int ai = names[i] ? fx_schema_arg_index(sc, names[i]) : -1;
+        if (ai < 0) unsupported(r, path, "'%s' is not an argument of %s", names[i] ? names[i] : "", full + 10);
+        else if (na[1 + ai].tag != FX_IV_UNSET) bad(r, path, "argument '%s' given twice", names[i]);
+        else {
+            na[1 + ai] = (*args)[i];
+            (*args)[i] = (fx_ivalue){0};
+        }
+    }
+    for (int a = 0; a < sc->nargs && !r->rc; a++) {
+        if (na[1 + a].tag != FX_IV_UNSET) continue;
+        if (!sc->args[a].has_default) bad(r, path, "%s needs argument '%s'", full + 10, sc->args[a].name);
+        else if (fx_ivalue_copy(&na[1 + a], &sc->args[a].def, r->err)) r->rc = r->err->code;
+    }
+    for (int i = 0; i < *nin; i++) fx_ivalue_clear(&(*args)[i]);
+    fx_free(*args);
+    *args = na;
+    *nin = sc->nargs + 1;
+    return r->rc; /* on an error the caller clears the arguments */
+}
 
 /* The SymInt arithmetic fxdb prints and runs (serialize.py writes operator.add as
  * "_operator.add", torch.sym_max as "torch.sym_max"). */
@@ -1052,6 +1132,10 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
         snprintf(ftarget, sizeof ftarget, "%s", target[0] == '_' ? target + 1 : target);
     } else if (!strncmp(target, "fxdb.", 5)) {
         snprintf(ftarget, sizeof ftarget, "%s", target);
+    } else if (is_custom_op_name(target)) {
+        /* a custom op not registered here: it loads like an ATen op fxdb does not have (kept by
+         * name with its arguments in file order; running the program names it) */
+        snprintf(ftarget, sizeof ftarget, "%s", target + 10);
     } else {
         fx_free(vnames);
         return unsupported(r, pt, "op '%s' is not supported by fxdb", target);
@@ -1092,13 +1176,19 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
         if (!r->rc && !multi && op->schema.nrets > 1) multi = true;
     } else {
         fx_ivalue *args = fx_calloc((size_t)nin + 1, sizeof *args);
-        if (!args) r->rc = fx_err_setf(r->err, FX_ENOMEM, "out of memory");
+        const char **anames = fx_calloc((size_t)nin + 1, sizeof *anames);
+        if (!args || !anames) r->rc = fx_err_setf(r->err, FX_ENOMEM, "out of memory");
         i = 0;
         for (const cJSON *e = ins ? ins->child : NULL; e && !r->rc; e = e->next, i++) {
             SUB(pe, pi, "[%d]", i);
             SUB(pa, pe, "arg");
+            const cJSON *nm = jopt(e, "name");
+            anames[i] = cJSON_IsString(nm) ? nm->valuestring : NULL;
             load_arg(L, jfield(r, e, "arg", pe), &args[i], pa);
         }
+        if (!r->rc && !strcmp(ftarget, FX_HOP_AUTO_FUNCTIONALIZED))
+            af_schema_order(L, &args, &nin, anames, pi);
+        fx_free(anames);
         if (!r->rc && !strcmp(ftarget, "getitem") &&
             (nin != 2 || args[0].tag != FX_IV_NODE || args[1].tag != FX_IV_INT))
             bad(r, pi, "getitem takes a node and an int");
@@ -1143,6 +1233,7 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
                 r->rc = r->err->code;
                 break;
             }
+            if (md && load_getitem_facts(r, gi, md, vnames[k])) break;
             if (nmap_get(&L->names, vnames[k])) bad(r, po, "value '%s' is defined twice", vnames[k]);
             else if (nmap_put(&L->names, vnames[k], gi, r->err)) r->rc = r->err->code;
         }

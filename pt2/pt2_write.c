@@ -10,6 +10,7 @@
 #include <string.h>
 #include <zip.h>
 
+#include "core/hop.h"
 #include "pt2/pt2.h"
 #include "pt2/pt2_impl.h"
 
@@ -380,13 +381,38 @@ static bool is_sym_op(const fx_node *n) {
     return !n->aten && (!strncmp(n->target, "operator.", 9) || !strncmp(n->target, "torch.sym_", 10));
 }
 
+/* The index of the op argument of a higher-order op that wraps one (auto_functionalized(op,
+ * ...): 0, with_effects(token, op, ...): 1), or -1. */
+static int wrapped_op_slot(const fx_node *n) {
+    if (n->aten || n->nargs < 1) return -1;
+    int k = !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED) ? 0 : !strcmp(n->target, FX_HOP_WITH_EFFECTS) ? 1 : -1;
+    return k >= 0 && k < n->nargs && n->args[k].tag == FX_IV_STR ? k : -1;
+}
+
+/* Arguments without a schema of their own, as serialize_hoo_inputs / serialize_sym_op_inputs
+ * write them: positional with no name (SymInt operators name theirs a, b), a wrapped op as
+ * as_operator; auto_functionalized(op, **kwargs) gives the op's arguments as keywords named by
+ * its schema (kind 2), with_effects(token, op, *args) passes them positionally. */
 static cJSON *ser_plain_inputs(gctx *c, const fx_node *n) {
     cJSON *arr = cJSON_CreateArray();
+    int first = 0;
+    const fx_opdef *w = fx_hop_wrapped_op(n, &first);
+    int opslot = wrapped_op_slot(n);
+    bool keywords = opslot == 0;
     for (int i = 0; i < n->nargs; i++) {
         cJSON *na = cJSON_CreateObject();
-        cJSON_AddStringToObject(na, "name", is_sym_op(n) && i < 2 ? (i ? "b" : "a") : "");
-        cJSON_AddItemToObject(na, "arg", ser_arg(c, NULL, &n->args[i]));
-        cJSON_AddItemToObject(na, "kind", jint(1));
+        const fx_arg_schema *a = w && i >= first && i - first < w->schema.nargs ? &w->schema.args[i - first] : NULL;
+        cJSON_AddStringToObject(na, "name", a && keywords              ? a->name
+                                            : is_sym_op(n) && i < 2   ? (i ? "b" : "a")
+                                                                      : "");
+        if (i == opslot) {
+            char op[256];
+            snprintf(op, sizeof op, "torch.ops.%s", n->args[i].u.s);
+            cJSON_AddItemToObject(na, "arg", jobj1("as_operator", cJSON_CreateString(op)));
+        } else {
+            cJSON_AddItemToObject(na, "arg", ser_arg(c, a, &n->args[i]));
+        }
+        cJSON_AddItemToObject(na, "kind", jint(a && keywords ? 2 : 1));
         cJSON_AddItemToArray(arr, na);
     }
     return arr;
@@ -456,6 +482,23 @@ static cJSON *ser_outputs(gctx *c, const fx_node *n) {
 
 /* ---- node metadata ------------------------------------------------------------------------------ */
 
+/* {"mutation": {...}, "no_grad": true} of node n, or NULL when it has neither. */
+static cJSON *fxdb_facts(const fx_node *n) {
+    if (!n->mutation && !(n->flags & FX_NODEF_NO_GRAD)) return NULL;
+    cJSON *fx = cJSON_CreateObject();
+    if (n->mutation) {
+        const fx_mutation *mu = n->mutation;
+        cJSON *o = cJSON_AddObjectToObject(fx, "mutation");
+        cJSON_AddStringToObject(o, "state", mu->state);
+        cJSON_AddItemToObject(o, "version", jint(mu->version));
+        cJSON_AddStringToObject(o, "from_op", mu->from_op ? mu->from_op : "");
+        if (mu->view_path) cJSON_AddStringToObject(o, "view_path", mu->view_path);
+        if (mu->raw_node) cJSON_AddStringToObject(o, "raw_node", mu->raw_node);
+    }
+    if (n->flags & FX_NODEF_NO_GRAD) cJSON_AddTrueToObject(fx, "no_grad");
+    return fx;
+}
+
 static cJSON *ser_metadata(const fx_node *n) {
     cJSON *m = cJSON_CreateObject();
     if (n->nstack > 0) {
@@ -498,18 +541,25 @@ static cJSON *ser_metadata(const fx_node *n) {
         if (s) cJSON_AddStringToObject(m, "from_node", s);
         free(s);
     }
-    if (n->mutation || (n->flags & FX_NODEF_NO_GRAD)) { /* fxdb's own facts: meta["custom"] */
-        cJSON *fx = cJSON_CreateObject();
-        if (n->mutation) {
-            const fx_mutation *mu = n->mutation;
-            cJSON *o = cJSON_AddObjectToObject(fx, "mutation");
-            cJSON_AddStringToObject(o, "state", mu->state);
-            cJSON_AddItemToObject(o, "version", jint(mu->version));
-            cJSON_AddStringToObject(o, "from_op", mu->from_op ? mu->from_op : "");
-            if (mu->view_path) cJSON_AddStringToObject(o, "view_path", mu->view_path);
-            if (mu->raw_node) cJSON_AddStringToObject(o, "raw_node", mu->raw_node);
-        }
-        if (n->flags & FX_NODEF_NO_GRAD) cJSON_AddTrueToObject(fx, "no_grad");
+    /* fxdb's own facts (meta["custom"]): the node's mutation record and no_grad mark, and those
+     * of its getitem users, which the file does not hold as nodes */
+    cJSON *fx = fxdb_facts(n);
+    cJSON *outs = NULL;
+    for (int u = 0; u < n->nusers; u++) {
+        const fx_node *g = n->users[u];
+        if (g->aten || strcmp(g->target, "getitem") || g->nargs != 2 || g->args[0].tag != FX_IV_NODE ||
+            g->args[0].u.node != n || n->val.tag != FX_IV_LIST)
+            continue;
+        cJSON *gf = fxdb_facts(g);
+        if (!gf) continue;
+        if (!outs) outs = cJSON_CreateObject();
+        cJSON_AddItemToObject(outs, g->name, gf);
+    }
+    if (outs) {
+        if (!fx) fx = cJSON_CreateObject();
+        cJSON_AddItemToObject(fx, "outputs", outs);
+    }
+    if (fx) {
         cJSON *custom = jobj1("fxdb", fx);
         char *s = cJSON_PrintUnformatted(custom);
         cJSON_Delete(custom);

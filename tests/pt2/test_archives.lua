@@ -191,6 +191,85 @@ T.test("an ATen op fxdb does not have loads and prints; running names every such
   T.checkerr("fxdb has no kernel for aten.special_zeta.default", function() ep:module()(torch.ones(3)) end)
 end)
 
+T.test("a custom op not registered here loads like an unknown ATen op; registered, it runs", function()
+  local path = write(archive({["m/models/model.json"] = program_json({mul_target = "torch.ops.pt2test.mix.default"})}))
+  local ep = torch.export.load(path)
+  T.truthy(tostring(ep):find("torch.ops.pt2test.mix.default(b_state, x)", 1, true), tostring(ep))
+  T.truthy(tostring(fxdb.provenance(ep, "state")):find("pt2test.mix.default", 1, true))
+  T.checkerr("fxdb has no kernel for pt2test.mix.default", fxdb.run, ep, {torch.ones(3)})
+  -- the same file once the op is registered (torch.library): the node is the op, and runs
+  torch.library.define("pt2test::mix", "(Tensor self, Tensor other) -> Tensor")
+  torch.library.impl("pt2test::mix", "cpu", function(a, b) return a * b + 1 end)
+  torch.library.register_fake("pt2test::mix", function(a, b) return torch.empty_like(a) end)
+  ep = torch.export.load(path)
+  T.truthy(tostring(ep):find("torch.ops.pt2test.mix.default(b_state, x)", 1, true), tostring(ep))
+  local r = fxdb.run(ep, {torch.tensor({1.0, 2, 3})})
+  T.eq(table.concat(r.mutations.state:tolist(), ","), "3.0,7.0,13.0")
+  -- a name that is no op is still refused
+  T.checkerr("op 'torch.ops.pt2test..default' is not supported by fxdb", torch.export.load,
+    write(archive({["m/models/model.json"] = program_json({mul_target = "torch.ops.pt2test..default"})})))
+end)
+
+-- auto_functionalized as torch.export writes it for a mutating custom op: the op as_operator,
+-- its arguments as keywords (here out of schema order); outputs (returns..., new values...)
+local function af_program(op)
+  return [[{
+  "graph_module": {
+    "graph": {
+      "inputs": [{"as_tensor": {"name": "b_state"}}, {"as_tensor": {"name": "x"}}],
+      "outputs": [{"as_tensor": {"name": "getitem_1"}}, {"as_tensor": {"name": "getitem"}}],
+      "nodes": [
+        {"target": "torch.ops.higher_order.auto_functionalized",
+         "inputs": [{"name": "", "arg": {"as_operator": "]] .. op .. [["}, "kind": 1},
+                    {"name": "k", "arg": {"as_float": 2.0}, "kind": 2},
+                    {"name": "buf", "arg": {"as_tensor": {"name": "b_state"}}, "kind": 2},
+                    {"name": "x", "arg": {"as_tensor": {"name": "x"}}, "kind": 2}],
+         "outputs": [{"as_tensor": {"name": "getitem"}}, {"as_tensor": {"name": "getitem_1"}}],
+         "metadata": {"stack_trace": "  File \"/work/m.py\", line 8, in forward\n    torch.ops.pt2test.acc(x, self.state, 2.0)\n"},
+         "is_hop_single_tensor_return": null}
+      ],
+      "tensor_values": {"b_state": ]] .. tensor_meta({3}, {1}) .. [[, "x": ]] .. tensor_meta({3}, {1}) ..
+      [[, "getitem": ]] .. tensor_meta({3}, {1}) .. [[, "getitem_1": ]] .. tensor_meta({3}, {1}) .. [[},
+      "sym_int_values": {}, "sym_bool_values": {}, "is_single_tensor_return": false,
+      "custom_obj_values": {}, "sym_float_values": {}
+    },
+    "signature": {
+      "input_specs": [
+        {"buffer": {"arg": {"name": "b_state"}, "buffer_name": "state", "persistent": true}},
+        {"user_input": {"arg": {"as_tensor": {"name": "x"}}}}],
+      "output_specs": [
+        {"buffer_mutation": {"arg": {"name": "getitem_1"}, "buffer_name": "state"}},
+        {"user_output": {"arg": {"as_tensor": {"name": "getitem"}}}}]
+    },
+    "module_call_graph": [], "metadata": {}, "treespec_namedtuple_fields": {}
+  },
+  "opset_version": {"aten": 10}, "range_constraints": {},
+  "schema_version": {"major": 8, "minor": 10}, "verifiers": [], "torch_version": "2.9.0", "guards_code": []
+}]]
+end
+
+T.test("auto_functionalized of a custom op: unregistered it loads and names the op; registered it runs", function()
+  local path = write(archive({["m/models/model.json"] = af_program("torch.ops.pt2test.acc.default")}))
+  local ep = torch.export.load(path)
+  T.truthy(tostring(ep):find("auto_functionalized", 1, true), tostring(ep))
+  T.checkerr("fxdb has no kernel for pt2test.acc.default", fxdb.run, ep, {torch.ones(3)})
+  torch.library.define("pt2test::acc", "(Tensor x, Tensor(a!) buf, float k) -> Tensor")
+  torch.library.impl("pt2test::acc", "cpu", function(x, buf, k) buf:add_(x); return buf * k end)
+  torch.library.register_fake("pt2test::acc", function(x, buf, k) return torch.empty_like(x) end)
+  ep = torch.export.load(path)
+  local text = tostring(ep)
+  T.truthy(text:find("torch.ops.higher_order.auto_functionalized(torch.ops.pt2test.acc.default, x = x, buf = b_state, k = 2.0)", 1, true), text)
+  local r = fxdb.run(ep, {torch.tensor({1.0, 2, 3})})
+  T.eq(table.concat(r.mutations.state:tolist(), ","), "3.0,5.0,7.0")
+  T.eq(table.concat(r.outputs[1]:tolist(), ","), "6.0,10.0,14.0")
+  -- saved again by fxdb: the op as_operator, the arguments by name; loads to the same program
+  local p2 = tmpfile()
+  torch.export.save(ep, p2)
+  T.eq(tostring(torch.export.load(p2)), text)
+  T.checkerr("'bogus' is not an argument of pt2test.acc.default", torch.export.load,
+    write(archive({["m/models/model.json"] = af_program("torch.ops.pt2test.acc.default"):gsub('"name": "k"', '"name": "bogus"')})))
+end)
+
 -- ---- torch 2.8: weights as a torch.save file inside the archive; the earlier layout ------------
 
 -- The pickle torch.save writes (protocol 2) for OrderedDict(state=tensor of 3 floats in storage
