@@ -210,7 +210,8 @@ int fx_export_build(fx_graph *raw, fx_input_info *infos, int ninfos, const fx_na
         }
         if ((rc = to_training_ir(p->graph, err))) goto fail;
     } else {
-        if ((rc = fx_functionalize(p->raw, infos, ninfos, o.lift_mutated_constants, &fr, err))) goto fail;
+        fx_functionalize_opts fo = {o.lift_mutated_constants, o.auto_functionalized_v2};
+        if ((rc = fx_functionalize_ex(p->raw, infos, ninfos, &fo, &fr, err))) goto fail;
         p->graph = fr.graph;
         fr.graph = NULL;
         for (int k = 0; k < fr.nmutated; k++) {

@@ -60,6 +60,7 @@ typedef struct fx_program {
 typedef struct fx_export_opts {
     bool training_ir;             /* {ir = "training"} */
     bool lift_mutated_constants;  /* mutated tensor constants become non-persistent buffers */
+    bool auto_functionalized_v2;  /* mutating custom ops as auto_functionalized_v2, not v1 */
     fx_shape_env *shape_env;      /* the trace's shape environment (borrowed; the program keeps a
                                      reference), or NULL for a static export */
 } fx_export_opts;

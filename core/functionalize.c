@@ -34,6 +34,7 @@ typedef struct fstate {
     const fx_input_info *infos;
     int ninfos;
     bool lift_constants;
+    bool af_v2;           /* mutating custom ops as auto_functionalized_v2 */
     fx_graph *g;          /* the functional graph being built */
     int n;                /* raw node count */
     fx_node **raw_nodes;  /* (n,) */
@@ -628,6 +629,196 @@ static int do_auto_functionalized(fstate *s, int i) {
     return rc;
 }
 
+/* Appends name = value to the parallel lists of an auto_functionalized_v2 call. */
+static int v2_kw(fx_ivalue *names, fx_ivalue *vals, int *n, const char *name, fx_ivalue v, fx_err *err) {
+    if (*n >= FX_SCHEMA_MAX_ARGS - 2) {
+        fx_ivalue_clear(&v);
+        return fx_err_setf(err, FX_ENOTIMPL, "auto_functionalized_v2: too many arguments");
+    }
+    names[*n] = fx_iv_str(name);
+    vals[*n] = v;
+    (*n)++;
+    return names[*n - 1].tag == FX_IV_STR ? FX_OK : fx_err_setf(err, FX_ENOMEM, "out of memory");
+}
+
+/* The view information of (a!) argument view `vt` of base `bt` (torch's
+ * write_view_information_to_args): nothing when it is the base, `_x_alias = True` when it has the
+ * base's geometry, `_x_slice_dim/start/end` when it is one slice of it, else `_x_size /
+ * _x_stride / _x_storage_offset` (offsets relative to the base's). */
+static int v2_view_info(const char *arg, const fx_tensor *vt, const fx_tensor *bt, bool is_base,
+                        fx_ivalue *names, fx_ivalue *vals, int *n, fx_err *err) {
+    char key[64];
+    if (is_base || !vt || !bt) return FX_OK;
+    if (fx_tensor_is_symbolic(vt) || fx_tensor_is_symbolic(bt))
+        return fx_err_setf(err, FX_ENOTIMPL, "auto_functionalized_v2: the argument '%s' is a view "
+                           "with symbolic sizes; export without auto_functionalized_v2 (v1 writes it "
+                           "back through its view chain)", arg);
+    int nd = fx_tensor_ndim(vt);
+    int64_t off = fx_tensor_offset(vt) - fx_tensor_offset(bt);
+    bool same_rank = nd == fx_tensor_ndim(bt), same_strides = same_rank;
+    int differ = 0, dim = -1;
+    for (int d = 0; same_rank && d < nd; d++) {
+        if (fx_tensor_stride(vt, d) != fx_tensor_stride(bt, d)) same_strides = false;
+        if (fx_tensor_size(vt, d) != fx_tensor_size(bt, d)) differ++, dim = d;
+    }
+    if (same_strides && differ == 0 && off == 0) {
+        snprintf(key, sizeof key, "_%s_alias", arg);
+        return v2_kw(names, vals, n, key, fx_iv_bool(true), err);
+    }
+    if (same_strides && differ == 1 && fx_tensor_stride(vt, dim) != 0 && off % fx_tensor_stride(vt, dim) == 0) {
+        int64_t start = off / fx_tensor_stride(vt, dim);
+        snprintf(key, sizeof key, "_%s_slice_dim", arg);
+        int rc = v2_kw(names, vals, n, key, fx_iv_int(dim), err);
+        snprintf(key, sizeof key, "_%s_slice_start", arg);
+        if (!rc) rc = v2_kw(names, vals, n, key, fx_iv_int(start), err);
+        snprintf(key, sizeof key, "_%s_slice_end", arg);
+        if (!rc) rc = v2_kw(names, vals, n, key, fx_iv_int(start + fx_tensor_size(vt, dim)), err);
+        return rc;
+    }
+    fx_ivalue l;
+    snprintf(key, sizeof key, "_%s_size", arg);
+    int rc = fx_iv_int_list(nd, fx_tensor_sizes(vt), &l, err);
+    if (!rc) rc = v2_kw(names, vals, n, key, l, err);
+    snprintf(key, sizeof key, "_%s_stride", arg);
+    if (!rc) rc = fx_iv_int_list(nd, fx_tensor_strides(vt), &l, err);
+    if (!rc) rc = v2_kw(names, vals, n, key, l, err);
+    snprintf(key, sizeof key, "_%s_storage_offset", arg);
+    if (!rc) rc = v2_kw(names, vals, n, key, fx_iv_int(off), err);
+    return rc;
+}
+
+/* auto_functionalized_v2 (torch/_higher_order_ops/auto_functionalize.py, behind the export
+ * option auto_functionalized_v2): the (a!) arguments are passed as their bases, `_all_bases =
+ * [...]` (each base once), plus per argument `_x_base_index` and how to regenerate the view from
+ * the base; the other arguments by name. Outputs: the op's returns (None for ()) then the new
+ * value of each base, which becomes the base's value directly (no scatter back). */
+static int do_auto_functionalized_v2(fstate *s, int i) {
+    const fx_node *r = s->raw_nodes[i];
+    const fx_opdef *op = r->aten;
+    const fx_schema *sc = &op->schema;
+    int na = r->nargs < sc->nargs ? r->nargs : sc->nargs, nr = sc->nrets, no = nr ? nr : 1;
+    int bases[FX_SCHEMA_MAX_ARGS], nb = 0, argbase[FX_SCHEMA_MAX_ARGS];
+    for (int k = 0; k < na; k++) {
+        argbase[k] = -1;
+        if (!sc->args[k].alias_write || r->args[k].tag != FX_IV_NODE) continue;
+        int b = s->base[canon_of(s, r->args[k].u.node)], j = 0;
+        while (j < nb && bases[j] != b) j++;
+        if (j == nb) bases[nb++] = b;
+        argbase[k] = j;
+    }
+    if (no + nb > FX_HOP_MAX_OUTS) {
+        fx_err_setf(s->err, FX_ENOTIMPL, "%s: too many returns and bases to auto-functionalize", op->target);
+        return fail_at(s, r, FX_ENOTIMPL, "not_implemented");
+    }
+    af_out *o = fx_calloc(1, sizeof *o);
+    if (!o) return fx_err_setf(s->err, FX_ENOMEM, "out of memory");
+    s->af[i] = o;
+    fx_ivalue names[FX_SCHEMA_MAX_ARGS] = {0}, kv[FX_SCHEMA_MAX_ARGS] = {0}, vals[FX_SCHEMA_MAX_ARGS] = {0};
+    fx_ivalue outs[FX_SCHEMA_MAX_RETS] = {0}, all = {0}, args[FX_SCHEMA_MAX_ARGS] = {0}, blist = {0};
+    int nk = 0, rc = FX_OK;
+    for (int k = 0; k < na && !rc; k++) { /* the other arguments, in schema order */
+        if (sc->args[k].alias_write) continue;
+        fx_ivalue v;
+        if (!(rc = map_arg(s, &r->args[k], &v))) rc = v2_kw(names, kv, &nk, sc->args[k].name, v, s->err);
+    }
+    for (int k = 0; k < na && !rc; k++) { /* each (a!) argument: its base and view */
+        if (!sc->args[k].alias_write) continue;
+        char key[64];
+        snprintf(key, sizeof key, "_%s_base_index", sc->args[k].name);
+        rc = v2_kw(names, kv, &nk, key, argbase[k] < 0 ? fx_iv_none() : fx_iv_int(argbase[k]), s->err);
+        if (!rc && argbase[k] >= 0) {
+            int t = canon_of(s, r->args[k].u.node), b = bases[argbase[k]];
+            rc = v2_view_info(sc->args[k].name, fx_node_tensor(s->raw_nodes[t]), fx_node_tensor(s->raw_nodes[b]),
+                              t == b, names, kv, &nk, s->err);
+        }
+    }
+    if (!rc) rc = fx_iv_list(nb, &blist, s->err);
+    for (int j = 0; j < nb && !rc; j++) {
+        fx_node *bv = read_value(s, bases[j]);
+        if (!bv) rc = s->err->code ? s->err->code : FX_EINTERNAL;
+        else blist.u.list.items[j] = fx_iv_node(bv);
+    }
+    if (!rc) rc = v2_kw(names, kv, &nk, "_all_bases", blist, s->err);
+    else fx_ivalue_clear(&blist);
+    if (rc) return fail_at(s, r, rc, NULL);
+    /* the values: the op's meta on the arguments as they are now */
+    for (int k = 0; k < na && !rc; k++) {
+        fx_ivalue a;
+        if (!(rc = map_arg(s, &r->args[k], &a))) rc = vals_of(&a, &vals[k], s->err);
+        fx_ivalue_clear(&a);
+    }
+    bool ran = false;
+    if (!rc) {
+        rc = fx_dispatch(&s->meta, op, vals, outs, s->err);
+        ran = !rc;
+        if (rc) fail_at(s, r, rc, NULL);
+    }
+    if (!rc) rc = fx_iv_list(no + nb, &all, s->err);
+    for (int j = 0; j < nr && !rc; j++) {
+        o->alias[j] = -1;
+        for (int k = 0; k < na; k++)
+            if (argbase[k] >= 0 && outs[j].tag == FX_IV_TENSOR && vals[k].tag == FX_IV_TENSOR && outs[j].u.t == vals[k].u.t)
+                o->alias[j] = canon_of(s, r->args[k].u.node);
+        rc = fx_ivalue_copy(&all.u.list.items[j], &outs[j], s->err);
+    }
+    for (int j = 0; j < nb && !rc; j++) {
+        fx_tensor *c = NULL;
+        fx_ivalue bv = {0};
+        rc = vals_of(&blist.u.list.items[j], &bv, s->err);
+        if (!rc) rc = fx_call_t(&s->meta, FX_OP_CLONE, &c, s->err, 1, &bv);
+        fx_ivalue_clear(&bv);
+        if (!rc) all.u.list.items[no + j] = fx_iv_tensor_steal(c);
+    }
+    /* node args: the op, the keyword names, their values */
+    fx_node *n = NULL;
+    if (!rc) {
+        args[0] = fx_iv_str(op->target);
+        rc = fx_iv_list(nk, &args[1], s->err);
+        for (int k = 0; k < nk && !rc; k++) {
+            args[1].u.list.items[k] = names[k];
+            names[k] = (fx_ivalue){0};
+            args[k + 2] = kv[k];
+            kv[k] = (fx_ivalue){0};
+        }
+    }
+    if (!rc && !(n = fx_graph_call_target(s->g, FX_HOP_AUTO_FUNCTIONALIZED_V2, args, nk + 2, "auto_functionalized_v2", s->err)))
+        rc = s->err->code;
+    if (!rc) rc = fx_node_set_val(n, &all, s->err);
+    if (!rc) rc = fx_node_copy_meta(n, r, s->err);
+    if (!rc) rc = fx_node_add_from(n, r->name, s->err);
+    fx_node *items[FX_HOP_MAX_OUTS] = {0};
+    for (int j = 0; j < no + nb && !rc; j++) {
+        fx_ivalue ga[2] = {fx_iv_node(n), fx_iv_int(j)};
+        fx_node *g = fx_graph_call_target(s->g, "getitem", ga, 2, "getitem", s->err);
+        if (!g || fx_node_set_val(g, &all.u.list.items[j], s->err) || fx_node_copy_meta(g, r, s->err) ||
+            fx_node_add_from(g, r->name, s->err))
+            rc = s->err->code ? s->err->code : FX_EINTERNAL;
+        items[j] = g;
+        if (j < no) o->items[j] = g;
+    }
+    o->n = no;
+    for (int k = 0; k < FX_SCHEMA_MAX_ARGS; k++) {
+        fx_ivalue_clear(&names[k]);
+        fx_ivalue_clear(&kv[k]);
+        fx_ivalue_clear(&vals[k]);
+        fx_ivalue_clear(&args[k]);
+    }
+    if (ran)
+        for (int j = 0; j < nr; j++) fx_ivalue_clear(&outs[j]);
+    fx_ivalue_clear(&all);
+    /* each base's new value is the base's value from here on */
+    for (int j = 0; j < nb && !rc; j++) {
+        int b = bases[j];
+        s->cur[b] = items[no + j];
+        s->gen[b]++;
+        rc = record_versions(s, b, items[no + j], r, op->target, NULL);
+    }
+    for (int j = 0; j < nr && !rc; j++)
+        if (o->alias[j] >= 0 && nr == 1 && sc->rets[0].type == FX_TY_TENSOR) s->canon[i] = o->alias[j];
+    if (!rc && nr == 1 && sc->rets[0].type == FX_TY_TENSOR && o->alias[0] < 0) s->cur[i] = o->items[0];
+    return rc;
+}
+
 /* An op registered as effectful (FX_OPF_EFFECTFUL) at raw index i, threaded through the effect
  * token as torch/_higher_order_ops/effects.py does: with_effects(token, op, *args) whose outputs
  * are a new token and the op's returns (None for ()); getitem 0 becomes the current token, so
@@ -855,12 +1046,19 @@ static int functionalize_body(fstate *s, const fx_node *r, fx_graph **out) {
 
 int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos,
                      bool lift_mutated_constants, fx_functionalize_result *out, fx_err *err) {
+    fx_functionalize_opts o = {.lift_mutated_constants = lift_mutated_constants};
+    return fx_functionalize_ex(raw, infos, ninfos, &o, out, err);
+}
+
+int fx_functionalize_ex(const fx_graph *raw, const fx_input_info *infos, int ninfos,
+                        const fx_functionalize_opts *opts, fx_functionalize_result *out, fx_err *err) {
     memset(out, 0, sizeof *out);
     fstate s = {0};
     s.raw = raw;
     s.infos = infos;
     s.ninfos = ninfos;
-    s.lift_constants = lift_mutated_constants;
+    s.lift_constants = opts && opts->lift_mutated_constants;
+    s.af_v2 = opts && opts->auto_functionalized_v2;
     s.err = err;
     s.n = fx_graph_count(raw);
     fx_ctx_init(&s.meta, FX_MODE_META);
@@ -942,7 +1140,7 @@ int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos
             } else if (r->aten->flags & FX_OPF_EFFECTFUL) {
                 rc = do_with_effects(&s, i);
             } else if ((r->aten->flags & FX_OPF_CUSTOM) && fx_op_is_inplace(r->aten)) {
-                rc = do_auto_functionalized(&s, i);
+                rc = s.af_v2 ? do_auto_functionalized_v2(&s, i) : do_auto_functionalized(&s, i);
             } else if (is_metadata_mutation(r->aten)) {
                 rc = do_metadata_mutation(&s, i);
             } else if (fx_op_is_inplace(r->aten)) {

@@ -82,6 +82,18 @@ static void fmt_args(fx_strbuf *sb, const fx_node *n, bool listing) {
     int k0;
     const fx_opdef *w = fx_hop_wrapped_op(n, &k0);
     const char *ops = listing ? "" : "torch.ops.";
+    if (w && !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED_V2)) { /* op, then name = value */
+        fx_strbuf_appendf(sb, "%s%s", ops, w->target);
+        if (listing) fx_strbuf_append(sb, ",), kwargs = {");
+        const fx_ivalue *names = &n->args[1];
+        for (int i = 0; i < names->u.list.n && k0 + i < n->nargs; i++) {
+            if (listing ? i > 0 : true) fx_strbuf_append(sb, ", ");
+            fx_strbuf_appendf(sb, "%s%s", names->u.list.items[i].u.s, kwsep);
+            fx_ivalue_format(sb, &n->args[k0 + i], listing);
+        }
+        if (listing) fx_strbuf_putc(sb, '}');
+        return;
+    }
     if (w && k0 == 2) { /* with_effects(token, torch.ops.mylib.log.default, x, 'tag') */
         fx_ivalue_format(sb, &n->args[0], listing);
         fx_strbuf_appendf(sb, ", %s%s", ops, w->target);

@@ -3,6 +3,7 @@
  * dispatcher (select + copy_), so every dtype and stride the kernels handle works here too. */
 #include "core/hop.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/interp.h"
@@ -333,9 +334,11 @@ int fx_hop_eval(const char *target, fx_graph *const *bodies, const fx_ivalue *op
 
 const fx_opdef *fx_hop_wrapped_op(const fx_node *n, int *first) {
     if (!n || n->op != FX_NODE_CALL_FUNCTION || n->aten || !n->target) return NULL;
-    int k = !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED) ? 0 : !strcmp(n->target, FX_HOP_WITH_EFFECTS) ? 1 : -1;
+    bool v2 = !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED_V2);
+    int k = !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED) || v2 ? 0 : !strcmp(n->target, FX_HOP_WITH_EFFECTS) ? 1 : -1;
     if (k < 0 || n->nargs <= k || n->args[k].tag != FX_IV_STR) return NULL;
-    *first = k + 1;
+    if (v2 && (n->nargs < 2 || n->args[1].tag != FX_IV_LIST || n->args[1].u.list.n != n->nargs - 2)) return NULL;
+    *first = v2 ? 2 : k + 1;
     return fx_op_lookup(n->args[k].u.s);
 }
 
@@ -408,9 +411,89 @@ static int auto_functionalized_run(const fx_node *n, const fx_opdef *op, int fir
     return rc;
 }
 
+/* The value of keyword `name` of an auto_functionalized_v2 node (args resolved), or NULL. */
+static const fx_ivalue *v2_arg(const fx_node *n, const fx_ivalue *args, const char *fmt, const char *arg) {
+    char key[80];
+    snprintf(key, sizeof key, fmt, arg);
+    const fx_ivalue *names = &n->args[1];
+    for (int k = 0; k < names->u.list.n; k++)
+        if (names->u.list.items[k].tag == FX_IV_STR && !strcmp(names->u.list.items[k].u.s, key)) return &args[2 + k];
+    return NULL;
+}
+
+/* auto_functionalized_v2: the bases cloned, each (a!) argument regenerated on its base's clone,
+ * the op run; its returns then the clones (auto_functionalized_v2_dense). */
+static int auto_functionalized_v2_run(const fx_node *n, const fx_opdef *op, const fx_ivalue *args,
+                                      fx_ivalue *out, fx_err *err) {
+    const fx_schema *s = &op->schema;
+    const fx_ivalue *bases = v2_arg(n, args, "%s", "_all_bases");
+    if (!bases || bases->tag != FX_IV_LIST)
+        return fx_err_setf(err, FX_EARG, "%s: auto_functionalized_v2 without _all_bases", n->name);
+    fx_ctx eager;
+    fx_ctx_init(&eager, FX_MODE_EAGER);
+    eager.no_grad = true;
+    int nb = bases->u.list.n, rc = FX_OK, no = s->nrets ? s->nrets : 1;
+    fx_ivalue clones = {0}, a[FX_SCHEMA_MAX_ARGS] = {0}, outs[FX_SCHEMA_MAX_RETS] = {0}, res = {0};
+    rc = fx_iv_list(nb, &clones, err);
+    for (int j = 0; j < nb && !rc; j++) {
+        fx_tensor *c = NULL;
+        if (bases->u.list.items[j].tag != FX_IV_TENSOR) {
+            rc = fx_err_setf(err, FX_EARG, "%s: base %d is not a tensor", n->name, j);
+            break;
+        }
+        rc = fx_call_t(&eager, FX_OP_CLONE, &c, err, 1, (fx_ivalue *)&bases->u.list.items[j]);
+        if (!rc) clones.u.list.items[j] = fx_iv_tensor_steal(c);
+    }
+    for (int k = 0; k < s->nargs && !rc; k++) {
+        const char *name = s->args[k].name;
+        if (!s->args[k].alias_write) {
+            const fx_ivalue *v = v2_arg(n, args, "%s", name);
+            if (v) rc = fx_ivalue_copy(&a[k], v, err);
+            continue;
+        }
+        const fx_ivalue *bi = v2_arg(n, args, "_%s_base_index", name);
+        if (!bi || bi->tag == FX_IV_NONE) {
+            a[k] = fx_iv_none();
+            continue;
+        }
+        if (bi->tag != FX_IV_INT || bi->u.i < 0 || bi->u.i >= nb) {
+            rc = fx_err_setf(err, FX_EARG, "%s: bad _%s_base_index", n->name, name);
+            break;
+        }
+        fx_ivalue *base = &clones.u.list.items[bi->u.i];
+        const fx_ivalue *dim = v2_arg(n, args, "_%s_slice_dim", name), *size = v2_arg(n, args, "_%s_size", name);
+        if (dim) {
+            fx_ivalue st = *v2_arg(n, args, "_%s_slice_start", name), en = *v2_arg(n, args, "_%s_slice_end", name);
+            rc = fx_call(&eager, FX_OP_SLICE_TENSOR, &a[k], err, 4, base, (fx_ivalue *)dim, &st, &en);
+        } else if (size) {
+            const fx_ivalue *stride = v2_arg(n, args, "_%s_stride", name),
+                            *off = v2_arg(n, args, "_%s_storage_offset", name);
+            rc = !stride || !off ? fx_err_setf(err, FX_EARG, "%s: incomplete view of %s", n->name, name)
+                                 : fx_call(&eager, FX_OP_AS_STRIDED, &a[k], err, 4, base, (fx_ivalue *)size,
+                                           (fx_ivalue *)stride, (fx_ivalue *)off);
+        } else { /* the base itself, or an alias of it */
+            rc = fx_ivalue_copy(&a[k], base, err);
+        }
+    }
+    bool ran = false;
+    if (!rc) ran = !(rc = fx_dispatch(&eager, op, a, outs, err));
+    if (!rc) rc = fx_iv_list(no + nb, &res, err);
+    for (int j = 0; j < s->nrets && !rc; j++) rc = fx_ivalue_copy(&res.u.list.items[j], &outs[j], err);
+    for (int j = 0; j < nb && !rc; j++) rc = fx_ivalue_copy(&res.u.list.items[no + j], &clones.u.list.items[j], err);
+    if (ran)
+        for (int j = 0; j < s->nrets; j++) fx_ivalue_clear(&outs[j]);
+    for (int k = 0; k < s->nargs; k++) fx_ivalue_clear(&a[k]);
+    fx_ivalue_clear(&clones);
+    if (rc) fx_ivalue_clear(&res);
+    else *out = res;
+    return rc;
+}
+
 int fx_hop_run(const fx_node *n, const fx_ivalue *args, fx_ivalue *out, fx_err *err) {
     int first;
     const fx_opdef *wrapped = fx_hop_wrapped_op(n, &first);
+    if (wrapped && !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED_V2))
+        return auto_functionalized_v2_run(n, wrapped, args, out, err);
     if (wrapped && first == 2) return with_effects_run(n, wrapped, first, args, out, err);
     if (wrapped) return auto_functionalized_run(n, wrapped, first, args, out, err);
     int pos[4], nb = fx_hop_body_slots(n->target, pos);

@@ -21,6 +21,13 @@
  *     returns (None for an op returning ()) followed by those clones, one per (a!) argument in schema order (None for an
  *     optional one given None). args[0] is the op's target as a string ("mylib.foo.default");
  *     args[1..] are all its schema arguments, defaults filled in, printed as keywords.
+ *   auto_functionalized_v2(op, **kwargs) -> (op's returns... | None, new bases...)
+ *     the export option auto_functionalized_v2 (torch.compile's form): the (a!) arguments are
+ *     given as `_all_bases = [...]` plus, per argument x, `_x_base_index` and either nothing (x
+ *     is the base), `_x_alias = True`, `_x_slice_dim/_start/_end` or `_x_size/_stride/
+ *     _storage_offset` to regenerate it from the base; the other arguments by name. Runs op on
+ *     clones of the bases (views regenerated on them) and returns its returns then the clones.
+ *     args[0] is the op's target, args[1] the list of keyword names, args[2..] their values.
  *   with_effects(token, op, *op's arguments) -> (new token, op's returns... | None)
  *     an op with an ordered side effect (torch/_higher_order_ops/effects.py): runs op and returns
  *     a fresh token (an empty f32 tensor, as torch's new_token_tensor) before its returns, so
@@ -34,10 +41,12 @@
 #define FX_HOP_MAX_OUTS 16
 #define FX_HOP_AUTO_FUNCTIONALIZED "higher_order.auto_functionalized"
 #define FX_HOP_WITH_EFFECTS "higher_order.with_effects"
+#define FX_HOP_AUTO_FUNCTIONALIZED_V2 "higher_order.auto_functionalized_v2"
 
-/* The op an auto_functionalized or with_effects node n wraps (the string argument naming it),
- * with *first set to the index of the op's first argument in n->args (1 or 2); NULL when n is
- * no such node or names an unknown op. */
+/* The op an auto_functionalized, auto_functionalized_v2 or with_effects node n wraps (the string
+ * argument naming it), with *first set to the index of the op's first argument in n->args (1 for
+ * auto_functionalized, 2 for with_effects; for v2, 2 is where its keyword values start); NULL
+ * when n is no such node or names an unknown op. */
 const fx_opdef *fx_hop_wrapped_op(const fx_node *n, int *first);
 /* A new effect token on `dev` (an empty f32 tensor of shape [0], as torch's new_token_tensor):
  * *out owns it. FX_ENOMEM. */

@@ -112,7 +112,7 @@ static int remove_effect_tokens(fx_graph *g, const fx_program *p, fx_err *err) {
         next = w->next;
         int k0;
         const fx_opdef *op = fx_hop_wrapped_op(w, &k0);
-        if (!op || k0 != 2) continue;
+        if (!op || strcmp(w->target, FX_HOP_WITH_EFFECTS)) continue;
         const fx_schema *s = &op->schema;
         if (w->nargs - k0 != s->nargs)
             return fx_err_setf(err, FX_EARG, "unlift: malformed %s node %s", w->target, w->name);

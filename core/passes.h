@@ -43,5 +43,15 @@ typedef struct fx_functionalize_result {
 } fx_functionalize_result;
 int fx_functionalize(const fx_graph *raw, const fx_input_info *infos, int ninfos,
                      bool lift_mutated_constants, fx_functionalize_result *out, fx_err *err);
+/* As fx_functionalize with options: lift_mutated_constants as above; auto_functionalized_v2
+ * wraps mutating custom ops in auto_functionalized_v2 (bases + view information, as
+ * torch.compile does) instead of torch.export's v1. Errors as fx_functionalize, plus FX_ENOTIMPL
+ * for a v2 argument that is a view with symbolic sizes. */
+typedef struct fx_functionalize_opts {
+    bool lift_mutated_constants;
+    bool auto_functionalized_v2;
+} fx_functionalize_opts;
+int fx_functionalize_ex(const fx_graph *raw, const fx_input_info *infos, int ninfos,
+                        const fx_functionalize_opts *opts, fx_functionalize_result *out, fx_err *err);
 
 #endif

@@ -23,7 +23,7 @@ local REG = debug.getregistry()
 -- The valid keys of each kind of options table. Extend a list here when a function learns a new
 -- option (keys starting with '_' are fxdb's internal options and always pass).
 C.OPTIONS = {
-  export = {"strict", "real", "ir", "lift_mutated_constants", "dynamic_shapes"},
+  export = {"strict", "real", "ir", "lift_mutated_constants", "dynamic_shapes", "auto_functionalized_v2"},
   trace = {"strict", "real", "ir", "lift_mutated_constants", "dynamic_shapes", "detached"},
   run = {"step"},
   report = {"strict", "real", "dynamic_shapes"},

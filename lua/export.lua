@@ -694,7 +694,8 @@ local function export_complete(job, res)
   tr:finish(outs)
   if job.dyn then job.dyn.check() end
   local ep = tr:build(statelist, {training_ir = opts.ir == "training",
-                                  lift_mutated_constants = opts.lift_mutated_constants})
+                                  lift_mutated_constants = opts.lift_mutated_constants,
+                                  auto_functionalized_v2 = opts.auto_functionalized_v2})
   check_aliased_inputs(ep, job)
   E.pending_replay = job.replay
   return ep
@@ -712,7 +713,7 @@ end
 E.export_begin, E.export_resume, E.export_complete = export_begin, export_resume, export_complete
 
 -- torch.export.export(m, args, {strict = true, real = false, ir = "functional",
---                                 lift_mutated_constants = false,
+--                                 lift_mutated_constants = false, auto_functionalized_v2 = false,
 --                                 dynamic_shapes = nil}) -> ExportedProgram
 -- dynamic_shapes (export_dynamic.lua): keyed by forward's parameter names ({x = {[0] = batch}})
 -- or by position ({{[0] = batch}, nil}); a tensor's spec maps 0-based dims to a Dim, a derived

@@ -742,7 +742,9 @@ static int l_tracer_build(lua_State *L) {
         o.training_ir = lua_toboolean(L, -1);
         lua_getfield(L, 3, "lift_mutated_constants");
         o.lift_mutated_constants = lua_toboolean(L, -1);
-        lua_pop(L, 2);
+        lua_getfield(L, 3, "auto_functionalized_v2");
+        o.auto_functionalized_v2 = lua_toboolean(L, -1);
+        lua_pop(L, 3);
     }
     int n = (int)lua_rawlen(L, 2);
     /* The names and tensors stay referenced by the table at index 2 during the build. */

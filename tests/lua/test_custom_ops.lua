@@ -265,6 +265,47 @@ T.test("dynamic shapes: the fake impl runs on symbolic sizes, SymInt arguments s
   T.truthy(not re.code:find("clone", 1, true), re.code)
 end)
 
+T.test("auto_functionalized_v2 (export option): bases, view information, numbers", function()
+  local ep = torch.export.export(FooM(), {torch.ones(5)}, {auto_functionalized_v2 = true})
+  T.truthy(ep.graph_module.code:find("auto_functionalized_v2 = torch.ops.higher_order.auto_functionalized_v2("
+    .. "torch.ops.testlib.foo.default, _x_base_index = 0, _z_base_index = 1, _all_bases = [x, cos]);  x = cos = None\n"
+    .. "    getitem_3 = auto_functionalized_v2[3]", 1, true), ep.graph_module.code)
+  local x = torch.ones(5)
+  local a = ep:module()(x)
+  T.eq(x:sum():item(), 30)
+  T.eq(a:sum():item(), 30)
+  -- a base, a slice of it, and a strided view: the three ways to say where the argument is
+  local C = nn.Module:extend("C")
+  function C:init() self:register_buffer("cache", torch.zeros(2, 4, 2)) end
+  function C:forward(x, pos)
+    torch.ops.mylib.update_cache(x, self.cache[1], pos)
+    torch.ops.mylib.update_cache(x * 2, self.cache:narrow(1, 1, 2), pos)
+    torch.ops.mylib.update_cache(x * 3, self.cache:transpose(0, 1)[1], pos)
+    return self.cache:sum(0)
+  end
+  local ep2 = torch.export.export(C(), {torch.ones(1, 2), 1}, {auto_functionalized_v2 = true})
+  local code = ep2.graph_module.code
+  for _, want in ipairs({
+    "value = x, pos = 1, _cache_base_index = 0, _cache_size = [4, 2], _cache_stride = [2, 1], "
+      .. "_cache_storage_offset = 8, _all_bases = [b_cache]",
+    "value = mul, pos = 1, _cache_base_index = 0, _cache_slice_dim = 1, _cache_slice_start = 1, "
+      .. "_cache_slice_end = 3, _all_bases = [getitem_1]",
+    "value = mul_1, pos = 1, _cache_base_index = 0, _cache_size = [2, 2], _cache_stride = [8, 1], "
+      .. "_cache_storage_offset = 2, _all_bases = [getitem_3]",
+    "return (getitem_5, sum_1)"}) do
+    T.truthy(code:find(want, 1, true), want .. "\n" .. code)
+  end
+  T.eq(#fxdb.provenance(ep2, "cache").steps, 4)
+  local eager, gm, re = C(), ep2:module(), fxdb.reinplace(ep2)
+  for step = 1, 3 do
+    local v = torch.randn(1, 2)
+    local want = eager(v, 1)
+    T.eq(fxdb._max_abs_diff(gm(v), want), 0, "step " .. step)
+    T.eq(fxdb._max_abs_diff(re(v), want), 0, "reinplaced, step " .. step)
+  end
+  T.eq(fxdb._max_abs_diff(gm.cache, eager.cache), 0)
+end)
+
 T.test("debugger: a breakpoint on a mutating custom op stops there in a functional export", function()
   fxdb.kill()
   fxdb.delete()
