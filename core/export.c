@@ -69,9 +69,17 @@ static int order_inputs(fx_graph *raw, fx_input_info *infos, int n, fx_err *err)
     return FX_OK;
 }
 
-static const fx_tensor *find_state(const fx_named_tensor *state, int nstate, const char *target) {
-    for (int i = 0; i < nstate; i++)
-        if (target && !strcmp(state[i].name, target)) return state[i].t;
+/* The state tensor named target. The search starts after the previous find (*hint), since the
+ * state list and the lifted inputs usually come in the same order (linear, not quadratic). */
+static const fx_tensor *find_state(const fx_named_tensor *state, int nstate, const char *target,
+                                   int *hint) {
+    for (int k = 0; target && k < nstate; k++) {
+        int i = (*hint + k) % nstate;
+        if (!strcmp(state[i].name, target)) {
+            *hint = i + 1;
+            return state[i].t;
+        }
+    }
     return NULL;
 }
 
@@ -249,6 +257,7 @@ int fx_export_build(fx_graph *raw, fx_input_info *infos, int ninfos, const fx_na
             goto fail;
         }
     }
+    int hint = 0; /* find_state */
     for (int i = 0; i < ninfos; i++) {
         if (infos[i].kind == FX_INPUT_KIND_COUNT) continue;
         fx_input_spec *is = &p->sig.inputs[p->sig.ninputs++];
@@ -260,7 +269,8 @@ int fx_export_build(fx_graph *raw, fx_input_info *infos, int ninfos, const fx_na
             rc = fx_err_setf(err, FX_ENOMEM, "out of memory");
             goto fail;
         }
-        const fx_tensor *t = infos[i].value ? infos[i].value : find_state(state, nstate, infos[i].target);
+        const fx_tensor *t =
+            infos[i].value ? infos[i].value : find_state(state, nstate, infos[i].target, &hint);
         if (infos[i].kind == FX_INPUT_USER_INPUT || infos[i].kind == FX_INPUT_TOKEN) continue;
         if (!t) {
             rc = fx_err_setf(err, FX_EINTERNAL, "no value for %s '%s'", fx_input_kind_name(infos[i].kind),

@@ -122,40 +122,31 @@ local function attr_tables(m, fn)
     fn(v)
     for _, x in next, v do walk(x) end
   end
-  for _, pair in ipairs(m:named_modules()) do
-    for _, a in ipairs(pair[2]:_named_attrs()) do walk(a[2]) end
+  local mods = nn._module_list(m)
+  for i = 1, #mods do
+    local d = rawget(mods[i][2], "__dict")
+    local order = d._attr_order
+    for j = 1, #order do walk(d[order[j]]) end
   end
 end
 
 -- ---- snapshot and restore of module state --------------------------------------------------------
 
--- Plain tables reachable from a module's own table (its containers), copied two levels deep.
-local function is_plain(v)
-  return type(v) == "table" and getmetatable(v) == nil
-end
-
-local function shallow(t)
-  local c = {}
-  for k, v in next, t do c[k] = v end
-  return c
-end
-
-local function snapshot_table(t, depth, out)
-  local entry = {t = t, copy = shallow(t)}
-  out[#out + 1] = entry
-  if depth > 0 then
-    for _, v in next, t do
-      if is_plain(v) then snapshot_table(v, depth - 1, out) end
-    end
-  end
-end
-
+-- Plain tables reachable from a module's own table (its containers), copied two levels deep:
+-- snap[2i - 1] is a table, snap[2i] its shallow copy (E.snapshot_tables / E.restore_tables, in
+-- lx_export.c). snap.trees: the modules' _modules tables (restoring one of them changes the
+-- module tree, which nn.lua's module-list cache must hear).
 local function snapshot(m)
-  local out = {}
-  for _, pair in ipairs(m:named_modules()) do
-    snapshot_table(pair[2], 2, out)
+  local out, trees = {}, {}
+  local mods = nn._module_list(m)
+  local snapshot_tables = E.snapshot_tables
+  for i = 1, #mods do
+    local mod = mods[i][2]
+    trees[rawget(mod, "__dict")._modules] = true
+    snapshot_tables(out, mod, 2)
   end
-  attr_tables(m, function(t) out[#out + 1] = {t = t, copy = shallow(t)} end)
+  attr_tables(m, function(t) snapshot_tables(out, t, 0) end)
+  out.trees = trees
   out.module_stack = nn._module_stack
   out.paths = nn._paths
   out.on_setattr = nn._on_setattr
@@ -163,21 +154,8 @@ local function snapshot(m)
 end
 
 local function restore(snap)
-  for i = #snap, 1, -1 do
-    local e = snap[i]
-    local t, copy = e.t, e.copy
-    if getmetatable(t) == nil then -- plain: the VM's own stores, no call per key
-      for k in next, t do
-        if copy[k] == nil then t[k] = nil end
-      end
-      for k, v in next, copy do t[k] = v end
-    else
-      for k in next, t do
-        if copy[k] == nil then rawset(t, k, nil) end
-      end
-      for k, v in next, copy do rawset(t, k, v) end
-    end
-  end
+  local tree_changed = E.restore_tables(snap, snap.trees)
+  if tree_changed then nn._tree_changed() end
   nn._module_stack = snap.module_stack
   nn._paths = snap.paths
   nn._on_setattr = snap.on_setattr
@@ -345,19 +323,26 @@ local function tree_copy(v, seen)
   return c
 end
 
--- {{mod, path, name, value, copy}} for every plain attribute of every module that is not a
--- tensor (containers are copied as pytrees).
+-- mod, path, name, value, copy for every plain attribute of every module that is not a tensor
+-- (containers are copied as pytrees), five list items each (no table per attribute: a model
+-- has hundreds of numbers).
 -- out.names: module -> set of its attribute names before the call.
 local function container_snapshot(m)
-  local out = {names = {}}
-  for _, pair in ipairs(m:named_modules()) do
-    local names = {}
-    out.names[pair[2]] = names
-    for _, a in ipairs(pair[2]:_named_attrs()) do
-      names[a[1]] = true
-      if not torch.is_tensor(a[2]) then
-        out[#out + 1] = {mod = pair[2], path = pair[1], name = a[1], value = a[2],
-                         copy = tree_copy(a[2])}
+  local out, is_tensor = {names = {}}, torch.is_tensor
+  local mods = nn._module_list(m)
+  for i = 1, #mods do
+    local path, mod = mods[i][1], mods[i][2]
+    local names, d = {}, rawget(mod, "__dict")
+    local order = d._attr_order
+    out.names[mod] = names
+    for j = 1, #order do
+      local name = order[j]
+      local v = d[name]
+      names[name] = true
+      if not is_tensor(v) then
+        local n = #out
+        out[n + 1], out[n + 2], out[n + 3], out[n + 4] = mod, path, name, v
+        out[n + 5] = is_container(v) and tree_copy(v) or v
       end
     end
   end
@@ -445,8 +430,13 @@ end
 local function check_containers(job)
   local assigned, rebound, changed = {}, {}, {}
   job.replay = {}
-  for _, c in ipairs(job.containers) do
-    local now = c.mod:_raw_get("attr", c.name)
+  local containers = job.containers
+  for i = 1, #containers, 5 do
+    local now = rawget(containers[i], "__dict")[containers[i + 2]]
+    -- the same value, and not a container whose contents may have changed: nothing to report
+    if rawequal(now, containers[i + 3]) and not is_container(now) then goto next_attr end
+    local c = {mod = containers[i], path = containers[i + 1], name = containers[i + 2],
+               value = containers[i + 3], copy = containers[i + 4]}
     local rel = (c.path == "" and "" or (c.path .. ".")) .. c.name
     if rawequal(now, c.value) then
       compare_tree("self." .. rel, c.copy, now, assigned)
@@ -467,16 +457,21 @@ local function check_containers(job)
         job.replay[#job.replay + 1] = {mod = c.mod, name = c.name, value = value, into = into}
       end
     end
+    ::next_attr::
   end
   if job.strict then -- attributes forward created (tensors among them were refused already)
-    for _, pair in ipairs(job.m:named_modules()) do
-      local mod, path = pair[2], pair[1]
+    local mods = nn._module_list(job.m)
+    for i = 1, #mods do
+      local mod, path = mods[i][2], mods[i][1]
       local names = job.containers.names[mod] or {}
-      for _, a in ipairs(mod:_named_attrs()) do
-        if not names[a[1]] then
-          changed[#changed + 1] = '"L[\'self\'].' .. (path == "" and "" or (path .. ".")) .. a[1] .. '"'
-          if not has_tensor(a[2]) then
-            job.replay[#job.replay + 1] = {mod = mod, name = a[1], value = tree_copy(a[2])}
+      local d = rawget(mod, "__dict")
+      local order = d._attr_order
+      for j = 1, #order do
+        local name = order[j]
+        if not names[name] then
+          changed[#changed + 1] = '"L[\'self\'].' .. (path == "" and "" or (path .. ".")) .. name .. '"'
+          if not has_tensor(d[name]) then
+            job.replay[#job.replay + 1] = {mod = mod, name = name, value = tree_copy(d[name])}
           end
         end
       end
@@ -556,8 +551,8 @@ end
 -- will run forward; export_resume runs (or resumes) it; export_complete checks attributes
 -- (non-strict), appends the output node and builds the program. do_export chains them.
 local function export_begin(m, args, opts, strict, tr)
-  local paths = {}
-  for _, pair in ipairs(m:named_modules()) do paths[pair[2]] = pair[1] end
+  local paths, mods = {}, nn._module_list(m)
+  for i = 1, #mods do paths[mods[i][2]] = mods[i][1] end
 
   -- Placeholder names (torch/_export/utils.py placeholder_naming_pass): user inputs keep their
   -- names and take them first; a clash appends _1, _2, ... to the later name, so lifted state

@@ -14,6 +14,13 @@
  *   tr:build({{name, tensor}...}, opts)          -> ExportedProgram (consumes the trace)
  *   tr:attach(h)                                 -> a debugger session's SessionHook h gets every
  *                                                   recorded node and may pause co (lx_session.c)
+ *   _export.call_site()                         -> {file, line, func} of the Lua code two levels
+ *                                                   up (nn.lua's submodule reads), or nothing
+ *   _export.tailcalled()                         -> whether the calling function was tail-called
+ *   _export.snapshot_tables(out, t, depth)       -> appends t and a shallow copy of it (and of its
+ *                                                   plain tables, depth levels down) to out
+ *   _export.restore_tables(out, trees)           -> puts those tables back; whether a table in
+ *                                                   the set `trees` had changed
  *
  * Userdata: "fxdb.Tracer" (box: fx_tracer*), "fxdb.ExportedProgram" (box: fx_program*; user value
  * 1 = a cache table for the Graph objects it hands out), "fxdb.GraphModule" (box: unlifted graph +
@@ -1219,6 +1226,167 @@ static int l_set_grad_enabled(lua_State *L) {
     return 1;
 }
 
+/* ==== module state snapshot (export.lua's snapshot / restore) ==================================== */
+
+/* Appends to the list at `out` the table at `t` and a shallow copy of it, then (depth > 0) does
+ * the same for every plain (metatable-less) table among t's values, one level less deep. Raw
+ * accesses only; the copy is made at its final size. [-0, +0, m] */
+static void snapshot_table(lua_State *L, int out, int t, int depth) {
+    luaL_checkstack(L, 6, "snapshot");
+    int narr = (int)lua_rawlen(L, t), nrec = 0;
+    lua_pushnil(L);
+    while (lua_next(L, t)) {
+        nrec++;
+        lua_pop(L, 1);
+    }
+    lua_Integer n = (lua_Integer)lua_rawlen(L, out);
+    lua_pushvalue(L, t);
+    lua_rawseti(L, out, n + 1);
+    lua_createtable(L, narr, nrec > narr ? nrec - narr : 0); /* [copy] */
+    int copy = lua_gettop(L);
+    lua_pushnil(L);
+    while (lua_next(L, t)) { /* [copy, k, v] */
+        lua_pushvalue(L, -2);
+        lua_insert(L, -2);   /* [copy, k, k, v] */
+        lua_rawset(L, copy); /* [copy, k] */
+    }
+    lua_rawseti(L, out, n + 2); /* [] */
+    if (depth <= 0) return;
+    lua_pushnil(L);
+    while (lua_next(L, t)) { /* [k, v] */
+        if (lua_type(L, -1) == LUA_TTABLE && !lua_getmetatable(L, -1))
+            snapshot_table(L, out, lua_gettop(L), depth - 1);
+        else if (lua_type(L, -1) == LUA_TTABLE)
+            lua_pop(L, 1); /* the metatable */
+        lua_pop(L, 1);
+    }
+}
+
+/* _export.snapshot_tables(out, t, depth): export.lua's snapshot of one module table. */
+static int l_snapshot_tables(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    snapshot_table(L, 1, 2, (int)luaL_checkinteger(L, 3));
+    return 0;
+}
+
+/* _export.restore_tables(snap, trees) -> changed: puts every table of a snapshot back as it was
+ * (keys the copy lacks removed, every key of the copy stored; raw accesses), last taken first.
+ * `changed` says whether any table that is a key of `trees` (the modules' _modules tables) had
+ * been changed. */
+static int l_restore_tables(lua_State *L) {
+    luaL_checktype(L, 1, LUA_TTABLE);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    luaL_checkstack(L, 8, "restore");
+    bool changed = false;
+    for (lua_Integer i = (lua_Integer)lua_rawlen(L, 1) - 1; i >= 1; i -= 2) {
+        lua_rawgeti(L, 1, i);     /* [t] */
+        lua_rawgeti(L, 1, i + 1); /* [t, copy] */
+        int t = lua_gettop(L) - 1, copy = t + 1;
+        lua_pushvalue(L, t);
+        bool tree = lua_rawget(L, 2) != LUA_TNIL;
+        lua_pop(L, 1);
+        lua_pushnil(L);
+        while (lua_next(L, t)) { /* [t, copy, k, v]: clear what the copy lacks */
+            lua_pushvalue(L, -2);
+            int got = lua_rawget(L, copy); /* [t, copy, k, v, copy[k]] */
+            if (got == LUA_TNIL) {
+                changed = changed || tree;
+                lua_pushvalue(L, -3);
+                lua_pushnil(L);
+                lua_rawset(L, t); /* clearing an existing field is allowed during next */
+            } else if (tree && !changed && !lua_rawequal(L, -1, -2)) {
+                changed = true;
+            }
+            lua_pop(L, 2); /* [t, copy, k] */
+        }
+        lua_pushnil(L);
+        while (lua_next(L, copy)) { /* [t, copy, k, v] */
+            if (tree && !changed) {
+                lua_pushvalue(L, -2);
+                changed = lua_rawget(L, t) == LUA_TNIL;
+                lua_pop(L, 1);
+            }
+            lua_pushvalue(L, -2);
+            lua_insert(L, -2); /* [t, copy, k, k, v] */
+            lua_rawset(L, t);  /* [t, copy, k] */
+        }
+        lua_pop(L, 2);
+    }
+    lua_pushboolean(L, changed);
+    return 1;
+}
+
+/* ==== call sites (nn.lua) ========================================================================= */
+
+static const char g_sites_key = 0;
+
+/* _export.call_site() -> {file, line, func} or nothing: where the Lua function two levels up
+ * (the code that read `self.lin` through nn.lua's __index) is now; nothing when that code is
+ * fxdb's own embedded library. One table per (function, line, name), shared: nn.lua keeps it as
+ * the submodule's call site and puts it into nn._module_stack entries, read-only. */
+static int l_call_site(lua_State *L) {
+    lua_Debug ar;
+    if (!lua_getstack(L, 2, &ar) || !lua_getinfo(L, "Slnf", &ar)) return 0; /* [f] */
+    if (!strncmp(ar.source, "=[fxdb ", 7)) return 0;
+    int f = lua_gettop(L);
+    luaL_checkstack(L, 8, "call_site");
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &g_sites_key) != LUA_TTABLE) { /* [f, sites] */
+        lua_pop(L, 1);
+        lua_newtable(L);
+        lua_createtable(L, 0, 1);
+        lua_pushliteral(L, "k");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+        lua_pushvalue(L, -1);
+        lua_rawsetp(L, LUA_REGISTRYINDEX, &g_sites_key);
+    }
+    /* sites[f][line][name or true] */
+    const char *keys[2] = {NULL, ar.name};
+    for (int level = 0; level < 3; level++) {
+        int parent = lua_gettop(L);
+        if (level == 0)
+            lua_pushvalue(L, f);
+        else if (level == 1)
+            lua_pushinteger(L, ar.currentline);
+        else if (keys[1])
+            lua_pushstring(L, keys[1]);
+        else
+            lua_pushboolean(L, 1);
+        lua_pushvalue(L, -1);
+        if (lua_rawget(L, parent) == LUA_TTABLE) { /* [.., parent, key, child] */
+            lua_remove(L, -2);
+            continue;
+        }
+        lua_pop(L, 1); /* [.., parent, key] */
+        if (level < 2) {
+            lua_newtable(L);
+        } else {
+            lua_createtable(L, 0, 3);
+            const char *file = ar.source[0] == '@' ? ar.source + 1 : ar.short_src;
+            lua_pushstring(L, file);
+            lua_setfield(L, -2, "file");
+            lua_pushinteger(L, ar.currentline);
+            lua_setfield(L, -2, "line");
+            if (ar.name) {
+                lua_pushstring(L, ar.name);
+                lua_setfield(L, -2, "func");
+            }
+        }
+        lua_pushvalue(L, -1);   /* [.., parent, key, child, child] */
+        lua_insert(L, -3);      /* [.., parent, child, key, child] */
+        lua_rawset(L, parent);  /* [.., parent, child] */
+    }
+    return 1;
+}
+
+/* _export.tailcalled() -> whether the Lua function calling it was entered by a tail call. */
+static int l_tailcalled(lua_State *L) {
+    lua_Debug ar;
+    lua_pushboolean(L, lua_getstack(L, 1, &ar) && lua_getinfo(L, "t", &ar) && ar.istailcall);
+    return 1;
+}
+
 /* ==== opening ==================================================================================== */
 
 static const luaL_Reg tracer_methods[] = {
@@ -1298,6 +1466,14 @@ void lx_open_export(lua_State *L) {
     lua_setfield(L, -2, "tracer");
     lua_pushcfunction(L, l_slice_meta);
     lua_setfield(L, -2, "slice_meta");
+    lua_pushcfunction(L, l_call_site);
+    lua_setfield(L, -2, "call_site");
+    lua_pushcfunction(L, l_tailcalled);
+    lua_setfield(L, -2, "tailcalled");
+    lua_pushcfunction(L, l_snapshot_tables);
+    lua_setfield(L, -2, "snapshot_tables");
+    lua_pushcfunction(L, l_restore_tables);
+    lua_setfield(L, -2, "restore_tables");
     lua_pushcfunction(L, l_hop_record);
     lua_setfield(L, -2, "hop_record");
     lua_pop(L, 1);                             /* [torch] */

@@ -63,6 +63,14 @@ nn.Module = Module
 
 local function dict(m) return rawget(m, "__dict") end
 
+-- The module tree's version: bumped by every change to any module's _modules (add_module,
+-- assigning or deleting a submodule, export's restore), so named_modules can keep its walk per
+-- root and reuse it until the tree changes (export walks the tree several times per call).
+local tree_version = 0
+local function tree_changed() tree_version = tree_version + 1 end
+nn._tree_changed = tree_changed
+local module_lists = setmetatable({}, {__mode = "k"}) -- root -> {version, list}
+
 local function is_module(v)
   if type(v) ~= "table" then return false end
   local mt = getmetatable(v)
@@ -90,7 +98,9 @@ end
 -- Where user code last read each submodule (self.lin): the call site of `return self.lin(x)`,
 -- whose frame a Lua tail call removes before the submodule runs. inst_call keeps it in its
 -- nn._module_stack entry and lx_where puts it back into stack traces.
+-- The sites are {file, line, func} tables shared per place (torch._export.call_site, C).
 local call_sites = setmetatable({}, {__mode = "k"})
+local call_site, tailcalled = torch._export.call_site, torch._export.tailcalled
 
 local function inst_index(self, k)
   local d = dict(self)
@@ -101,8 +111,8 @@ local function inst_index(self, k)
     if v ~= nil then return v end
     v = d._modules[k]
     if v ~= nil then
-      local info = debug.getinfo(2, "Sln")
-      if info and info.source:sub(1, 7) ~= "=[fxdb " then call_sites[v] = info end
+      local site = call_site()
+      if site then call_sites[v] = site end
       return v
     end
     v = d[k]
@@ -152,6 +162,7 @@ local function inst_newindex(self, k, v)
     error("module attribute names must be strings, got " .. type(k), 2)
   end
   if param_set[v] then
+    if d._modules[k] ~= nil then tree_changed() end
     remove_from(d, k, "dict", "_buffers", "_modules", "nonpersistent")
     om_set(d._parameters, k, v)
   elseif om_has(d._parameters, k) then
@@ -163,12 +174,14 @@ local function inst_newindex(self, k, v)
   elseif is_module(v) then
     remove_from(d, k, "dict", "_parameters", "_buffers", "nonpersistent")
     om_set(d._modules, k, v)
+    tree_changed()
   elseif om_has(d._modules, k) then
     if v ~= nil then
       error("cannot assign '" .. typename(v) .. "' as child module '" .. k ..
             "' (torch.nn.Module or None expected)", 2)
     end
     d._modules[k] = nil
+    tree_changed()
   elseif om_has(d._buffers, k) then
     if v ~= nil and not torch.is_tensor(v) then
       error("cannot assign '" .. typename(v) .. "' as buffer '" .. k ..
@@ -186,6 +199,14 @@ local function inst_newindex(self, k, v)
     d[k] = v
   end
 end
+
+-- The to-be-closed guard of inst_call: {stack, entry}; removes entry from stack.
+local POP_ENTRY = {__close = function(g)
+  local stack, entry = g[1], g[2]
+  for i = #stack, 1, -1 do
+    if stack[i] == entry then table.remove(stack, i); break end
+  end
+end}
 
 -- Calls forward with the module pushed on nn._module_stack as {path, cls, module [, site]}: path
 -- is nn._paths[self] during export, else derived from the calling module (its child's name), as
@@ -213,19 +234,9 @@ local function inst_call(self, ...)
     end
   end
   local entry = {path = path, cls = class_name(self), module = self}
-  if debug.getinfo(1, "t").istailcall then
-    local s = call_sites[self]
-    if s then
-      local file = s.source:sub(1, 1) == "@" and s.source:sub(2) or s.short_src
-      entry.site = {file = file, line = s.currentline, func = s.name}
-    end
-  end
+  if tailcalled() then entry.site = call_sites[self] end
   stack[#stack + 1] = entry
-  local guard <close> = setmetatable({}, {__close = function()
-    for i = #stack, 1, -1 do
-      if stack[i] == entry then table.remove(stack, i); break end
-    end
-  end})
+  local guard <close> = setmetatable({stack, entry}, POP_ENTRY)
   return forward(self, ...)
 end
 
@@ -363,28 +374,47 @@ function Module:add_module(name, m)
   end
   check_name("module", name, self, "_modules")
   om_set(dict(self)._modules, name, m)
+  tree_changed()
 end
 Module.register_module = Module.add_module
 
 -- ==== traversal =============================================================================================
 
--- {{name, module}, ...} in pre-order, self first with name "" (or prefix); each module once.
-function Module:named_modules(memo, prefix)
-  memo = memo or {}
-  prefix = prefix or ""
+local function walk_modules(self, memo, prefix)
   local out = {}
   local function walk(m, p)
     if memo[m] then return end
     memo[m] = true
     out[#out + 1] = {p, m}
     local mods = dict(m)._modules
-    for _, name in ipairs(mods) do
+    for i = 1, #mods do
+      local name = mods[i]
       local c = mods[name]
       if c ~= nil then walk(c, p == "" and name or (p .. "." .. name)) end
     end
   end
   walk(self, prefix)
   return out
+end
+
+-- nn._module_list(m): m:named_modules() as one shared list, walked again only after the module
+-- tree changed. Read-only for its callers (export.lua); named_modules hands out copies.
+function nn._module_list(m)
+  local c = module_lists[m]
+  if c and c[1] == tree_version then return c[2] end
+  local list = walk_modules(m, {}, "")
+  module_lists[m] = {tree_version, list}
+  return list
+end
+
+-- {{name, module}, ...} in pre-order, self first with name "" (or prefix); each module once.
+function Module:named_modules(memo, prefix)
+  if memo == nil and (prefix == nil or prefix == "") then
+    local list, out = nn._module_list(self), {}
+    for i = 1, #list do out[i] = {list[i][1], list[i][2]} end
+    return out
+  end
+  return walk_modules(self, memo or {}, prefix or "")
 end
 
 function Module:modules()
@@ -671,7 +701,7 @@ end
 -- slot holding the same tensor is listed in the entry's `aliases` ({kind, owner, name}).
 function Module:_named_state()
   local out = {}
-  local mods = self:named_modules()
+  local mods = nn._module_list(self)
   local seen = {}
   local function add(kind, prefix, m, name, t, persistent)
     if t == nil then return end
