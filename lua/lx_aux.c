@@ -1071,6 +1071,8 @@ int lx_dispatch(lua_State *L, const fx_opdef *op, fx_ivalue *args) {
     return lx_dispatch_at(L, op, args, NULL);
 }
 
+unsigned long lx_dispatch_serial = 1;
+
 int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int *stack_of) {
     lx_state *st = lx_current(L);
     int nrets = op->schema.nrets;
@@ -1088,7 +1090,9 @@ int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int 
     fx_err_clear(&err);
     lua_State *prev_cb = lx_cb_thread;
     lx_cb_thread = L; /* a custom op's Lua impl runs on this thread */
+    lx_dispatch_serial += 2; /* never 0: 0 means "no cached location" */
     int drc = fx_dispatch(st->ctx, op, args, outs, &err);
+    lx_dispatch_serial += 2;
     lx_cb_thread = prev_cb;
     if (drc != FX_OK) {
         for (int i = 0; i < nrets; i++) fx_ivalue_clear(&outs[i]);

@@ -54,6 +54,15 @@ typedef struct lx_tracer {
                                 nn_module_stack instead of the coroutine's (a replayed program
                                 keeps its original locations); kept alive by user value 4 */
     char pool[8192];     /* module-stack strings for the where callback */
+    /* the last location tracer_where computed, for the next record of the same op call
+     * (lx_dispatch_serial unchanged): frames with their strings copied into fpool, modules
+     * (strings in pool, which only tracer_where writes) */
+    unsigned long where_serial; /* 0: nothing cached */
+    lua_State *where_co;
+    int nframes, nmods;
+    fx_frame frames[16];
+    fx_module_entry mods[32];
+    char fpool[4096];
 } lx_tracer;
 
 static lx_tracer *check_tracer(lua_State *L, int idx) {
@@ -112,6 +121,15 @@ static void tracer_where(void *ud, fx_frame *frames, int max_frames, int *nframe
         return;
     }
     lua_State *co = t->co ? t->co : t->L;
+    int cache_f = max_frames < 16 ? max_frames : 16, cache_m = max_mods < 32 ? max_mods : 32;
+    if (t->where_serial == lx_dispatch_serial && t->where_co == co) { /* same op call */
+        *nframes = t->nframes < cache_f ? t->nframes : cache_f;
+        for (int i = 0; i < *nframes; i++) frames[i] = t->frames[i];
+        *nmods = t->nmods < cache_m ? t->nmods : cache_m;
+        for (int i = 0; i < *nmods; i++) mods[i] = t->mods[i];
+        return;
+    }
+    t->where_serial = 0;
     *nframes = lx_where(co, frames, max_frames);
     *nmods = 0;
     size_t used = 0;
@@ -150,6 +168,31 @@ static void tracer_where(void *ud, fx_frame *frames, int max_frames, int *nframe
         lua_pop(co, 1);
     }
     lua_pop(co, 2);
+    /* keep this location for the op call's next record (the frames' strings live in lx_where's
+     * buffer, which others overwrite: copied) */
+    size_t fused = 0;
+    bool fits = *nframes <= cache_f && *nmods <= cache_m;
+    for (int i = 0; i < *nframes && fits; i++) {
+        const char *src[3] = {frames[i].file, frames[i].func, frames[i].code};
+        const char *dst[3];
+        for (int k = 0; k < 3 && fits; k++) {
+            size_t len = strlen(src[k]);
+            fits = fused + len + 1 <= sizeof t->fpool;
+            if (fits) {
+                memcpy(t->fpool + fused, src[k], len + 1);
+                dst[k] = t->fpool + fused;
+                fused += len + 1;
+            }
+        }
+        if (fits) t->frames[i] = (fx_frame){.file = dst[0], .func = dst[1], .code = dst[2],
+                                            .line = frames[i].line};
+    }
+    if (!fits) return;
+    for (int i = 0; i < *nmods; i++) t->mods[i] = mods[i];
+    t->nframes = *nframes;
+    t->nmods = *nmods;
+    t->where_co = co;
+    t->where_serial = lx_dispatch_serial;
 }
 
 static int l_tracer_new(lua_State *L) {
