@@ -532,6 +532,27 @@ static int write_back(fstate *s, const fx_node *r, int t, fx_node *val, const ch
     return rc;
 }
 
+/* Emits a higher-order call `target(args)` for raw node r with value `all` (a list), then one
+ * getitem per element of it, in order, as make_fx makes them (DCE drops the unread ones); the
+ * getitems go to items[]. All carry r's stack and module stack and name r as their source. */
+static int emit_hop_items(fstate *s, const fx_node *r, const char *target, const fx_ivalue *args,
+                          int nargs, const char *hint, const fx_ivalue *all, fx_node **items) {
+    fx_node *n = fx_graph_call_target(s->g, target, args, nargs, hint, s->err);
+    int rc = n ? FX_OK : s->err->code;
+    if (!rc) rc = fx_node_set_val(n, all, s->err);
+    if (!rc) rc = fx_node_copy_meta(n, r, s->err);
+    if (!rc) rc = fx_node_add_from(n, r->name, s->err);
+    for (int j = 0; j < all->u.list.n && !rc; j++) {
+        fx_ivalue ga[2] = {fx_iv_node(n), fx_iv_int(j)};
+        fx_node *g = fx_graph_call_target(s->g, "getitem", ga, 2, "getitem", s->err);
+        if (!g || fx_node_set_val(g, &all->u.list.items[j], s->err) || fx_node_copy_meta(g, r, s->err) ||
+            fx_node_add_from(g, r->name, s->err))
+            rc = s->err->code ? s->err->code : FX_EINTERNAL;
+        items[j] = g;
+    }
+    return rc;
+}
+
 /* The outputs of one auto_functionalized node: a getitem per output (the op's returns, then
  * the new value of each mutable argument), and for each return the canonical raw value it
  * aliases (a fake impl that returns a mutated argument itself) or -1. */
@@ -591,21 +612,7 @@ static int do_auto_functionalized(fstate *s, int i) {
         rc = fx_call_t(&s->meta, FX_OP_CLONE, &c, s->err, 1, (fx_ivalue *)v);
         if (!rc) all.u.list.items[no + m] = fx_iv_tensor_steal(c);
     }
-    fx_node *n = NULL;
-    if (!rc && !(n = fx_graph_call_target(s->g, FX_HOP_AUTO_FUNCTIONALIZED, args, na + 1, "auto_functionalized", s->err)))
-        rc = s->err->code;
-    if (!rc) rc = fx_node_set_val(n, &all, s->err);
-    if (!rc) rc = fx_node_copy_meta(n, r, s->err);
-    if (!rc) rc = fx_node_add_from(n, r->name, s->err);
-    /* a getitem per output, in order, as make_fx makes them (DCE drops the unread ones) */
-    for (int j = 0; j < no + nmut && !rc; j++) {
-        fx_ivalue ga[2] = {fx_iv_node(n), fx_iv_int(j)};
-        fx_node *g = fx_graph_call_target(s->g, "getitem", ga, 2, "getitem", s->err);
-        if (!g || fx_node_set_val(g, &all.u.list.items[j], s->err) || fx_node_copy_meta(g, r, s->err) ||
-            fx_node_add_from(g, r->name, s->err))
-            rc = s->err->code ? s->err->code : FX_EINTERNAL;
-        o->items[j] = g;
-    }
+    if (!rc) rc = emit_hop_items(s, r, FX_HOP_AUTO_FUNCTIONALIZED, args, na + 1, "auto_functionalized", &all, o->items);
     o->n = no + nmut;
     for (int k = 0; k < na + 1; k++) fx_ivalue_clear(&args[k]);
     for (int k = 0; k < na; k++) fx_ivalue_clear(&vals[k]);
@@ -770,7 +777,6 @@ static int do_auto_functionalized_v2(fstate *s, int i) {
         if (!rc) all.u.list.items[no + j] = fx_iv_tensor_steal(c);
     }
     /* node args: the op, the keyword names, their values */
-    fx_node *n = NULL;
     if (!rc) {
         args[0] = fx_iv_str(op->target);
         rc = fx_iv_list(nk, &args[1], s->err);
@@ -781,21 +787,9 @@ static int do_auto_functionalized_v2(fstate *s, int i) {
             kv[k] = (fx_ivalue){0};
         }
     }
-    if (!rc && !(n = fx_graph_call_target(s->g, FX_HOP_AUTO_FUNCTIONALIZED_V2, args, nk + 2, "auto_functionalized_v2", s->err)))
-        rc = s->err->code;
-    if (!rc) rc = fx_node_set_val(n, &all, s->err);
-    if (!rc) rc = fx_node_copy_meta(n, r, s->err);
-    if (!rc) rc = fx_node_add_from(n, r->name, s->err);
     fx_node *items[FX_HOP_MAX_OUTS] = {0};
-    for (int j = 0; j < no + nb && !rc; j++) {
-        fx_ivalue ga[2] = {fx_iv_node(n), fx_iv_int(j)};
-        fx_node *g = fx_graph_call_target(s->g, "getitem", ga, 2, "getitem", s->err);
-        if (!g || fx_node_set_val(g, &all.u.list.items[j], s->err) || fx_node_copy_meta(g, r, s->err) ||
-            fx_node_add_from(g, r->name, s->err))
-            rc = s->err->code ? s->err->code : FX_EINTERNAL;
-        items[j] = g;
-        if (j < no) o->items[j] = g;
-    }
+    if (!rc) rc = emit_hop_items(s, r, FX_HOP_AUTO_FUNCTIONALIZED_V2, args, nk + 2, "auto_functionalized_v2", &all, items);
+    for (int j = 0; j < no; j++) o->items[j] = items[j];
     o->n = no;
     for (int k = 0; k < FX_SCHEMA_MAX_ARGS; k++) {
         fx_ivalue_clear(&names[k]);
@@ -857,21 +851,10 @@ static int do_with_effects(fstate *s, int i) {
     if (!rc) rc = fx_iv_list(1 + no, &all, s->err);
     if (!rc) rc = fx_hop_new_token(FX_DEVICE_META, &all.u.list.items[0], s->err);
     for (int j = 0; j < nr && !rc; j++) rc = fx_ivalue_copy(&all.u.list.items[1 + j], &outs[j], s->err);
-    fx_node *n = NULL;
-    if (!rc && !(n = fx_graph_call_target(s->g, FX_HOP_WITH_EFFECTS, args, na + 2, "with_effects", s->err)))
-        rc = s->err->code;
-    if (!rc) rc = fx_node_set_val(n, &all, s->err);
-    if (!rc) rc = fx_node_copy_meta(n, r, s->err);
-    if (!rc) rc = fx_node_add_from(n, r->name, s->err);
-    for (int j = 0; j < 1 + no && !rc; j++) { /* a getitem per output, as make_fx makes them */
-        fx_ivalue ga[2] = {fx_iv_node(n), fx_iv_int(j)};
-        fx_node *g = fx_graph_call_target(s->g, "getitem", ga, 2, "getitem", s->err);
-        if (!g || fx_node_set_val(g, &all.u.list.items[j], s->err) || fx_node_copy_meta(g, r, s->err) ||
-            fx_node_add_from(g, r->name, s->err))
-            rc = s->err->code ? s->err->code : FX_EINTERNAL;
-        if (j == 0) s->token = g;
-        else o->items[j - 1] = g, o->alias[j - 1] = -1;
-    }
+    fx_node *items[FX_HOP_MAX_OUTS] = {0};
+    if (!rc) rc = emit_hop_items(s, r, FX_HOP_WITH_EFFECTS, args, na + 2, "with_effects", &all, items);
+    if (!rc) s->token = items[0];
+    for (int j = 0; j < no; j++) o->items[j] = items[1 + j], o->alias[j] = -1;
     o->n = no;
     for (int k = 0; k < na + 2; k++) fx_ivalue_clear(&args[k]);
     for (int k = 0; k < na; k++) fx_ivalue_clear(&vals[k]);
