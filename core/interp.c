@@ -4,8 +4,9 @@
  * set. Hooks run before and after each node for stepping and breakpoints.
  *
  * The plan (built once per interpreter, kept across fx_interp_reset, so a module that runs the same
- * graph every step plans once): unless keep_values or opts.naive is set, every call_function node
- * is given one of these ways to run —
+ * graph every step plans once; a program with symbolic sizes gets one per set of symbol values,
+ * see select_plan): unless keep_values or opts.naive is set, every call_function node is given
+ * one of these ways to run —
  *   DIRECT   a functional op with one tensor result and a kernel: its output tensor is made once,
  *            at plan time, from the node's meta["val"] (sizes, strides, dtype) inside a pool
  *            buffer, and each run calls the kernel on it directly — no argument copies, no meta
@@ -54,6 +55,13 @@ typedef struct ex_node {
                             INPLACE: it accepted the arguments once */
 } ex_node;
 
+/* Symbol values bound by the inputs of one call (the placeholders' symbolic sizes). */
+typedef struct sym_binding {
+    const fx_sym *sym[64];
+    int64_t val[64];
+    int n;
+} sym_binding;
+
 /* A pool buffer: contiguous storage of one dtype, shared by DIRECT outputs. */
 typedef struct ex_buf {
     fx_tensor *t; /* 1-d, `elems` elements; one reference */
@@ -61,6 +69,17 @@ typedef struct ex_buf {
     int64_t elems;
     int end; /* position of the last read of the value that holds it now */
 } ex_buf;
+
+/* A plan of a program with symbolic sizes, made for one set of symbol values (its key). */
+#define PLAN_CACHE 4
+typedef struct ex_plan {
+    ex_node *plan;
+    ex_buf *bufs;
+    int nbufs;
+    int64_t key[64];
+    int nkey;
+    fx_interp_stats stats; /* the plan's counts (nodes, direct, ..., planned_bytes) */
+} ex_plan;
 
 struct fx_interp {
     const fx_graph *g;
@@ -82,6 +101,14 @@ struct fx_interp {
     ex_buf *bufs;  /* (nbufs,) pool */
     int nbufs;
     fx_interp_stats stats;
+    /* symbolic sizes: the symbols this call's inputs bound, and the plans made so far, one per
+     * set of symbol values, most recently used first (cache[0] is plan / bufs above) */
+    bool symbolic;
+    sym_binding bind;
+    ex_plan cache[PLAN_CACHE];
+    int ncache;
+    int64_t seen[2 * PLAN_CACHE][64]; /* symbol values of recent unplanned calls (a ring) */
+    int nseen[2 * PLAN_CACHE], seen_next;
 };
 
 static int64_t value_bytes(const fx_ivalue *v) {
@@ -115,10 +142,10 @@ static void clear_values(fx_interp *it) {
     it->ninputs = 0;
 }
 
-static void free_plan(fx_interp *it) {
-    if (it->plan) {
-        for (int i = 0; i < it->n; i++) {
-            ex_node *e = &it->plan[i];
+static void free_plan_parts(int n, ex_node *plan, ex_buf *bufs, int nbufs) {
+    if (plan) {
+        for (int i = 0; i < n; i++) {
+            ex_node *e = &plan[i];
             for (int k = 0; k < e->nargs; k++) {
                 fx_ivalue_clear(&e->consts[k]);
                 if (e->lslot) fx_free(e->lslot[k]);
@@ -130,11 +157,22 @@ static void free_plan(fx_interp *it) {
             fx_tensor_release(e->view_in);
             fx_tensor_release(e->view_out);
         }
-        fx_free(it->plan);
-        it->plan = NULL;
+        fx_free(plan);
     }
-    for (int b = 0; b < it->nbufs; b++) fx_tensor_release(it->bufs[b].t);
-    fx_free(it->bufs);
+    for (int b = 0; b < nbufs; b++) fx_tensor_release(bufs[b].t);
+    fx_free(bufs);
+}
+
+/* Frees the plan (for a symbolic program, every cached one: the current plan is one of them). */
+static void free_plan(fx_interp *it) {
+    if (it->ncache > 0) {
+        for (int c = 0; c < it->ncache; c++)
+            free_plan_parts(it->n, it->cache[c].plan, it->cache[c].bufs, it->cache[c].nbufs);
+        it->ncache = 0;
+    } else {
+        free_plan_parts(it->n, it->plan, it->bufs, it->nbufs);
+    }
+    it->plan = NULL;
     it->bufs = NULL;
     it->nbufs = 0;
 }
@@ -150,13 +188,6 @@ void fx_interp_free(fx_interp *it) {
     fx_free(it->last_use);
     fx_free(it);
 }
-
-/* Symbol values bound by the inputs of one call (the placeholders' symbolic sizes). */
-typedef struct sym_binding {
-    const fx_sym *sym[64];
-    int64_t val[64];
-    int n;
-} sym_binding;
 
 static int bound_value(void *ud, const fx_sym *s, int64_t *v, fx_err *err) {
     const sym_binding *b = ud;
@@ -280,6 +311,7 @@ static int load_inputs(fx_interp *it, const fx_ivalue *inputs, int ninputs, fx_e
                            ninputs);
     int k = 0;
     sym_binding b = {.n = 0};
+    it->bind.n = 0;
     for (int i = 0; i < it->n; i++) {
         if (it->nodes[i]->op != FX_NODE_PLACEHOLDER) continue;
         int rc = check_input(it->nodes[i], &inputs[k], k, &b, 0, err);
@@ -294,6 +326,7 @@ static int load_inputs(fx_interp *it, const fx_ivalue *inputs, int ninputs, fx_e
         if (rc) return rc;
         k++;
     }
+    it->bind = b;
     it->pc = 0;
     it->ph_seen = 0;
     it->done = false;
@@ -333,13 +366,32 @@ static bool val_usable(const fx_tensor *t) {
 }
 
 /* Elements a tensor with these sizes and strides reaches from offset 0 (0 when empty). */
-static int64_t span_of(const fx_tensor *t) {
+static int64_t span_of(int ndim, const int64_t *sizes, const int64_t *strides) {
     int64_t hi = 0;
-    for (int d = 0; d < fx_tensor_ndim(t); d++) {
-        if (fx_tensor_size(t, d) == 0) return 0;
-        hi += (fx_tensor_size(t, d) - 1) * fx_tensor_stride(t, d);
+    for (int d = 0; d < ndim; d++) {
+        if (sizes[d] == 0) return 0;
+        hi += (sizes[d] - 1) * strides[d];
     }
     return hi + 1;
+}
+
+/* A node val's sizes and strides at this call's symbol values (it->bind); plain sizes as they
+ * are. False when an expression has a symbol no input binds (a data-dependent size). */
+static bool val_geometry(fx_interp *it, const fx_tensor *val, int64_t *sizes, int64_t *strides) {
+    bool sym = fx_tensor_is_symbolic(val);
+    for (int d = 0; d < fx_tensor_ndim(val); d++) {
+        fx_symint v[2] = {fx_tensor_sym_size(val, d), fx_tensor_sym_stride(val, d)};
+        int64_t *dst[2] = {&sizes[d], &strides[d]};
+        for (int k = 0; k < 2; k++) {
+            *dst[k] = v[k].hint;
+            if (!sym || !v[k].expr) continue;
+            fx_err e;
+            fx_err_clear(&e);
+            const fx_sym *x = fx_shape_env_simplify(fx_sym_env(v[k].expr), v[k].expr);
+            if (fx_sym_eval(x, bound_value, &it->bind, dst[k], &e)) return false;
+        }
+    }
+    return true;
 }
 
 /* root[i]: the position of the node whose storage value i may live in. */
@@ -420,6 +472,10 @@ static int build_plan(fx_interp *it, fx_err *err) {
             if (va < nd->nargs && nd->args[va].tag == FX_IV_NODE)
                 root[i] = root_of_arg(root, &nd->args[va]);
             if (s->nrets == 1) e->kind = EX_VIEW;
+            /* a cached view is reused while its input is the same tensor: with symbolic sizes
+             * its other arguments may change from call to call (slice ends, view sizes) */
+            for (int a = 0; it->symbolic && a < nd->nargs; a++)
+                if (a != va && has_node_ref(&nd->args[a])) e->kind = EX_GENERIC;
         } else if (op->kernel && s->nrets == 1 && val_usable(fx_node_tensor(nd))) {
             e->kind = EX_DIRECT;
         }
@@ -496,7 +552,13 @@ static int build_plan(fx_interp *it, fx_err *err) {
         }
         const fx_tensor *val = fx_node_tensor(it->nodes[i]);
         fx_dtype dt = fx_tensor_dtype(val);
-        int64_t elems = span_of(val);
+        int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+        int ndim = fx_tensor_ndim(val);
+        if (!val_geometry(it, val, sizes, strides)) {
+            e->kind = EX_GENERIC;
+            continue;
+        }
+        int64_t elems = span_of(ndim, sizes, strides);
         int pick = -1;
         for (int b = 0; b < it->nbufs && pick < 0; b++)
             if (it->bufs[b].end < i && it->bufs[b].dtype == dt && it->bufs[b].elems == elems)
@@ -515,8 +577,7 @@ static int build_plan(fx_interp *it, fx_err *err) {
         it->bufs[pick].end = end[i];
         e->buf = pick;
         it->stats.planned_bytes += elems * (int64_t)fx_dtype_size(dt);
-        rc = fx_tensor_as_strided(it->bufs[pick].t, fx_tensor_ndim(val), fx_tensor_sizes(val),
-                                  fx_tensor_strides(val), 0, &e->out, err);
+        rc = fx_tensor_as_strided(it->bufs[pick].t, ndim, sizes, strides, 0, &e->out, err);
         if (rc) goto done;
     }
     for (int i = 0; i < n; i++) {
@@ -532,8 +593,64 @@ done:
     fx_free(root);
     fx_free(end);
     fx_free(escapes);
-    if (rc) free_plan(it);
+    if (rc) { /* only the plan being made: cached ones stay */
+        free_plan_parts(it->n, it->plan, it->bufs, it->nbufs);
+        it->plan = NULL, it->bufs = NULL, it->nbufs = 0;
+    }
     return rc;
+}
+
+/* For a program with symbolic sizes: makes the plan of this call's symbol values current. Sizes
+ * met for the first time run without a plan (a loop whose sizes never repeat, such as a decoder
+ * whose cache grows by one each step, would otherwise plan on every call); the second time they
+ * are planned, and the PLAN_CACHE most recently used plans are kept. Invariant: it->plan is
+ * NULL or cache[0]'s. */
+static int select_plan(fx_interp *it, fx_err *err) {
+    const sym_binding *b = &it->bind;
+    size_t kb = sizeof(int64_t) * (size_t)b->n;
+    if (it->plan) it->cache[0].stats = it->stats; /* the current plan's counts go with it */
+    fx_interp_stats runtime = it->stats;
+    int hit = -1;
+    for (int c = 0; c < it->ncache && hit < 0; c++)
+        if (it->cache[c].nkey == b->n && !memcmp(it->cache[c].key, b->val, kb)) hit = c;
+    ex_plan cur;
+    if (hit >= 0) {
+        cur = it->cache[hit];
+        memmove(&it->cache[1], &it->cache[0], sizeof cur * (size_t)hit);
+    } else {
+        bool seen = false;
+        for (int k = 0; k < 2 * PLAN_CACHE && !seen; k++)
+            seen = it->nseen[k] == b->n && b->n > 0 && !memcmp(it->seen[k], b->val, kb);
+        if (!seen) { /* the first call at these sizes: no plan */
+            memcpy(it->seen[it->seen_next], b->val, kb);
+            it->nseen[it->seen_next] = b->n;
+            it->seen_next = (it->seen_next + 1) % (2 * PLAN_CACHE);
+            it->plan = NULL, it->bufs = NULL, it->nbufs = 0;
+            it->stats = (fx_interp_stats){.view_hits = runtime.view_hits,
+                                          .noop_copies = runtime.noop_copies};
+            return FX_OK;
+        }
+        if (it->ncache == PLAN_CACHE) { /* drop the least recently used */
+            ex_plan *old = &it->cache[PLAN_CACHE - 1];
+            free_plan_parts(it->n, old->plan, old->bufs, old->nbufs);
+            it->ncache--;
+        }
+        it->plan = NULL, it->bufs = NULL, it->nbufs = 0;
+        it->stats = (fx_interp_stats){.view_hits = runtime.view_hits,
+                                      .noop_copies = runtime.noop_copies};
+        int rc = build_plan(it, err);
+        if (rc) return rc; /* out of memory: this call runs without a plan */
+        cur = (ex_plan){it->plan, it->bufs, it->nbufs, {0}, b->n, it->stats};
+        memcpy(cur.key, b->val, kb);
+        memmove(&it->cache[1], &it->cache[0], sizeof cur * (size_t)it->ncache);
+        it->ncache++;
+    }
+    it->cache[0] = cur;
+    it->plan = cur.plan, it->bufs = cur.bufs, it->nbufs = cur.nbufs;
+    it->stats = cur.stats;
+    it->stats.view_hits = runtime.view_hits;
+    it->stats.noop_copies = runtime.noop_copies;
+    return FX_OK;
 }
 
 /* Appends to sb each ATen target of g (and its bodies) that has no op entry — a program loaded
@@ -573,8 +690,8 @@ int fx_interp_new(const fx_graph *g, const fx_ivalue *inputs, int ninputs,
                   const fx_interp_opts *opts, fx_interp **out, fx_err *err) {
     *out = NULL;
     /* A program with symbolic sizes runs at any sizes its constraints allow: inputs are checked
-     * against the placeholders' expressions, and every node runs through dispatch (no memory
-     * plan: the planned sizes are the example's). */
+     * against the placeholders' expressions, and it is planned once per set of symbol values
+     * the inputs give (the sizes evaluated at those values; select_plan keeps PLAN_CACHE). */
     bool symbolic = false;
     for (const fx_node *n = fx_graph_first(g); n && !symbolic; n = n->next) {
         const fx_tensor *t = fx_node_tensor(n);
@@ -594,7 +711,7 @@ int fx_interp_new(const fx_graph *g, const fx_ivalue *inputs, int ninputs,
     if (!it) return fx_err_setf(err, FX_ENOMEM, "out of memory");
     it->g = g;
     if (opts) it->opts = *opts;
-    if (symbolic) it->opts.naive = true;
+    it->symbolic = symbolic;
     fx_ctx_init(&it->eager, FX_MODE_EAGER);
     it->eager.no_grad = true; /* running an exported graph is inference: no autograd checks */
     it->n = fx_graph_count(g);
@@ -616,7 +733,8 @@ int fx_interp_new(const fx_graph *g, const fx_ivalue *inputs, int ninputs,
     for (i = 0; i < it->n; i++)
         for (int a = 0; a < it->nodes[i]->nargs; a++) mark_uses(it, &it->nodes[i]->args[a], i);
     int rc = load_inputs(it, inputs, ninputs, err);
-    if (!rc && !it->opts.keep_values && !it->opts.naive) rc = build_plan(it, err);
+    if (!rc && !it->opts.keep_values && !it->opts.naive)
+        rc = symbolic ? select_plan(it, err) : build_plan(it, err);
     if (rc) {
         fx_interp_free(it);
         return rc;
@@ -630,7 +748,9 @@ int fx_interp_reset(fx_interp *it, const fx_ivalue *inputs, int ninputs, fx_err 
         return fx_err_setf(err, FX_EARG, "the graph changed since the interpreter was made");
     clear_values(it);
     stamp(it);
-    return load_inputs(it, inputs, ninputs, err);
+    int rc = load_inputs(it, inputs, ninputs, err);
+    if (!rc && it->symbolic && !it->opts.keep_values && !it->opts.naive) rc = select_plan(it, err);
+    return rc;
 }
 
 /* ==== running ================================================================================= */

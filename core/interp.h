@@ -4,7 +4,9 @@
  * results. Each value is dropped after its last use unless `keep_values` is set. Without
  * keep_values the interpreter plans the graph once (interp.c): kernels write into pooled buffers
  * sized from each node's meta["val"], views and in-place ops skip their meta functions, and
- * fx_interp_reset reruns with the same plan. */
+ * fx_interp_reset reruns with the same plan. A program with symbolic sizes is planned per set of
+ * symbol values its inputs bind (sizes evaluated at them), from the second call at those sizes
+ * on (the first runs through dispatch); the four most recently used plans are kept. */
 #ifndef FX_INTERP_H
 #define FX_INTERP_H
 

@@ -255,3 +255,36 @@ T.test("derived dims are checked when the program runs", function()
 end)
 
 T.done()
+
+T.test("a dynamic program is planned once per set of sizes, from the second call at them", function()
+  local M = nn.Module:extend("PlannedDyn")
+  function M:init() self.lin = nn.Linear(4, 8) end
+  function M:forward(x)
+    local n = x:size(0)
+    local h = torch.relu(self.lin(x)) * 2 + 1
+    return torch.softmax(h, -1), h:view(n, 2, 4):sum(2), h:narrow(0, 1, n - 1):exp()
+  end
+  local m = M()
+  local batch = Dim("batch", {min = 2, max = 64})
+  local ep = torch.export.export(m, {torch.randn(4, 4)}, {dynamic_shapes = {x = {[0] = batch}}})
+  local gm = ep:module()
+  -- sizes repeat out of order, more of them than the plans kept (4)
+  local sizes = {3, 3, 5, 3, 5, 7, 9, 11, 7, 3, 13, 13, 2, 64, 64}
+  local planned = 0
+  for _, n in ipairs(sizes) do
+    local x = torch.randn(n, 4)
+    local want, got = table.pack(m(x)), table.pack(gm(x))
+    for i = 1, 3 do
+      T.eq(tostring(got[i].shape), tostring(want[i].shape), "shape of output " .. i .. " at " .. n)
+      T.eq((got[i] - want[i]):abs():max():item(), 0, "output " .. i .. " at " .. n)
+    end
+    if gm:plan_stats().direct > 0 then planned = planned + 1 end
+  end
+  -- planned: the second 3, the second 5, then 3 (kept), 7, 3, 13, 64 on their second calls
+  T.eq(planned, 7)
+  -- outputs are fresh tensors: an earlier call's results survive later calls
+  local a = gm(torch.ones(3, 4))
+  local keep = a:clone()
+  gm(torch.zeros(3, 4))
+  T.eq((a - keep):abs():max():item(), 0)
+end)
