@@ -256,6 +256,18 @@ static fx_node *scatter_list_item(fstate *s, int j, fx_node *val, const fx_node 
         return emit(s, FX_OP_SELECT_SCATTER, a, 4, cause);
     case FX_OP_SPLIT_TENSOR:
     case FX_OP_SPLIT_WITH_SIZES: {
+        if (list->args[2].tag != FX_IV_INT || list->args[1].tag == FX_IV_NODE ||
+            (fx_wrap_dim(list->args[2].u.i, fx_tensor_ndim(pt), &d, NULL) == FX_OK &&
+             fx_si_is_sym(fx_tensor_sym_size(pt, d)))) {
+            /* the piece's bounds are size expressions: a graph of sym nodes fxdb does not
+             * build here yet */
+            fx_err_setf(s->err, FX_ENOTIMPL,
+                        "fxdb cannot yet write back through a piece of %s of a tensor with "
+                        "symbolic sizes",
+                        fx_op_qualname(list->aten));
+            fail_at(s, cause, FX_ENOTIMPL, "not_implemented");
+            return NULL;
+        }
         if (fx_wrap_dim(list->args[2].u.i, fx_tensor_ndim(pt), &d, s->err)) return NULL;
         int64_t n = fx_tensor_size(pt, d), start = 0, len = 0;
         if (list->aten->id == FX_OP_SPLIT_TENSOR) {

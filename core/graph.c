@@ -714,7 +714,7 @@ bool fx_node_has_type(const fx_node *n) { return fx_node_tensor(n) || n->val.tag
 void fx_node_format_type(fx_strbuf *sb, const fx_node *n) {
     if (n->val.tag == FX_IV_SYMINT) { /* torch.export prints a SymInt value as "Sym(s0 + 1)" */
         fx_strbuf_append(sb, "Sym(");
-        fx_sym_format(sb, n->val.u.si.expr);
+        fx_si_format(sb, n->val.u.si); /* with the guards' replacements, as SymNode.expr */
         fx_strbuf_putc(sb, ')');
         return;
     }

@@ -254,6 +254,54 @@ static int check_sym_dim(const fx_node *ph, int d, fx_symint want, int64_t got, 
     return FX_OK;
 }
 
+static void note_unbound(void *ud, const fx_sym *s) {
+    const sym_binding *b = ((const void *const *)ud)[0];
+    bool *all = ((void *const *)ud)[1];
+    for (int i = 0; i < b->n; i++)
+        if (b->sym[i] == s) return;
+    *all = false;
+}
+
+/* Every guard the trace recorded must hold for the sizes of this call: the range checks cover
+ * those that narrowed a symbol, the equalities those that replaced one, and this the others
+ * (Eq(s0*s1, 16) of a reshape, Ne(Mod(s0, 2), 0) of a branch), which torch.export defers to
+ * runtime asserts. A guard over a symbol no input gives (an unbacked one) is left to the graph. */
+static int check_guards(const sym_binding *b, fx_err *err) {
+    if (b->n == 0) return FX_OK;
+    fx_shape_env *env = fx_sym_env(b->sym[0]);
+    int n;
+    const fx_guard *g = fx_shape_env_guards(env, &n);
+    for (int i = 0; i < n; i++) {
+        const fx_sym *e = fx_shape_env_simplify(env, g[i].expr);
+        if (fx_sym_is_constant(e)) continue;
+        bool all = true;
+        const void *ud[2] = {b, &all};
+        fx_sym_foreach_symbol(e, note_unbound, (void *)ud);
+        if (!all) continue;
+        int64_t v;
+        int rc = fx_sym_eval(e, bound_value, (void *)b, &v, err);
+        if (rc) return rc;
+        if (v) continue;
+        char text[160], vals[160];
+        size_t len = 0;
+        vals[0] = 0;
+        for (int k = 0; k < b->n && len < sizeof vals; k++) {
+            char name[32];
+            len += (size_t)snprintf(vals + len, sizeof vals - len, "%s%s = %lld", k ? ", " : "",
+                                    fx_sym_str(b->sym[k], name, sizeof name),
+                                    (long long)b->val[k]);
+        }
+        return fx_err_setf(err, FX_EARG,
+                           "Expected the input sizes to satisfy the guard %s the program was "
+                           "exported under (%s%s%s%s), but %s",
+                           fx_sym_str(g[i].expr, text, sizeof text),
+                           g[i].op[0] && !strstr(g[i].op, "::") ? "aten." : "",
+                           g[i].op[0] ? g[i].op : "Lua code", g[i].loc[0] ? " at " : "",
+                           g[i].loc, vals);
+    }
+    return FX_OK;
+}
+
 static int check_input(const fx_node *ph, const fx_ivalue *v, int index, sym_binding *b, int pass,
                        fx_err *err) {
     const fx_tensor *want = fx_node_tensor(ph);
@@ -326,6 +374,8 @@ static int load_inputs(fx_interp *it, const fx_ivalue *inputs, int ninputs, fx_e
         if (rc) return rc;
         k++;
     }
+    int rcg = check_guards(&b, err);
+    if (rcg) return rcg;
     it->bind = b;
     it->pc = 0;
     it->ph_seen = 0;

@@ -313,6 +313,12 @@ static int view_sizes(fx_opctx *ctx, const fx_tensor *self, const fx_ivalue *sha
     }
     if (infer >= 0) {
         if (fx_si_known_true(FX_SYM_EQ, known, FX_SI(0))) return SYM_SPECIALIZE;
+        /* infer_size's check that the others divide numel: Eq(Mod(s0*s1, 8), 0) */
+        fx_symint rem;
+        bool divides;
+        if ((rc = fx_si_mod(numel, known, &rem, ctx->err))) return rc;
+        if ((rc = guard_eq(ctx, rem, FX_SI(0), &divides))) return rc;
+        if (!divides) return SYM_SPECIALIZE;
         if ((rc = fx_si_floordiv(numel, known, &sz[infer], ctx->err))) return rc;
     } else {
         bool eq;
@@ -366,10 +372,14 @@ static void geom_drop(sgeom *g, int d) {
 }
 
 static int sym_select(fx_opctx *ctx, sgeom *g, int d, fx_symint idx) {
-    bool neg;
+    bool neg, in;
     int rc = fx_si_cmp(FX_SYM_LT, idx, FX_SI(0), &neg, ctx->err);
     if (rc) return rc;
     if (neg) idx = fx_si_add(idx, g->sz[d]);
+    /* select's _check_index: -size <= index < size, as guards (x[3] needs s0 > 3) */
+    if ((rc = fx_si_cmp(FX_SYM_GE, idx, FX_SI(0), &in, ctx->err))) return rc;
+    if (in && (rc = fx_si_cmp(FX_SYM_LT, idx, g->sz[d], &in, ctx->err))) return rc;
+    if (!in) return SYM_SPECIALIZE; /* the meta function accepted it under the hints */
     g->off = fx_si_add(g->off, fx_si_mul(idx, g->st[d]));
     geom_drop(g, d);
     return FX_OK;
@@ -410,6 +420,9 @@ static int sym_slice(fx_opctx *ctx, sgeom *g, int d, const fx_ivalue *vs, const 
     }
     if (ve && ve->tag != FX_IV_NONE && ve->tag != FX_IV_UNSET) {
         if (!arg_si(ve, &end)) return SYM_SPECIALIZE;
+        /* a plain end past any size (INT64_MAX is Python's `x[a:]`) is the end itself: no guard,
+         * and no expression built from a number near the int64 limit */
+        if (!end.expr && end.hint >= ((int64_t)1 << 62)) goto end_done;
         CMP(FX_SYM_LT, end, FX_SI(0));
         if (b) end = fx_si_add(end, size);
         CMP(FX_SYM_LT, end, start);
@@ -419,6 +432,11 @@ static int sym_slice(fx_opctx *ctx, sgeom *g, int d, const fx_ivalue *vs, const 
             CMP(FX_SYM_GT, end, size);
             if (b) end = size;
         }
+    }
+    if (0) {
+    end_done:
+        end = size;
+        /* end >= start holds: start is clamped to [0, size] */
     }
 #undef CMP
     fx_symint len;
@@ -959,6 +977,127 @@ static int rule_conv(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_i
     return set_fresh(ctx, out_t(out, 0), p.nsp + 2, sz);
 }
 
+/* index_put(_): the shapes the meta function compared under the hints, as guards. A bool mask
+ * covers as many dims of self as it has, each guarded equal; int index tensors broadcast
+ * together (guarded) into the block that replaces the dims they index (in place when those
+ * dims are adjacent, else in front), and values broadcast to that result (guarded). A mask's
+ * result length is data-dependent: values' symbolic dims then become their example values.
+ * The output is shaped like self. */
+static int rule_index_put(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    const fx_tensor *self = arg_t(a, 0), *v = arg_t(a, 2);
+    if (!self || a[1].tag != FX_IV_LIST) return SYM_SPECIALIZE;
+    const fx_tensor *it[FX_MAX_DIMS];
+    int idim[FX_MAX_DIMS], ni = 0, d = 0, rc;
+    bool mask = false;
+    for (int k = 0; k < a[1].u.list.n; k++) {
+        const fx_ivalue *x = &a[1].u.list.items[k];
+        if (x->tag == FX_IV_NONE || x->tag == FX_IV_UNSET) {
+            d++;
+            continue;
+        }
+        if (x->tag != FX_IV_TENSOR) return SYM_SPECIALIZE;
+        const fx_tensor *t = x->u.t;
+        if (t->dtype == FX_DTYPE_BOOL || t->dtype == FX_DTYPE_U8) {
+            if (t->ndim == 0 || d + t->ndim > self->ndim) return SYM_SPECIALIZE;
+            for (int j = 0; j < t->ndim; j++)
+                if ((rc = need_eq(ctx, SZ(t, j), SZ(self, d + j)))) return rc;
+            mask = true;
+            d += t->ndim;
+        } else {
+            if (d >= self->ndim || ni == FX_MAX_DIMS) return SYM_SPECIALIZE;
+            it[ni] = t;
+            idim[ni++] = d++;
+        }
+    }
+    if (v && (mask && ni > 0)) return SYM_SPECIALIZE;
+    if (v && mask) {
+        for (int j = 0; j < v->ndim; j++)
+            if ((rc = need_eq(ctx, SZ(v, j), FX_SI(v->sizes[j])))) return rc;
+    } else if (v && ni > 0) {
+        /* the broadcast index shape */
+        fx_symint b[FX_MAX_DIMS];
+        int bnd = 0;
+        for (int k = 0; k < ni; k++)
+            if (it[k]->ndim > bnd) bnd = it[k]->ndim;
+        for (int j = 0; j < bnd; j++) b[j] = FX_SI(1);
+        for (int k = 0; k < ni; k++)
+            for (int j = 0; j < it[k]->ndim; j++) {
+                int bj = bnd - it[k]->ndim + j;
+                fx_symint x = SZ(it[k], j);
+                if (!x.expr && x.hint == 1) continue;
+                if (!b[bj].expr && b[bj].hint == 1) {
+                    b[bj] = x;
+                } else if ((rc = need_eq(ctx, b[bj], x))) {
+                    return rc;
+                }
+            }
+        /* the indexing result: rest dims around (or after) the broadcast block */
+        bool adjacent = true;
+        for (int k = 1; k < ni; k++) adjacent = adjacent && idim[k] == idim[k - 1] + 1;
+        fx_symint r[2 * FX_MAX_DIMS];
+        int rn = 0;
+        if (adjacent)
+            for (int j = 0; j < idim[0]; j++) r[rn++] = SZ(self, j);
+        for (int j = 0; j < bnd; j++) r[rn++] = b[j];
+        for (int j = adjacent ? idim[ni - 1] + 1 : 0; j < self->ndim; j++) {
+            bool indexed = false;
+            for (int k = 0; k < ni; k++) indexed = indexed || idim[k] == j;
+            if (!indexed) r[rn++] = SZ(self, j);
+        }
+        if (v->ndim > rn) return SYM_SPECIALIZE;
+        for (int j = 0; j < v->ndim; j++) {
+            fx_symint x = SZ(v, v->ndim - 1 - j);
+            if (!x.expr && x.hint == 1) continue;
+            if ((rc = need_eq(ctx, x, r[rn - 1 - j]))) return rc;
+        }
+    } else if (v && ni == 0) {
+        /* no index tensor (all None): values broadcast to self */
+        if (v->ndim > self->ndim) return SYM_SPECIALIZE;
+        for (int j = 0; j < v->ndim; j++) {
+            fx_symint x = SZ(v, v->ndim - 1 - j);
+            if (!x.expr && x.hint == 1) continue;
+            if ((rc = need_eq(ctx, x, SZ(self, self->ndim - 1 - j)))) return rc;
+        }
+    }
+    return rule_same(ctx, a, h, out);
+}
+
+/* scatter / scatter_add / scatter_reduce (and the in-place ones): scatter's shape checks as
+ * guards — index.size(d) <= self.size(d) for d != dim and index.size(d) <= src.size(d) — then
+ * the output is shaped like self. (The index values themselves are data, checked by the kernel.) */
+static int rule_scatter(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    const fx_tensor *self = arg_t(a, 0), *index = arg_t(a, 2), *src = arg_t(a, 3);
+    if (!self || !index || h[1].tag != FX_IV_INT) return SYM_SPECIALIZE;
+    if (index->ndim != self->ndim || (src && src->ndim != index->ndim)) return SYM_SPECIALIZE;
+    int dim = wrap(h[1].u.i, self->ndim), rc;
+    bool le;
+    for (int j = 0; j < index->ndim; j++) {
+        if (j != dim) {
+            if ((rc = fx_si_cmp(FX_SYM_LE, SZ(index, j), SZ(self, j), &le, ctx->err))) return rc;
+            if (!le) return SYM_SPECIALIZE;
+        }
+        if (src) {
+            if ((rc = fx_si_cmp(FX_SYM_LE, SZ(index, j), SZ(src, j), &le, ctx->err))) return rc;
+            if (!le) return SYM_SPECIALIZE;
+        }
+    }
+    return rule_same(ctx, a, h, out);
+}
+
+/* index_copy(self, dim, index, source): index's length equals source.size(dim) and source's
+ * other dims equal self's (index_copy_'s checks), guarded; the output is shaped like self. */
+static int rule_index_copy(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    const fx_tensor *self = arg_t(a, 0), *index = arg_t(a, 2), *src = arg_t(a, 3);
+    if (!self || !index || !src || h[1].tag != FX_IV_INT || index->ndim > 1) return SYM_SPECIALIZE;
+    if (self->ndim == 0 || src->ndim != self->ndim) return SYM_SPECIALIZE;
+    int dim = wrap(h[1].u.i, self->ndim), rc;
+    fx_symint len = index->ndim == 0 ? FX_SI(1) : SZ(index, 0);
+    if ((rc = need_eq(ctx, len, SZ(src, dim)))) return rc;
+    for (int j = 0; j < self->ndim; j++)
+        if (j != dim && (rc = need_eq(ctx, SZ(src, j), SZ(self, j)))) return rc;
+    return rule_same(ctx, a, h, out);
+}
+
 static const struct {
     fx_op_fn meta;
     sym_rule rule;
@@ -993,10 +1132,10 @@ static const struct {
     {fx_meta_dropout, rule_same},
     {fx_meta_layer_norm, rule_same},
     {fx_meta_rms_norm, rule_same},
-    {fx_meta_scatter, rule_same},
-    {fx_meta_index_copy, rule_same},
-    {fx_meta_index_put, rule_same},
-    {fx_meta_index_put_, rule_same},
+    {fx_meta_scatter, rule_scatter},
+    {fx_meta_index_copy, rule_index_copy},
+    {fx_meta_index_put, rule_index_put},
+    {fx_meta_index_put_, rule_index_put},
     {fx_meta_select_scatter, rule_same},
     {fx_meta_slice_scatter, rule_same},
     {fx_meta_diagonal_scatter, rule_same},

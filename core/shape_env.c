@@ -913,8 +913,9 @@ bool fx_si_known_true(fx_sym_kind rel, fx_symint a, fx_symint b) {
 }
 
 void fx_si_format(fx_strbuf *sb, fx_symint a) {
+    /* as SymNode.expr: with the replacements the guards made (s1 -> s0, s2 -> 4) */
     if (a.expr)
-        fx_sym_format(sb, a.expr);
+        fx_sym_format(sb, fx_shape_env_simplify(a.expr->env, a.expr));
     else
         fx_strbuf_appendf(sb, "%lld", (long long)a.hint);
 }

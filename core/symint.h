@@ -339,7 +339,8 @@ static inline int fx_si_cmp(fx_sym_kind rel, fx_symint a, fx_symint b, bool *out
  * nothing. Used for the 0/1 checks of broadcasting and contiguity. */
 bool fx_si_known_true(fx_sym_kind rel, fx_symint a, fx_symint b);
 
-/* Appends a as torch prints a SymInt: the integer, or the expression. */
+/* Appends a as torch prints a SymInt: the integer, or the expression with the replacements the
+ * guards made applied (SymNode.expr: s1 -> s0, s2 -> 4). */
 void fx_si_format(fx_strbuf *sb, fx_symint a);
 
 #endif

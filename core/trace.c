@@ -343,6 +343,12 @@ static int check_same_metadata(const char *target, const fx_tensor *buf, const f
     int nb = fx_tensor_ndim(buf), nv = fx_tensor_ndim(value);
     bool same = nb == nv && fx_tensor_dtype(buf) == fx_tensor_dtype(value);
     for (int d = 0; same && d < nb; d++) same = fx_tensor_size(buf, d) == fx_tensor_size(value, d);
+    /* a symbolic size of the value must keep the buffer's size: a guard (it specializes) */
+    for (int d = 0; same && d < nb; d++) {
+        int rc = fx_si_cmp(FX_SYM_EQ, fx_tensor_sym_size(value, d), fx_tensor_sym_size(buf, d),
+                           &same, err);
+        if (rc) return rc;
+    }
     if (same) return FX_OK;
     char a[160], b[160];
     fx_err_setf(err, FX_EEXPORT,

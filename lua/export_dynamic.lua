@@ -300,6 +300,7 @@ function E.dynamic_plan(tr, args, nargs, names, spec, frame)
           error(s, 0)
         end
         r.sym = s
+        r.sym_name = tostring(s) -- "s0" now; tostring later shows what guards replaced it by
       end
     end
     if r.const then return a * r.const + b end
@@ -341,7 +342,7 @@ function E.dynamic_plan(tr, args, nargs, names, spec, frame)
     local symdim = {} -- symbol name -> root Dim
     for _, d in ipairs(named) do
       local r = roots[d]
-      if r.sym then symdim[tostring(r.sym)] = d end
+      if r.sym then symdim[r.sym_name] = d end
     end
     local lines, fixes, culprits = {}, {}, {}
     local function range_str(d)
@@ -353,7 +354,7 @@ function E.dynamic_plan(tr, args, nargs, names, spec, frame)
     end
     for _, d in ipairs(named) do
       local r = roots[d]
-      local s = r.sym and byname[tostring(r.sym)]
+      local s = r.sym and byname[r.sym_name]
       local const = r.const
       local repl = s and s.replacement
       if repl and math.tointeger(tonumber(repl)) then const = math.tointeger(tonumber(repl)) end

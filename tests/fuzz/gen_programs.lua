@@ -1,6 +1,7 @@
 -- tests/fuzz/gen_programs.lua — differential random-program tester for export/functionalization.
 -- Layer: tests. Run by the fxdb binary:
 --   fxdb tests/fuzz/gen_programs.lua [N [SEED]] [--verbose] [--keep-going] [--stats] [--show SEED]
+--                                     [--dynamic]
 -- Generates N small modules as Lua source (seeds SEED .. SEED+N-1): 1-3 buffers and 1-2 user
 -- inputs of small shapes holding integer-valued float32 data, and a forward made of view ops,
 -- in-place ops, index assignments (basic, int64/int32 tensor indices, boolean masks,
@@ -15,6 +16,9 @@
 -- unchanged by export. A failing program is shrunk (statements and returns dropped one at a time
 -- while the same check still fails) and printed with its seed. Programs stopped by a "not yet
 -- supported" error (kind not_implemented) are skipped, listed by reason.
+-- With --dynamic the same programs are checked with dynamic shapes instead (check_dynamic):
+-- exported once with every user-input dim of size >= 2 a Dim.AUTO, then run at several other
+-- sizes inside the range constraints and compared with eager at each size.
 -- Prints the CPU and wall time, then ends with "fuzz: N passed, N failed, N skipped"; exits 1
 -- when a program failed (stops at the first failure unless --keep-going). See README.md.
 
@@ -23,6 +27,7 @@ local F = {notes = {}}
 -- ==== options =========================================================================================
 
 local N, SEED, VERBOSE, KEEP_GOING, SHOW, STATS = 100, 1, false, false, nil, nil
+local DYNAMIC = false
 do
   local pos = {}
   local i = 1
@@ -31,6 +36,7 @@ do
     if a == "--verbose" then VERBOSE = true
     elseif a == "--stats" then STATS = {}
     elseif a == "--keep-going" then KEEP_GOING = true
+    elseif a == "--dynamic" then DYNAMIC = true
     elseif a == "--show" then i = i + 1; SHOW = tonumber(arg[i])
     else pos[#pos + 1] = tonumber(a) end
     i = i + 1
@@ -913,6 +919,8 @@ end
 
 -- Runs every check on program p. Returns "pass", "skip", reason, or "fail", stage, detail;
 -- "invalid" when the program itself does not run eagerly (only while shrinking).
+local check_dynamic
+
 local function check(p)
   local src = program_source(p)
   local chunk, perr = load(src, "=fuzz program", "t")
@@ -924,6 +932,7 @@ local function check(p)
   if not okr then return "invalid", tostring(calls) end
 
   local okc, e = pcall(function()
+    if DYNAMIC then return check_dynamic(p, Fuzz, inputs, initial, calls) end
     for _, strict in ipairs{true, false} do
       local mode = strict and "strict" or "non-strict"
       local m = Fuzz()
@@ -992,6 +1001,127 @@ local function check(p)
   return "fail", "checker", tostring(e)
 end
 F.check = check
+
+-- ==== dynamic shapes ===================================================================================
+
+-- The dims of an input placeholder's type ("f32[s0, 4]" -> {"s0", "4"}).
+local function placeholder_dims(ep, name)
+  local n = ep.graph:node(name)
+  local inner = n and n.type:match("%[(.*)%]")
+  local out = {}
+  for d in (inner or ""):gmatch("[^,]+") do out[#out + 1] = d:match("^%s*(.-)%s*$") end
+  return out
+end
+
+-- The value of a size expression as sympy prints it ("2*s0 + 1", "(s0//2)", "Max(s0, 3)") with
+-- the symbols' values in vals.
+local function eval_dim(expr, vals)
+  local env = setmetatable({Max = math.max, Min = math.min, Mod = function(a, b) return a % b end},
+    {__index = vals})
+  local fn = assert(load("return " .. expr:gsub("%*%*", "^"), "=dim", "t", env))
+  return math.tointeger(fn()) or error("size expression " .. expr .. " is not an integer")
+end
+
+-- Random small integer values of dtype for shape (the generator's kind of data).
+local function random_input(shape, dtype)
+  local vals = random_values(numel(shape))
+  return load("return " .. literal(shape, vals, dtype))()
+end
+
+-- Dynamic shapes: export once with every user-input dim of size >= 2 a Dim.AUTO (a dim the
+-- program pins stays static, as in PyTorch), then for several assignments of the remaining
+-- symbols inside their range constraints (from 2: sizes 0 and 1 are specialized, as in PyTorch):
+-- fresh inputs of those sizes, eager on a fresh module against fxdb.run and ep:module(), bit for
+-- bit. An eager failure at sizes the constraints allow means a guard is missing.
+check_dynamic = function(p, Fuzz, inputs, initial, calls)
+  local spec = {}
+  for i, x in ipairs(p.inputs) do
+    local dims = {}
+    for d, n in ipairs(x.shape) do if n >= 2 then dims[d - 1] = torch.export.Dim.AUTO end end
+    spec[i] = dims
+  end
+  local oke, ep = pcall(torch.export.export, Fuzz(), clone_list(inputs), {dynamic_shapes = spec})
+  if not oke then
+    if type(ep) == "table" and ep.kind == NOT_YET then
+      error({fuzz_skip = true, reason = tostring(ep.message or ep)}, 0)
+    end
+    fail("dynamic: export", tostring(ep))
+  end
+  -- at the example sizes, the dynamic program is the static one
+  check_run("dynamic: fxdb.run at the example sizes", ep, p, inputs, initial, calls[1])
+  local ranges = {}
+  for name, vr in pairs(ep.range_constraints) do
+    local hint = fxdb.symbol(name, ep).hint
+    ranges[#ranges + 1] = {name = name, lo = math.max(vr.lower, 2),
+                           hi = math.min(vr.upper, hint + 3, 7)}
+  end
+  table.sort(ranges, function(a, b) return a.name < b.name end)
+  if #ranges == 0 then
+    F.notes["dynamic: every dim specialized (no symbol left)"] =
+      (F.notes["dynamic: every dim specialized (no symbol left)"] or 0) + 1
+    return
+  end
+  local seen = {}
+  for _ = 1, 3 do
+    local vals, desc = {}, {}
+    for _, r in ipairs(ranges) do
+      vals[r.name] = R.int(r.lo, r.hi)
+      desc[#desc + 1] = r.name .. " = " .. vals[r.name]
+    end
+    local stage = "dynamic"
+    local at = " at " .. table.concat(desc, ", ")
+    local args = {}
+    for i, x in ipairs(p.inputs) do
+      local shape = {}
+      for d, e in ipairs(placeholder_dims(ep, x.name)) do shape[d] = eval_dim(e, vals) end
+      args[i] = random_input(shape, x.dtype)
+    end
+    -- sizes the program refuses (a guard it was exported under does not hold) are not compared;
+    -- sizes eager refuses must fail in the program too (an index out of range, ...)
+    local okr, rerr = pcall(fxdb.run, ep, clone_list(args))
+    if not okr and tostring(type(rerr) == "table" and rerr.message or rerr):match("^Expected") then
+      seen["dynamic: some sizes refused by the program (a guard does not hold there)"] = true
+      goto continue
+    end
+    local m = Fuzz()
+    local ea = clone_list(args)
+    local res = table.pack(pcall(m, table.unpack(ea)))
+    if not res[1] then
+      -- an index value out of range is data, not a shape: the program fails there too unless the
+      -- op that reads it is dead code export removed (as PyTorch's)
+      local msg = tostring(res[2])
+      if not okr or msg:match("index %-?%d+ is out of bounds") then
+        seen["dynamic: some sizes fail in eager on an index value (the program fails too, or dropped the op as dead code)"] = true
+        goto continue
+      end
+      fail(stage .. ": eager", "eager rejects" .. at .. ", which the program accepts " ..
+        tostring(ep.range_constraints) .. " (a guard is missing): " .. tostring(res[2]) ..
+        "\n" .. tostring(ep))
+    end
+    local ref = {outs = {}, inputs = clone_list(ea), buffers = buffers_of(m, p)}
+    for i = 2, res.n do ref.outs[i - 1] = res[i]:clone() end
+    local okx, ex = pcall(check_run, stage .. ": fxdb.run", ep, p, args, initial, ref)
+    if not okx then
+      if type(ex) == "table" and ex.fuzz_fail then ex.detail = ex.detail .. at error(ex, 0) end
+      fail(stage .. ": fxdb.run", tostring(ex) .. at)
+    end
+    okx, ex = pcall(function()
+      local mod = ep:module()
+      local a2 = clone_list(args)
+      local r2 = table.pack(mod(table.unpack(a2)))
+      local outs = {}
+      for i = 1, r2.n do outs[i] = r2[i] end
+      compare_call(stage .. ": unlifted", outs, a2, function(name) return mod[name] end, ref, p)
+    end)
+    if not okx then
+      if type(ex) == "table" and ex.fuzz_fail then ex.detail = ex.detail .. at error(ex, 0) end
+      fail(stage .. ": unlifted", tostring(ex) .. at)
+    end
+    seen["dynamic: compared with eager at other sizes"] = true
+    ::continue::
+  end
+  for k in pairs(seen) do F.notes[k] = (F.notes[k] or 0) + 1 end
+end
 
 -- ==== shrinking ========================================================================================
 

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# tests/fuzz/run.sh — the random-program tester as a test suite: 1,000 programs, seeds 1..1000.
+# tests/fuzz/run.sh — the random-program tester as a test suite: 1,000 programs (seeds 1..1000),
+# then the same seeds with dynamic shapes (--dynamic: exported once with Dim.AUTO dims, run at
+# other sizes inside the range constraints, compared with eager at each).
 # Layer: tests. Usage: tests/fuzz/run.sh BUILD [N [SEED]]   (from the repo root; run_all.sh calls it)
-# Ends with gen_programs.lua's "fuzz: N passed, N failed, N skipped" line; exits 1 on a failure
-# (the failing program is shrunk and printed with its seed). `make fuzz-programs N=...` runs more.
+# Ends with "fuzz: N passed, N failed" over both runs (each run prints gen_programs.lua's own
+# "fuzz: N passed, N failed, N skipped" line first); exits 1 on a failure (the failing program is
+# shrunk and printed with its seed). `make fuzz-programs N=...` runs more.
 set -u
 
 build=${1:?usage: tests/fuzz/run.sh BUILD [N [SEED]]}
@@ -14,4 +17,19 @@ if [ ! -x "$fxdb" ]; then
     echo "fuzz: 0 passed, 1 failed"
     exit 1
 fi
-NO_COLOR=1 "$fxdb" tests/fuzz/gen_programs.lua "$n" "$seed"
+passed=0
+failed=0
+status=0
+for mode in "" --dynamic; do
+    out=$(NO_COLOR=1 "$fxdb" tests/fuzz/gen_programs.lua "$n" "$seed" $mode) || status=1
+    printf '%s\n' "$out" | sed "s/^fuzz: /fuzz${mode:+ (dynamic)}: /"
+    line=$(printf '%s\n' "$out" | grep -E '^fuzz: [0-9]+ passed, [0-9]+ failed' | tail -n 1)
+    if [ -z "$line" ]; then
+        failed=$((failed + 1))
+        continue
+    fi
+    passed=$((passed + $(printf '%s' "$line" | sed -E 's/^fuzz: ([0-9]+) passed.*/\1/')))
+    failed=$((failed + $(printf '%s' "$line" | sed -E 's/^fuzz: [0-9]+ passed, ([0-9]+) failed.*/\1/')))
+done
+echo "fuzz: $passed passed, $failed failed"
+[ "$status" = 0 ] && [ "$failed" = 0 ]

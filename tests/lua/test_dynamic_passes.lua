@@ -197,4 +197,43 @@ T.test("cond, map and scan with dynamic operands: symbolic bodies and outputs", 
     function(xs) return table.pack(scm(table.unpack(xs))) end, "scan")
 end)
 
+T.test("guards the ranges cannot express are checked when the program runs", function()
+  local auto = Dim.AUTO
+  -- a reshape to literal sizes: Eq(s0*s1, 16), checked at the input boundary
+  local m = module("R", nil, function(self, x) return x:reshape(2, 8) end)
+  local ep = torch.export.export(m, {torch.randn(4, 4)}, {dynamic_shapes = {{[0] = auto, [1] = auto}}})
+  T.truthy(tostring(fxdb.guards(ep)):find("Eq(s0*s1, 16)", 1, true), tostring(fxdb.guards(ep)))
+  same(m(torch.ones(2, 8)), fxdb.run(ep, {torch.ones(2, 8)}).outputs[1], "2 x 8 satisfies it")
+  T.checkerr("Expected the input sizes to satisfy the guard Eq(s0*s1, 16) the program was " ..
+             "exported under (aten.view.default at tests/lua/test_dynamic_passes.lua:",
+             fxdb.run, ep, {torch.ones(3, 4)})
+  T.checkerr("but s0 = 3, s1 = 4", function() ep:module()(torch.ones(3, 4)) end)
+  -- an inferred -1: the other sizes must divide the numel
+  m = module("R2", nil, function(self, x) return x:reshape(4, -1) end)
+  ep = torch.export.export(m, {torch.randn(2, 6)}, {dynamic_shapes = {{[0] = auto, [1] = auto}}})
+  T.truthy(tostring(fxdb.guards(ep)):find("Eq(Mod(s0*s1, 4), 0)", 1, true), tostring(fxdb.guards(ep)))
+  same(m(torch.ones(2, 10)), fxdb.run(ep, {torch.ones(2, 10)}).outputs[1], "2 x 10")
+  T.checkerr("Eq(Mod(s0*s1, 4), 0)", fxdb.run, ep, {torch.ones(3, 3)})
+  -- x[3] needs more than 3 rows: a range constraint
+  m = module("S", nil, function(self, x) return x[{3}] * 2 end)
+  ep = torch.export.export(m, {torch.randn(5, 2)}, {dynamic_shapes = {{[0] = auto}}})
+  T.eq(tostring(ep.range_constraints), "{s0: VR[4, int_oo]}")
+  T.checkerr("Expected input at x.shape[0] to be >= 4, but got 3", fxdb.run, ep, {torch.ones(3, 2)})
+  -- a boolean mask of 3 elements pins the dim it indexes; an index tensor pins the values' dim
+  m = module("I", nil, function(self, x, v)
+    x[{torch.tensor({true, false, true})}] = 0
+    x:index_put_({torch.tensor({0, 2})}, v)
+    return x + 1
+  end)
+  ep = torch.export.export(m, {torch.randn(3, 4), torch.randn(2, 4)},
+                           {dynamic_shapes = {{[0] = auto, [1] = auto}, {[0] = auto, [1] = auto}}})
+  local text = tostring(ep)
+  T.truthy(text:find('x: "f32[3, s1]", v: "f32[2, s1]"', 1, true), text)
+  -- a buffer assigned a dynamic tensor keeps the buffer's shape: the dim is pinned
+  m = module("B", function(self) self:register_buffer("b", torch.zeros(4)) end,
+             function(self, x) self.b = x * 2; return x + 1 end)
+  ep = torch.export.export(m, {torch.randn(4)}, {dynamic_shapes = {{[0] = auto}}})
+  T.truthy(tostring(ep):find('x: "f32[4]"', 1, true), tostring(ep))
+end)
+
 T.done()
