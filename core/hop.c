@@ -492,6 +492,14 @@ static int auto_functionalized_v2_run(const fx_node *n, const fx_opdef *op, cons
 int fx_hop_run(const fx_node *n, const fx_ivalue *args, fx_ivalue *out, fx_err *err) {
     int first;
     const fx_opdef *wrapped = fx_hop_wrapped_op(n, &first);
+    bool wraps = !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED) || !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED_V2) ||
+                 !strcmp(n->target, FX_HOP_WITH_EFFECTS);
+    if (!wrapped && wraps) { /* its op is not registered in this process (a loaded program) */
+        int k = !strcmp(n->target, FX_HOP_WITH_EFFECTS) ? 1 : 0;
+        return fx_err_setf(err, FX_EARG, "%s: %s calls %s, which is not defined here: define it with "
+                           "torch.library.define (and impl) before running the program", n->name, n->target,
+                           n->nargs > k && n->args[k].tag == FX_IV_STR ? n->args[k].u.s : "an unknown op");
+    }
     if (wrapped && !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED_V2))
         return auto_functionalized_v2_run(n, wrapped, args, out, err);
     if (wrapped && first == 2) return with_effects_run(n, wrapped, first, args, out, err);

@@ -328,8 +328,16 @@ static int rewrite_auto_functionalized(fx_graph *g, fx_node *n, int *done, fx_st
     fx_graph_set_insert_point(g, NULL);
     if (!call) return err->code;
     if ((rc = fx_node_copy_meta(call, n, err))) return rc;
-    if (s->nrets == 1 && n->val.tag == FX_IV_LIST && (rc = fx_node_set_val(call, &n->val.u.list.items[0], err)))
-        return rc;
+    if (s->nrets >= 1 && n->val.tag == FX_IV_LIST && n->val.u.list.n >= s->nrets) { /* the returns' values */
+        fx_ivalue rv = {0};
+        if (s->nrets == 1) rc = fx_ivalue_copy(&rv, &n->val.u.list.items[0], err);
+        else rc = fx_iv_list(s->nrets, &rv, err);
+        for (int j = 0; s->nrets > 1 && j < s->nrets && !rc; j++)
+            rc = fx_ivalue_copy(&rv.u.list.items[j], &n->val.u.list.items[j], err);
+        if (!rc) rc = fx_node_set_val(call, &rv, err);
+        fx_ivalue_clear(&rv);
+        if (rc) return rc;
+    }
     /* the returns read the call; the new values are the arguments (or their clones) */
     m = 0;
     for (int k = 0; k < na; k++)

@@ -207,6 +207,27 @@ def forward(self, x):
   T.eq(fxdb._max_abs_diff(ep.state_dict.cache, state), 0, "the program's own state is untouched")
 end)
 
+T.test("reinplace: an op with several returns writes its buffer in place; same numbers", function()
+  local M3 = nn.Module:extend("M3")
+  function M3:init() self:register_buffer("b", torch.ones(5)) end
+  function M3:forward(x)
+    local _, z, s = torch.ops.testlib.foo(self.b, x:cos())
+    return s + z
+  end
+  local ep = torch.export.export(M3(), {torch.ones(5)})
+  local gm = fxdb.reinplace(ep)
+  local code = gm.code
+  T.truthy(code:find("foo = torch.ops.testlib.foo.default(b, cos)", 1, true), code)
+  T.truthy(code:find("getitem_2 = foo[2]", 1, true), code)
+  T.truthy(not code:find("copy_", 1, true) and not code:find("clone", 1, true), code)
+  local eager = M3()
+  for step = 1, 3 do
+    local x = torch.randn(5)
+    T.near(fxdb._max_abs_diff(eager(x), gm(x)), 0, 1e-6, "step " .. step)
+  end
+  T.eq(fxdb._max_abs_diff(eager.b, gm.b), 0)
+end)
+
 T.test("reinplace: an argument sharing the mutated memory keeps the clone, and says why", function()
   torch.library.define("mylib::add_into", "(Tensor(a!) out, Tensor src) -> ()")
   torch.library.impl("mylib::add_into", "cpu", function(out, src) out:add_(src) end)
