@@ -994,6 +994,27 @@ static int do_hop(fstate *s, int i) {
     return fx_node_add_from(n, r->name, s->err);
 }
 
+/* Tensor.item() (_local_scalar_dense) and the runtime asserts: copied with their arguments read
+ * as current values and their symbolic value kept (re-running the meta function could not make
+ * the same unbacked symbol). Named as the raw node was, without its _N suffix. */
+static int do_copy(fstate *s, int i) {
+    const fx_node *r = s->raw_nodes[i];
+    char hint[64];
+    snprintf(hint, sizeof hint, "%s", r->name);
+    char *us = strrchr(hint, '_');
+    if (us && us[1] && strspn(us + 1, "0123456789") == strlen(us + 1)) *us = 0;
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {0};
+    int rc = FX_OK, made = 0;
+    for (; made < r->nargs && !rc; made++) rc = map_arg(s, &r->args[made], &args[made]);
+    fx_node *n = NULL;
+    if (!rc && !(n = fx_graph_call(s->g, r->aten, args, hint, s->err))) rc = s->err->code;
+    for (int k = 0; k < made; k++) fx_ivalue_clear(&args[k]);
+    if (rc) return rc;
+    if ((rc = fx_node_set_val(n, &r->val, s->err)) || (rc = fx_node_copy_meta(n, r, s->err))) return rc;
+    s->cur[i] = n;
+    return fx_node_add_from(n, r->name, s->err);
+}
+
 /* The body of a higher-order op, functionalized on its own: its placeholders are its inputs,
  * which it may not mutate (PyTorch's check for scan / cond / map bodies). */
 static int functionalize_body(fstate *s, const fx_node *r, fx_graph **out) {
@@ -1136,6 +1157,9 @@ int fx_functionalize_ex(const fx_graph *raw, const fx_input_info *infos, int nin
                 rc = do_with_effects(&s, i);
             } else if ((r->aten->flags & FX_OPF_CUSTOM) && fx_op_is_inplace(r->aten)) {
                 rc = s.af_v2 ? do_auto_functionalized_v2(&s, i) : do_auto_functionalized(&s, i);
+            } else if ((r->aten->flags & FX_OPF_ASSERT) ||
+                       r->aten->id == FX_OP__LOCAL_SCALAR_DENSE) {
+                rc = do_copy(&s, i);
             } else if (is_metadata_mutation(r->aten)) {
                 rc = do_metadata_mutation(&s, i);
             } else if (fx_op_is_inplace(r->aten)) {

@@ -296,7 +296,8 @@ static void format_forward(fx_strbuf *out, const fx_graph *g, int indent, bool v
         } else if (!n->aten && !strncmp(n->target, "operator.", 9) && n->nargs == 2) {
             /* SymInt arithmetic, as FX prints operator.add: `add = sym_size_int + 1` */
             static const char *const ops[][2] = {
-                {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"floordiv", "//"}, {"mod", "%"}};
+                {"add", "+"}, {"sub", "-"}, {"mul", "*"}, {"floordiv", "//"}, {"mod", "%"},
+                {"ge", ">="}, {"gt", ">"}, {"le", "<="}, {"lt", "<"}, {"eq", "=="}, {"ne", "!="}};
             const char *sym = "?";
             for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
                 if (!strcmp(n->target + 9, ops[k][0])) sym = ops[k][1];

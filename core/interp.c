@@ -879,7 +879,18 @@ static int run_generic(fx_interp *it, fx_node *n, fx_ivalue *res, fx_err *err) {
                     r = fx_si_max(a, b2);
                 else if (!strcmp(op, "sym_min"))
                     r = fx_si_min(a, b2);
-                else
+                else if (!strcmp(op, "ge") || !strcmp(op, "gt") || !strcmp(op, "le") ||
+                         !strcmp(op, "lt") || !strcmp(op, "eq") || !strcmp(op, "ne")) {
+                    /* a relation (the condition of a runtime assert): a bool */
+                    bool v = op[0] == 'g'   ? (op[1] == 'e' ? a.hint >= b2.hint : a.hint > b2.hint)
+                             : op[0] == 'l' ? (op[1] == 'e' ? a.hint <= b2.hint : a.hint < b2.hint)
+                             : op[0] == 'e' ? a.hint == b2.hint
+                                            : a.hint != b2.hint;
+                    fx_ivalue_clear(&x);
+                    fx_ivalue_clear(&y);
+                    *res = fx_iv_bool(v);
+                    return FX_OK;
+                } else
                     rc = fx_err_setf(err, FX_ENOTIMPL, "the interpreter cannot run %s yet",
                                      n->target);
             }

@@ -196,7 +196,12 @@ void fx_ivalue_format(fx_strbuf *sb, const fx_ivalue *v, bool fx_listing) {
     case FX_IV_DEVICE:
         fx_strbuf_appendf(sb, "device(type='%s')", v->u.device == FX_DEVICE_META ? "meta" : "cpu");
         break;
-    case FX_IV_STR: fx_strbuf_appendf(sb, "'%s'", v->u.s); break;
+    case FX_IV_STR: /* Python's repr: double quotes when the text has a ' and no " */
+        if (strchr(v->u.s, '\'') && !strchr(v->u.s, '"'))
+            fx_strbuf_appendf(sb, "\"%s\"", v->u.s);
+        else
+            fx_strbuf_appendf(sb, "'%s'", v->u.s);
+        break;
     case FX_IV_NODE:
         if (fx_listing) fx_strbuf_putc(sb, '%');
         fx_strbuf_append(sb, fx__node_name_of(v->u.node));

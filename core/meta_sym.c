@@ -30,8 +30,16 @@ static int need_eq(fx_opctx *ctx, fx_symint x, fx_symint y);
 /* ---- reading symbolic values ------------------------------------------------------------------
  */
 
+/* The current stand-in of a value: an unbacked one's follows its range (fx_si_from_expr), a
+ * SymInt recorded before torch._check narrowed it may carry an older one. */
+static int64_t hint_now(fx_symint v) {
+    if (!v.expr || fx_sym_is_error(v.expr) || !fx_sym_has_unbacked(v.expr)) return v.hint;
+    return fx_si_from_expr(v.expr).hint;
+}
+
 static fx_symint simp(fx_symint v) {
     if (!v.expr || fx_sym_is_error(v.expr)) return v;
+    v.hint = hint_now(v);
     const fx_sym *e = fx_shape_env_simplify(fx_sym_env(v.expr), v.expr);
     if (e == v.expr) return v;
     fx_symint r = fx_si_from_expr(e);
@@ -1176,6 +1184,9 @@ static const struct {
     {fx_meta_index_select, rule_index_select},
     {fx_meta_gather, rule_gather},
     {fx_meta_sym_size, rule_none},
+    {fx_meta_local_scalar_dense, rule_none},
+    {fx_meta_assert_scalar, rule_none},
+    {fx_meta_sym_constrain_range_for_size, rule_none},
 };
 
 /* A custom op (torch.library): its fake impl ran on the symbolic arguments themselves (dispatch
@@ -1290,7 +1301,7 @@ int fx_sym_specialize_args(const fx_opdef *op, const fx_ivalue *a, fx_err *err) 
 static int hint_iv(const fx_ivalue *v, fx_ivalue *out, void **keep, int *nkeep, fx_err *err) {
     *out = *v;
     if (v->tag == FX_IV_SYMINT) {
-        *out = fx_iv_int(v->u.si.hint);
+        *out = fx_iv_int(hint_now(v->u.si));
     } else if (v->tag == FX_IV_LIST) {
         bool any = false;
         for (int i = 0; i < v->u.list.n; i++) any |= v->u.list.items[i].tag == FX_IV_SYMINT;
@@ -1301,7 +1312,7 @@ static int hint_iv(const fx_ivalue *v, fx_ivalue *out, void **keep, int *nkeep, 
         keep[(*nkeep)++] = items;
         for (int i = 0; i < v->u.list.n; i++) {
             const fx_ivalue *it = &v->u.list.items[i];
-            items[i] = it->tag == FX_IV_SYMINT ? fx_iv_int(it->u.si.hint) : *it;
+            items[i] = it->tag == FX_IV_SYMINT ? fx_iv_int(hint_now(it->u.si)) : *it;
         }
         out->u.list.items = items;
     }
@@ -1367,6 +1378,87 @@ int fx_meta_sym_size(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         return fx_err_setf(ctx->err, FX_EINDEX,
                            "Dimension specified as 0 but tensor has no dimensions");
     out[0] = fx_iv_symint(SZ(self, d));
+    return FX_OK;
+}
+
+/* ---- data-dependent values ------------------------------------------------------------------ */
+
+/* _local_scalar_dense(self) -> Scalar: Tensor.item() as the graph records it. On a real tensor
+ * its one element (bool, int or float by dtype; PyTorch's "a Tensor with 6 elements cannot be
+ * converted to Scalar" otherwise). A meta tensor has no value: FX_EDATADEP (a trace makes an
+ * unbacked symbol instead, fx_tracer_item). */
+int fx_meta_local_scalar_dense(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    int rc = fx_kb_tensor_arg(ctx, a, 0, &self);
+    if (rc) return rc;
+    if (fx_tensor_numel(self) != 1)
+        return fx_err_setf(ctx->err, FX_EARG,
+                           "a Tensor with %lld elements cannot be converted to Scalar",
+                           (long long)fx_tensor_numel(self));
+    if (fx_tensor_is_meta(self)) {
+        fx_err_kind(ctx->err, "data_dependent");
+        return fx_err_setf(ctx->err, FX_EDATADEP,
+                           "_local_scalar_dense of a meta tensor has no value");
+    }
+    fx_dtype dt = fx_tensor_dtype(self);
+    if (dt == FX_DTYPE_BOOL)
+        out[0] = fx_iv_bool(fx_tensor_flat_i64(self, 0) != 0);
+    else if (fx_dtype_is_int(dt))
+        out[0] = fx_iv_int(fx_tensor_flat_i64(self, 0));
+    else
+        out[0] = fx_iv_float(fx_tensor_flat_f64(self, 0));
+    return FX_OK;
+}
+
+/* A Scalar argument as a plain integer (bools as 0 / 1); false when symbolic or not an integer. */
+static bool plain_int(const fx_ivalue *v, int64_t *out) {
+    if (v->tag == FX_IV_BOOL) return *out = v->u.b, true;
+    if (v->tag == FX_IV_INT) return *out = v->u.i, true;
+    return false;
+}
+
+/* _assert_scalar(self, assert_msg): a runtime assert of an exported program. A false value
+ * raises assert_msg (PyTorch's RuntimeError, kind "runtime_assert"); a symbolic one (while
+ * tracing) passes. */
+int fx_meta_assert_scalar(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    (void)out;
+    int64_t v;
+    if (!plain_int(&a[0], &v)) {
+        if (a[0].tag == FX_IV_SYMINT) return FX_OK;
+        if (a[0].tag == FX_IV_FLOAT) v = a[0].u.f != 0;
+        else return fx_err_setf(ctx->err, FX_EARG, "_assert_scalar: expected a bool or integer");
+    }
+    if (v) return FX_OK;
+    fx_err_kind(ctx->err, "runtime_assert");
+    return fx_err_setf(ctx->err, FX_EARG, "%s",
+                       a[1].tag == FX_IV_STR ? a[1].u.s : "Runtime assertion failed");
+}
+
+/* sym_constrain_range_for_size(size, *, min=None, max=None): size must lie in [min (default 0),
+ * max (default int64 max)] — PyTorch's "Invalid value range for 7 between [0, 5]." — and a max
+ * of 2 or less is refused ("Max value to constrain_range_for_size must be greater than 2. got:
+ * 2"). A symbolic size (while tracing) passes. */
+int fx_meta_sym_constrain_range_for_size(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    (void)out;
+    int64_t lo = a[1].tag == FX_IV_INT ? a[1].u.i : 0;
+    int64_t hi = a[2].tag == FX_IV_INT ? a[2].u.i : INT64_MAX;
+    if (a[2].tag == FX_IV_INT && hi <= 2)
+        return fx_err_setf(ctx->err, FX_EARG,
+                           "Max value to constrain_range_for_size must be greater than 2. got: "
+                           "%lld",
+                           (long long)hi);
+    if (hi < lo) return fx_err_setf(ctx->err, FX_EARG, "Max must be greater than or equal to min");
+    int64_t v;
+    if (!plain_int(&a[0], &v)) {
+        if (a[0].tag == FX_IV_SYMINT) return FX_OK;
+        return fx_err_setf(ctx->err, FX_EARG,
+                           "sym_constrain_range_for_size: expected an integer size");
+    }
+    if (v < lo || v > hi) {
+        fx_err_kind(ctx->err, "runtime_assert");
+        return fx_err_setf(ctx->err, FX_EARG, "Invalid value range for %lld between [%lld, %lld].",
+                           (long long)v, (long long)lo, (long long)hi);
+    }
     return FX_OK;
 }
 

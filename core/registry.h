@@ -30,6 +30,9 @@ enum fx_op_flags {
     FX_OPF_COMPLEX = 1 << 5,   /* meta and kernel handle complex64/complex128 operands and
                                   results; the dispatcher refuses complex for other computing
                                   ops (views, composites and custom ops need no flag) */
+    FX_OPF_ASSERT = 1 << 6,    /* a runtime assert (_assert_scalar, sym_constrain_range_for_size):
+                                  never dead code, no effect token (torch.fx's
+                                  _side_effectful_functions) */
     FX_OPF_INPLACE = 1 << 8,   /* derived: some argument is (a!) */
     FX_OPF_VIEW = 1 << 9,      /* derived: a return aliases an argument without writing */
 };

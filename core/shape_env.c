@@ -303,6 +303,37 @@ bool fx_shape_env_is_size_like(const fx_shape_env *env, const fx_sym *s) {
     return i && env->priv[s->v].size_like;
 }
 
+/* ---- pending comparisons (torch._check's argument) -------------------------------------------- */
+
+int fx_shape_env_add_pending(fx_shape_env *env, const fx_sym *cond, const fx_err *why,
+                             fx_err *err) {
+    if (env->npending == FX_PENDING_CAP) {
+        if (err && why) *err = *why;
+        return why ? why->code : FX_EDATADEP;
+    }
+    if (env->npending == 0 && why) env->pending_err = *why;
+    env->pending[env->npending++] = cond;
+    (void)err;
+    return FX_OK;
+}
+
+int fx_shape_env_check_pending(fx_shape_env *env, fx_err *err) {
+    if (!env || env->npending == 0) return FX_OK;
+    env->npending = 0;
+    if (err) *err = env->pending_err;
+    return env->pending_err.code ? env->pending_err.code : FX_EDATADEP;
+}
+
+const fx_err *fx_shape_env_pending_why(const fx_shape_env *env) { return &env->pending_err; }
+
+int fx_shape_env_take_pending(fx_shape_env *env, const fx_sym **out, int max) {
+    if (!env) return 0;
+    int n = env->npending < max ? env->npending : max;
+    for (int i = 0; i < n; i++) out[i] = env->pending[i];
+    env->npending = 0;
+    return n;
+}
+
 /* ---- replacements and ranges ---------------------------------------------------------------- */
 
 static const fx_sym *repl_fn(void *ud, const fx_sym *s) {
@@ -449,10 +480,18 @@ static int hint_of(void *ud, const fx_sym *s, int64_t *v, fx_err *err) {
     return FX_OK;
 }
 
+/* The value meta tensors take for a symbol: a backed one's example value; for an unbacked one
+ * the fallback 8192 moved into its current range (u0 in [0, 5] is 5), so that the concrete
+ * checks of meta functions agree with what torch._check told export. */
 static int fallback_of(void *ud, const fx_sym *s, int64_t *v, fx_err *err) {
     (void)err;
     fx_shape_env *env = ud;
-    *v = env->syms[s->v].hint;
+    const fx_symbol_info *i = &env->syms[s->v];
+    *v = i->hint;
+    if (i->unbacked) {
+        if (*v > i->vr.hi) *v = i->vr.hi;
+        if (*v < i->vr.lo) *v = i->vr.lo;
+    }
     return FX_OK;
 }
 

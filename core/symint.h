@@ -209,6 +209,27 @@ int fx_shape_env_assume(const fx_sym *cond, fx_err *err);
 /* torch._check_is_size(u): u's range becomes its intersection with [0, int_oo] and u is
  * marked size-like (data-dependent errors list it). */
 int fx_shape_env_mark_size_like(const fx_sym *u, fx_err *err);
+/* Undecided comparisons (torch._check's argument). Lua forces `a >= 0` to a boolean before
+ * torch._check sees it, so a comparison that needs an unbacked symbol's value
+ * (fx_shape_env_evaluate's FX_EDATADEP, in `why`) is parked here by the binding instead of
+ * failing, and answers true. torch._check then takes the pending conditions
+ * (fx_shape_env_take_pending) and assumes them (or the negation of a single one it got false
+ * for). Anything else that happens first — an op, a higher-order op, the end of the trace —
+ * calls fx_shape_env_check_pending, which fails with the saved data-dependent error of the
+ * first one (its Lua line), so no branch ever silently takes the parked answer. At most
+ * FX_PENDING_CAP (16) at once: one more fails at once with its own error. */
+#define FX_PENDING_CAP 16
+int fx_shape_env_add_pending(fx_shape_env *env, const fx_sym *cond, const fx_err *why,
+                             fx_err *err);
+/* FX_OK when nothing is pending; else the first pending comparison's FX_EDATADEP error (and
+ * the pending list is cleared). env may be NULL. */
+int fx_shape_env_check_pending(fx_shape_env *env, fx_err *err);
+/* The data-dependent error saved with the first pending comparison (its Lua line in ->source);
+ * borrowed, meaningful while something is pending. */
+const fx_err *fx_shape_env_pending_why(const fx_shape_env *env);
+/* Moves up to max pending conditions into out (in order) and clears the list; returns how many.
+ * env may be NULL (0). */
+int fx_shape_env_take_pending(fx_shape_env *env, const fx_sym **out, int max);
 /* Whether `s` was marked size-like. */
 bool fx_shape_env_is_size_like(const fx_shape_env *env, const fx_sym *s);
 

@@ -55,6 +55,10 @@ struct fx_shape_env {
     fx_guard_fn on_guard;
     void *on_guard_ud;
     const char *op; /* op being computed (static string) or NULL */
+    /* comparisons on unbacked symbols that no range decides, waiting for torch._check */
+    const struct fx_sym *pending[FX_PENDING_CAP];
+    int npending;
+    fx_err pending_err; /* the data-dependent error of pending[0] (with its Lua location) */
 };
 
 /* The symbol node of env->syms[index], named s<num> / u<num> (shape_env.c makes each once). */

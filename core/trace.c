@@ -299,7 +299,7 @@ static int trace_record(void *ud, const fx_opdef *op, const fx_ivalue *args, con
     fx_tracer *tr = ud;
     const fx_schema *s = &op->schema;
     fx_ivalue nargs[FX_SCHEMA_MAX_ARGS] = {0};
-    int rc = FX_OK, made = 0;
+    int rc = fx_shape_env_check_pending(tr->senv, err), made = 0;
     for (; made < s->nargs && !rc; made++) rc = to_node_arg(tr, &args[made], &nargs[made], err);
     fx_node *n = NULL;
     if (!rc) {
@@ -396,9 +396,10 @@ int fx_tracer_assign_buffer(fx_tracer *tr, const char *target, fx_tensor *buffer
 int fx_tracer_hop(fx_tracer *tr, const char *target, fx_graph **bodies, const char *const *bases,
                   int nbodies, const fx_ivalue *ops, int nops, const fx_ivalue *outs, int nouts,
                   fx_err *err) {
-    int pos[4], nslots = fx_hop_body_slots(target, pos), rc = FX_OK;
+    int pos[4], nslots = fx_hop_body_slots(target, pos), rc = fx_shape_env_check_pending(tr->senv, err);
     fx_node *attrs[4] = {0};
-    if (nslots != nbodies || nops + nbodies > 16)
+    if (rc) {
+    } else if (nslots != nbodies || nops + nbodies > 16)
         rc = fx_err_setf(err, FX_EARG, "%s: expected %d bodies", target, nslots);
     for (int b = 0; b < nbodies && !rc; b++) {
         char name[96];
@@ -437,9 +438,14 @@ int fx_tracer_hop(fx_tracer *tr, const char *target, fx_graph **bodies, const ch
     return rc;
 }
 
+static int runtime_asserts(fx_tracer *tr, fx_err *err);
+
 int fx_tracer_finish(fx_tracer *tr, const fx_ivalue *outs, int nouts, fx_err *err) {
+    int rc = fx_shape_env_check_pending(tr->senv, err);
+    if (!rc) rc = runtime_asserts(tr, err);
+    if (rc) return rc;
     fx_ivalue list;
-    int rc = fx_iv_list(nouts, &list, err);
+    rc = fx_iv_list(nouts, &list, err);
     for (int i = 0; i < nouts && !rc; i++) rc = to_node_arg(tr, &outs[i], &list.u.list.items[i], err);
     if (!rc && !fx_graph_output(tr->g, &list, err)) rc = err->code;
     fx_ivalue_clear(&list);
@@ -551,6 +557,12 @@ static int sym_cache(fx_tracer *tr, const fx_sym *e, fx_node *n, fx_err *err) {
     tr->sym_expr[tr->nsym] = e;
     tr->sym_node[tr->nsym++] = n;
     return FX_OK;
+}
+
+bool fx_tracer_has_symbols(const fx_tracer *tr) {
+    int n = 0;
+    if (tr->senv) fx_shape_env_symbols(tr->senv, &n);
+    return n > 0;
 }
 
 int fx_tracer_bind_symbol(fx_tracer *tr, const fx_sym *e, fx_node *n, fx_err *err) {
@@ -726,4 +738,138 @@ static int sym_node_of(fx_tracer *tr, const fx_sym *e, fx_ivalue *out, fx_err *e
     }
     *out = fx_iv_node(n);
     return FX_OK;
+}
+
+/* ---- data-dependent values ------------------------------------------------------------------ */
+
+int fx_tracer_item(fx_tracer *tr, fx_tensor *t, fx_symint *out, fx_err *err) {
+    int rc = fx_shape_env_check_pending(tr->senv, err);
+    if (rc) return rc;
+    if (fx_tensor_numel(t) != 1)
+        return fx_err_setf(err, FX_EARG, "a Tensor with %lld elements cannot be converted to Scalar",
+                           (long long)fx_tensor_numel(t));
+    fx_dtype dt = fx_tensor_dtype(t);
+    if (!fx_dtype_is_int(dt) || dt == FX_DTYPE_BOOL) {
+        fx_err_kind(err, "data_dependent");
+        fx_err_hintf(err, "branch on the tensor with torch.cond, or keep the value in a tensor");
+        return fx_err_setf(err, FX_EDATADEP,
+                           "Could not extract specialized integer from data-dependent expression "
+                           "(item() of a %s tensor while exporting: fxdb has unbacked symbols "
+                           "for integer values only, no SymFloat / SymBool)",
+                           fx_dtype_name(dt));
+    }
+    fx_shape_env *env = fx_tracer_shape_env(tr, err);
+    if (!env) return err->code;
+    fx_ivalue a = {.tag = FX_IV_UNSET}, arg;
+    if ((rc = to_node_arg(tr, &(fx_ivalue){.tag = FX_IV_TENSOR, .u.t = t}, &arg, err))) return rc;
+    char src[96];
+    snprintf(src, sizeof src, "%s.item()", arg.u.node->name);
+    const fx_sym *u;
+    if ((rc = fx_shape_env_create_unbacked(env, src, &u, err))) {
+        fx_ivalue_clear(&arg);
+        return rc;
+    }
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {arg};
+    fx_node *n = fx_graph_call(tr->g, fx_op_get(FX_OP__LOCAL_SCALAR_DENSE), args,
+                               "_local_scalar_dense", err);
+    fx_ivalue_clear(&arg);
+    if (!n) return err->code;
+    *out = fx_si_from_expr(u);
+    a = fx_iv_symint(*out);
+    rc = fx_node_set_val(n, &a, err);
+    fx_ivalue_clear(&a);
+    if (!rc) rc = set_location(tr, n, err);
+    if (!rc) rc = sym_cache(tr, u, n, err);
+    if (!rc) rc = step(tr, n, err);
+    return rc;
+}
+
+/* A node `lhs REL rhs` over graph values (operator.ge ...), its value the relation. */
+static fx_node *rel_node(fx_tracer *tr, fx_sym_kind k, const fx_sym *lhs, const fx_sym *rhs,
+                         fx_err *err) {
+    static const char *const names[] = {[FX_SYM_EQ] = "eq", [FX_SYM_NE] = "ne", [FX_SYM_LT] = "lt",
+                                        [FX_SYM_LE] = "le", [FX_SYM_GT] = "gt", [FX_SYM_GE] = "ge"};
+    fx_ivalue x, y;
+    if (sym_node_of(tr, lhs, &x, err) || sym_node_of(tr, rhs, &y, err)) return NULL;
+    char target[32];
+    snprintf(target, sizeof target, "operator.%s", names[k]);
+    fx_ivalue args[2] = {x, y};
+    fx_node *n = fx_graph_call_target(tr->g, target, args, 2, names[k], err);
+    if (!n) return NULL;
+    fx_ivalue v = fx_iv_symint(fx_si_from_expr(fx_sym_rel(k, lhs, rhs)));
+    int rc = fx_node_set_val(n, &v, err);
+    fx_ivalue_clear(&v);
+    return rc ? NULL : n;
+}
+
+/* _assert_scalar(cond, "Runtime assertion failed for expression u0 >= 0 on node 'ge'"). */
+static int assert_node(fx_tracer *tr, fx_node *cond, fx_err *err) {
+    fx_strbuf msg = FX_STRBUF_INIT;
+    fx_strbuf_append(&msg, "Runtime assertion failed for expression ");
+    fx_sym_format(&msg, cond->val.u.si.expr);
+    fx_strbuf_appendf(&msg, " on node '%s'", cond->name);
+    if (msg.oom) {
+        fx_strbuf_free(&msg);
+        return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    }
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {fx_iv_node(cond), fx_iv_str(fx_strbuf_cstr(&msg))};
+    fx_strbuf_free(&msg);
+    fx_node *n = fx_graph_call(tr->g, fx_op_get(FX_OP__ASSERT_SCALAR), args,
+                               "_assert_scalar_default", err);
+    fx_ivalue_clear(&args[1]);
+    return n ? FX_OK : err->code;
+}
+
+static void count_sym(void *ud, const fx_sym *s) {
+    (void)s;
+    ++*(int *)ud;
+}
+
+/* The runtime asserts torch.export's insert_deferred_runtime_asserts emits, after the node that
+ * binds each unbacked symbol (its _local_scalar_dense): sym_constrain_range_for_size for a
+ * size-like symbol, then `ge` / `le` nodes with _assert_scalar for the finite ends of its range;
+ * then every torch._check over several symbols, once all of them are bound. */
+static int runtime_asserts(fx_tracer *tr, fx_err *err) {
+    if (!tr->senv) return FX_OK;
+    fx_shape_env *env = tr->senv;
+    int nas;
+    const fx_guard *as = fx_shape_env_runtime_asserts(env, &nas);
+    int rc = FX_OK;
+    for (int i = 0; i < tr->nsym && !rc; i++) {
+        fx_node *bind = tr->sym_node[i];
+        if (!bind->aten || bind->aten->id != FX_OP__LOCAL_SCALAR_DENSE) continue;
+        const fx_sym *u = tr->sym_expr[i];
+        const fx_symbol_info *si = fx_shape_env_symbol(env, u);
+        if (!si) continue;
+        fx_graph_set_insert_point(tr->g, bind->next);
+        if (fx_shape_env_is_size_like(env, u)) {
+            fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {fx_iv_node(bind), {.tag = FX_IV_UNSET},
+                                                  {.tag = FX_IV_UNSET}};
+            if (!fx_graph_call(tr->g, fx_op_get(FX_OP_SYM_CONSTRAIN_RANGE_FOR_SIZE), args,
+                               "sym_constrain_range_for_size_default", err))
+                rc = err->code;
+        }
+        fx_vr r = si->vr;
+        if (!rc && r.lo != -FX_INT_OO) {
+            fx_node *c = rel_node(tr, FX_SYM_GE, u, fx_sym_int(env, r.lo), err);
+            rc = c ? assert_node(tr, c, err) : err->code;
+        }
+        if (!rc && r.hi != FX_INT_OO) {
+            fx_node *c = rel_node(tr, FX_SYM_LE, u, fx_sym_int(env, r.hi), err);
+            rc = c ? assert_node(tr, c, err) : err->code;
+        }
+    }
+    /* torch._check relations over several symbols (one symbol's are its range), at the end */
+    fx_graph_set_insert_point(tr->g, NULL);
+    for (int k = 0; k < nas && !rc; k++) {
+        const fx_sym *e = as[k].expr;
+        fx_sym_kind kind = fx_sym_kind_of(e);
+        int nsy = 0;
+        fx_sym_foreach_symbol(e, count_sym, &nsy);
+        if (kind < FX_SYM_EQ || kind > FX_SYM_GE || nsy < 2 || !fx_sym_has_unbacked(e)) continue;
+        fx_node *c = rel_node(tr, kind, fx_sym_arg(e, 0), fx_sym_arg(e, 1), err);
+        rc = c ? assert_node(tr, c, err) : err->code;
+    }
+    fx_graph_set_insert_point(tr->g, NULL);
+    return rc;
 }

@@ -86,7 +86,9 @@ int fx_tracer_align_captures(fx_tracer *tr, fx_tensor *const *want, int n, fx_er
 /* The node a tracing tensor currently stands for, or NULL if unseen. */
 fx_node *fx_tracer_node_of(fx_tracer *tr, const fx_tensor *t);
 /* Ends the trace: appends the output node over `outs` (tensors, numbers, lists; a tensor unseen
- * by the trace is lifted as a constant). */
+ * by the trace is lifted as a constant), after the runtime asserts of unbacked symbols
+ * (fx_tracer_item). A comparison still pending (fx_shape_env_add_pending) fails here with its
+ * data-dependent error. */
 int fx_tracer_finish(fx_tracer *tr, const fx_ivalue *outs, int nouts, fx_err *err);
 
 /* ---- dynamic shapes ---------------------------------------------------------------------------
@@ -113,6 +115,23 @@ int fx_tracer_input_sym(fx_tracer *tr, fx_input_kind kind, const char *name,
  * (simplified, interned expressions) and must live as long as the tracer's shape environment; n
  * is a node of the tracer's graph. FX_ENOMEM on failure. */
 int fx_tracer_bind_symbol(fx_tracer *tr, const fx_sym *e, fx_node *n, fx_err *err);
+
+/* Tensor.item() of tracing tensor t (one element, an integer dtype) during a dynamic export:
+ * records `_local_scalar_dense = torch.ops.aten._local_scalar_dense.default(t)` whose value is a
+ * new unbacked symbol u<N> (source "<node>.item()"), and returns that SymInt in *out (the
+ * expression lives in the tracer's shape environment). At the end of the trace
+ * (fx_tracer_finish) the symbol's runtime asserts follow that node, as torch.export's
+ * insert_deferred_runtime_asserts places them: sym_constrain_range_for_size when it was marked
+ * size-like, `ge` / `le` nodes with _assert_scalar for the finite ends of its range; torch._check
+ * relations over several symbols are asserted before the output. Errors: FX_EARG "a Tensor with
+ * 6 elements cannot be converted to Scalar"; FX_EDATADEP (kind "data_dependent") for a float or
+ * bool tensor (fxdb has no SymFloat / SymBool inputs) or when an undecided comparison is still
+ * pending (fx_shape_env_add_pending); FX_ENOMEM. */
+int fx_tracer_item(fx_tracer *tr, fx_tensor *t, fx_symint *out, fx_err *err);
+
+/* Whether the trace made a symbol (a dynamic dim or an item()), i.e. has a shape environment
+ * that the program must keep. */
+bool fx_tracer_has_symbols(const fx_tracer *tr);
 
 /* Signature info remembered per placeholder, in placeholder order. */
 typedef struct fx_input_info {

@@ -57,6 +57,10 @@ local function export_error(kind, message, hint, frame)
 end
 E.export_error = export_error
 
+-- The example value behind each input's tracing tensor (user inputs and module state), for
+-- torch._dynamo.assume_constant_result (export_dynamic.lua). Weak keys: gone with the trace.
+E.example_of = setmetatable({}, {__mode = "k"})
+
 -- ---- warnings -----------------------------------------------------------------------------------
 -- Python's warnings module, reduced to what fxdb needs: a warning is printed once per site (its
 -- Lua location and message, as Python's "default" filter does), kept in fxdb.warnings(), and
@@ -581,6 +585,7 @@ local function export_begin(m, args, opts, strict, tr)
     elseif s.kind == "buffer" then kind, prefix = "BUFFER", "b_"
     else kind, prefix = "CONSTANT_TENSOR", "c_" end
     s.traced = tr:input(kind, unique(state_name(prefix, s.path)), s.path, s.persistent, s.tensor)
+    E.example_of[s.traced] = s.tensor
     s.owner:_raw_set(s.kind, s.name, s.traced)
     for _, a in ipairs(s.aliases or {}) do a.owner:_raw_set(a.kind, a.name, s.traced) end
     if kind ~= "CONSTANT_TENSOR" then statelist[#statelist + 1] = {s.path, s.tensor} end
@@ -604,8 +609,10 @@ local function export_begin(m, args, opts, strict, tr)
   local targs = map_inputs(args, nargs, names, function(t, name)
     k = k + 1
     leaves[#leaves + 1] = {tensor = t, name = user_names[k]}
-    return dyn and dyn.input(k, t, user_names[k]) or
-           tr:input("USER_INPUT", user_names[k], nil, false, t)
+    local traced = dyn and dyn.input(k, t, user_names[k]) or
+                   tr:input("USER_INPUT", user_names[k], nil, false, t)
+    E.example_of[traced] = t
+    return traced
   end)
 
   return {m = m, args = args, opts = opts, strict = strict, tr = tr, paths = paths,

@@ -158,6 +158,124 @@ function torch.sym_eq(a, b)
 end
 function torch.sym_ne(a, b) return not torch.sym_eq(a, b) end
 
+-- ---- data-dependent values: torch._check and friends ------------------------------------------
+-- x:item() during export is an unbacked SymInt u0 (core: fx_tracer_item). Export can decide
+-- nothing with it until the program says what it knows. Lua turns `a >= 0` into a boolean before
+-- torch._check sees it, so a comparison the value ranges cannot decide is parked (answering
+-- true) and torch._check assumes it; anything else that comes first (an op, the end of forward)
+-- raises the comparison's data-dependent error at its line, so no branch silently takes the
+-- parked answer (docs/CHOICES.md).
+
+-- PyTorch's RuntimeError of a failed torch._check / _check_is_size.
+local function check_failed(message)
+  local f = E.user_frame()
+  error(setmetatable({kind = "check_failed", code = "FX_EARG",
+                      message = message or ("Expected cond to be True, but got False. (Could " ..
+                        "this error message be improved? If so, please report an enhancement " ..
+                        "request to PyTorch.)"),
+                      location = f.location, source = f.source, func = f.func}, ERROR_MT), 0)
+end
+
+-- torch._check(cond[, message]): cond is a boolean. While exporting, the comparisons it came
+-- from that depend on data (u0 >= 0) become facts export relies on and runtime asserts of the
+-- program (_assert_scalar nodes). A false cond raises (message, or PyTorch's default text).
+function torch._check(cond, message)
+  if type(cond) ~= "boolean" then
+    arg_error("bad argument #1 to 'torch._check' (boolean expected, got " .. type(cond) .. ")")
+  end
+  if E.assume_pending(cond) then return end
+  if not cond then check_failed(message) end
+end
+
+-- torch._check_is_size(v[, message]): v >= 0, and an unbacked v is "size-like" from now on
+-- (its range [0, int_oo]; export emits sym_constrain_range_for_size for it).
+function torch._check_is_size(v, message)
+  if is_symint(v) and v:_unbacked() then
+    if not v:_mark_size_like() then v:_assume("ge", 0) end
+    return
+  end
+  if math.type(v) ~= "integer" and not is_symint(v) then
+    arg_error("bad argument #1 to 'torch._check_is_size' (integer expected, got " .. type(v) .. ")")
+  end
+  if not (v >= 0) then check_failed(message) end
+end
+
+-- v's range narrowed to [min, max] (either end optional); plain integers are checked with
+-- PyTorch's "Invalid value range for 7 between [0, 5]." (sym_constrain_range).
+local function constrain(v, lo, hi, fname)
+  for _, b in ipairs{lo, hi} do
+    if b ~= nil and math.type(b) ~= "integer" then
+      arg_error("bad argument to '" .. fname .. "' (min and max must be integers)")
+    end
+  end
+  if lo and hi and hi < lo then arg_error("Max must be greater than or equal to min") end
+  if is_symint(v) then
+    if lo then v:_assume("ge", lo) end
+    if hi then v:_assume("le", hi) end
+    return
+  end
+  if math.type(v) ~= "integer" then
+    arg_error("bad argument #1 to '" .. fname .. "' (integer expected, got " .. type(v) .. ")")
+  end
+  if (lo and v < lo) or (hi and v > hi) then
+    check_failed(string.format("Invalid value range for %d between [%s, %s].", v,
+                               tostring(lo or math.mininteger), tostring(hi or math.maxinteger)))
+  end
+end
+
+-- torch._constrain_as_value(v, {min =, max =}): v's range is [min, max].
+function torch._constrain_as_value(v, opts)
+  opts = opts or {}
+  constrain(v, opts.min, opts.max, "torch._constrain_as_value")
+end
+
+-- torch._constrain_as_size(v, {min =, max =}): v is a size (size-like, >= 0) in [min, max]; a
+-- max of 2 or less is refused as PyTorch refuses it.
+function torch._constrain_as_size(v, opts)
+  opts = opts or {}
+  if opts.max ~= nil and math.type(opts.max) == "integer" and opts.max <= 2 then
+    check_failed("Max value to constrain_range_for_size must be greater than 2. got: " .. opts.max)
+  end
+  constrain(v, opts.min or 0, opts.max, "torch._constrain_as_size")
+  if is_symint(v) and v:_unbacked() then v:_mark_size_like() end
+end
+
+-- torch._dynamo.assume_constant_result(fn): fn's result is taken as a constant of the program.
+-- While exporting, fn runs eagerly on the example values behind its tensor arguments (inputs and
+-- module state, E.example_of) and what it returns is baked in, as Dynamo evaluates it at trace
+-- time; outside export fn just runs. A tensor argument computed inside forward has no example
+-- value: an export error naming it.
+torch._dynamo = torch._dynamo or {}
+function torch._dynamo.assume_constant_result(fn)
+  if type(fn) ~= "function" then
+    arg_error("bad argument #1 to 'assume_constant_result' (function expected, got " ..
+              type(fn) .. ")")
+  end
+  return function(...)
+    local args = table.pack(...)
+    local traced = false
+    for i = 1, args.n do
+      local v = args[i]
+      local ex = torch.is_tensor(v) and E.example_of[v]
+      if ex then
+        args[i], traced = ex, true
+      elseif torch.is_tensor(v) and E.tracing_tensor(v) then
+        do
+          E.export_error("not_implemented",
+            "torch._dynamo.assume_constant_result: argument " .. i .. " is computed inside " ..
+            "forward; fxdb evaluates the function on the example inputs and module state only",
+            "pass an input or a buffer to the function")
+        end
+      end
+    end
+    if not traced then return fn(...) end
+    -- a fresh coroutine dispatches eagerly (not bound to the trace)
+    local res = table.pack(coroutine.wrap(function() return table.pack(fn(table.unpack(args, 1, args.n))) end)())
+    res = res[1]
+    return table.unpack(res, 1, res.n)
+  end
+end
+
 -- ---- the dynamic_shapes spec -------------------------------------------------------------------
 
 local function keys_str(list)

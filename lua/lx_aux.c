@@ -824,6 +824,8 @@ bool lx_to_symint(lua_State *L, int idx, fx_symint *out) {
     lx_symint_ud *u = luaL_testudata(L, idx, LX_SYMINT);
     if (!u || !u->v.expr) return false;
     *out = u->v;
+    /* an unbacked value's stand-in follows its range as torch._check narrows it */
+    if (fx_sym_has_unbacked(u->v.expr)) *out = fx_si_from_expr(u->v.expr);
     return true;
 }
 
@@ -932,7 +934,20 @@ int lx_symint_compare(lua_State *L, fx_sym_kind rel, int i1, int i2) {
     bool r;
     fx_err e;
     fx_err_clear(&e);
-    if (fx_si_cmp(rel, a, b, &r, &e)) return lx_error(L, &e);
+    int rc = fx_si_cmp(rel, a, b, &r, &e);
+    if (rc == FX_EDATADEP && lx_current(L)->tracer) {
+        /* an unbacked value no range decides: parked for torch._check (fx_shape_env_add_pending);
+         * anything else that comes first raises this very error */
+        fx_shape_env *env = fx_sym_env(a.expr ? a.expr : b.expr);
+        const fx_sym *c = fx_sym_rel(rel, fx_si_expr(env, a), fx_si_expr(env, b));
+        fx_err e2;
+        fx_err_clear(&e2);
+        if (fx_sym_is_error(c)) return lx_errorf(L, FX_ENOMEM, NULL, "out of memory");
+        if (fx_shape_env_add_pending(env, c, &e, &e2)) return lx_error(L, &e2);
+        lua_pushboolean(L, 1);
+        return 1;
+    }
+    if (rc) return lx_error(L, &e);
     lua_pushboolean(L, r);
     return 1;
 }
@@ -977,7 +992,50 @@ static const luaL_Reg symint_meta[] = {{"__gc", symint_gc},         {"__tostring
                                        {"__div", symint_div},       {"__lt", symint_lt},
                                        {"__le", symint_le},         {"__eq", symint_eq},
                                        {"__concat", symint_concat}, {NULL, NULL}};
+/* s:_assume(rel, other): torch._check's assumption `s <rel> other` (rel "ge", "le", "gt", "lt",
+ * "eq", "ne"), a runtime assert from now on (fx_shape_env_assume; "... is always False" when the
+ * ranges refute it). */
+static int symint_assume(lua_State *L) {
+    static const char *const rels[] = {"eq", "ne", "lt", "le", "gt", "ge", NULL};
+    static const fx_sym_kind kinds[] = {FX_SYM_EQ, FX_SYM_NE, FX_SYM_LT,
+                                        FX_SYM_LE, FX_SYM_GT, FX_SYM_GE};
+    fx_symint a = check_si(L, 1, "_assume");
+    int k = lx_checkoption(L, 2, NULL, rels);
+    fx_symint b = check_si(L, 3, "_assume");
+    if (!a.expr) return luaL_error(L, "_assume expects a SymInt");
+    fx_shape_env *env = fx_sym_env(a.expr);
+    fx_err e;
+    fx_err_clear(&e);
+    if (fx_shape_env_assume(fx_sym_rel(kinds[k], fx_si_expr(env, a), fx_si_expr(env, b)), &e))
+        return lx_error(L, &e);
+    return 0;
+}
+/* s:_mark_size_like() -> bool: torch._check_is_size of an unbacked symbol (range >= 0,
+ * size-like); false, doing nothing, when s is not a bare unbacked symbol (u0 + 1). */
+static int symint_mark_size_like(lua_State *L) {
+    fx_symint a = check_si(L, 1, "_mark_size_like");
+    fx_err e;
+    fx_err_clear(&e);
+    const fx_symbol_info *si = a.expr ? fx_shape_env_symbol(fx_sym_env(a.expr), a.expr) : NULL;
+    if (!si || !si->unbacked) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    if (fx_shape_env_mark_size_like(a.expr, &e)) return lx_error(L, &e);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+/* s:_unbacked(): whether s depends on a value read from data (an unbacked symbol u<N>). */
+static int symint_unbacked(lua_State *L) {
+    fx_symint a = check_si(L, 1, "_unbacked");
+    lua_pushboolean(L, a.expr && fx_sym_has_unbacked(a.expr));
+    return 1;
+}
+
 static const luaL_Reg symint_methods[] = {{"eq", symint_method_eq}, {"ne", symint_method_ne},
+                                          {"_assume", symint_assume},
+                                          {"_mark_size_like", symint_mark_size_like},
+                                          {"_unbacked", symint_unbacked},
                                           {"hint", symint_hint},    {"_max", symint_max},
                                           {"_min", symint_min},     {NULL, NULL}};
 

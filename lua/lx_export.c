@@ -25,6 +25,7 @@
  * Userdata: "fxdb.Tracer" (box: fx_tracer*), "fxdb.ExportedProgram" (box: fx_program*; user value
  * 1 = a cache table for the Graph objects it hands out), "fxdb.GraphModule" (box: unlifted graph +
  * its own state tensors). Every box has an idempotent __gc. */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -814,7 +815,9 @@ static int l_tracer_build(lua_State *L) {
     int ninfos;
     /* the shape environment before the take: from the take on, raw and infos are ours until
      * fx_export_build (which frees them on failure too) */
-    if (t->dynamic && !(o.shape_env = fx_tracer_shape_env(t->tr, &err))) return lx_error(L, &err);
+    if ((t->dynamic || fx_tracer_has_symbols(t->tr)) &&
+        !(o.shape_env = fx_tracer_shape_env(t->tr, &err)))
+        return lx_error(L, &err);
     if (fx_tracer_take(t->tr, &raw, &infos, &ninfos, &err)) return lx_error(L, &err);
     tracer_unwatch_guards(t); /* the program's later guards are not the session's */
     fx_program *p;
@@ -1432,6 +1435,54 @@ static int l_tailcalled(lua_State *L) {
 
 /* ==== opening ==================================================================================== */
 
+/* _export.assume_pending(v) -> bool: torch._check's use of the comparisons parked while this
+ * thread exports (fx_shape_env_add_pending). None parked: false. Else v == true assumes every
+ * one (they are runtime asserts from now on), v == false the negation of a single one (`not (a
+ * < 0)`); false from several is ambiguous and raises the data-dependent error. Returns true. */
+static int l_assume_pending(lua_State *L) {
+    fx_tracer *tr = lx_current(L)->tracer;
+    fx_err err;
+    fx_err_clear(&err);
+    fx_shape_env *env = tr ? fx_tracer_shape_env(tr, &err) : NULL;
+    const fx_sym *c[FX_PENDING_CAP];
+    char line[FX_ERR_SHORT] = "";
+    if (env) snprintf(line, sizeof line, "%s", fx_shape_env_pending_why(env)->source);
+    int n = fx_shape_env_take_pending(env, c, FX_PENDING_CAP);
+    if (n == 0) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    bool v = lua_toboolean(L, 1);
+    /* `not (a < 0 or a > 9)`: Lua never evaluated `a > 9`, so false says nothing about it */
+    bool has_or = false;
+    for (const char *p = strstr(line, "or"); p && !has_or; p = strstr(p + 1, "or"))
+        has_or = (p == line || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+                 !(isalnum((unsigned char)p[2]) || p[2] == '_');
+    if (!v && (n > 1 || has_or)) {
+        fx_err_setf(&err, FX_EDATADEP,
+                    "torch._check got False from %s that depend%s on data: which one is false "
+                    "cannot be known",
+                    n > 1 ? "several comparisons" : "an `or` of comparisons", n > 1 ? "" : "s");
+        fx_err_kind(&err, "data_dependent");
+        fx_err_hintf(&err, "write one torch._check per condition");
+        return lx_error(L, &err);
+    }
+    for (int i = 0; i < n; i++) {
+        const fx_sym *cond = v ? c[i] : fx_sym_not(c[i]);
+        if (fx_shape_env_assume(cond, &err)) return lx_error(L, &err);
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* _export.tracing_tensor(t) -> bool: whether t is a tensor of the trace this thread runs (a meta
+ * tensor while exporting), i.e. has no value. */
+static int l_tracing_tensor(lua_State *L) {
+    fx_tensor *t = lx_to_tensor(L, 1);
+    lua_pushboolean(L, t && lx_current(L)->tracer && fx_tensor_is_meta(t));
+    return 1;
+}
+
 static const luaL_Reg tracer_methods[] = {
     {"input", l_tracer_input},
     {"constant", l_tracer_constant},
@@ -1519,6 +1570,10 @@ void lx_open_export(lua_State *L) {
     lua_setfield(L, -2, "restore_tables");
     lua_pushcfunction(L, l_hop_record);
     lua_setfield(L, -2, "hop_record");
+    lua_pushcfunction(L, l_assume_pending);
+    lua_setfield(L, -2, "assume_pending");
+    lua_pushcfunction(L, l_tracing_tensor);
+    lua_setfield(L, -2, "tracing_tensor");
     lua_pop(L, 1);                             /* [torch] */
     lua_pushcfunction(L, l_set_grad_enabled);
     lua_setfield(L, -2, "_set_grad_enabled");

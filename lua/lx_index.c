@@ -319,9 +319,12 @@ static int apply_slicing(lua_State *L, const item *items, int n, int *tdims, int
             fx_tensor *t = lx_check_tensor(L, cur);
             int64_t len = dim < fx_tensor_ndim(t) ? fx_tensor_size(t, (int)dim) : 0;
             /* applySlice skips a slice only when it provably covers the dim: a symbolic size
-             * (dynamic export) keeps the slice, and its meta function guards the bounds */
+             * (dynamic export) keeps the slice, and its meta function guards the bounds; an
+             * explicit stop past the end (x[:4] of 3 rows) is recorded too, as PyTorch compares
+             * stop == length */
             bool sym_dim = dim < fx_tensor_ndim(t) && fx_si_is_sym(fx_tensor_sym_size(t, (int)dim));
-            if (it->sym || sym_dim || !(it->start == 0 && it->stop >= len && it->step == 1)) {
+            if (it->sym || sym_dim ||
+                !(it->start == 0 && (it->stop == len || it->stop == INT64_MAX) && it->step == 1)) {
                 do_slice(L, cur, dim, it);
                 *did_op = true;
             }

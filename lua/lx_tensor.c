@@ -319,15 +319,26 @@ static void push_elem(lua_State *L, const fx_tensor *t, int64_t i) {
 
 /* x:item(): the one element as a number (integer for integer dtypes, boolean for bool, the
  * table {re, im} for complex dtypes).
- * PyTorch: "a Tensor with 6 elements cannot be converted to Scalar". On a meta tensor: the
- * data-dependent error (export's GuardOnDataDependentSymNode).  [-0, +1, e] */
+ * PyTorch: "a Tensor with 6 elements cannot be converted to Scalar". While exporting (a tracing
+ * tensor of an integer dtype): an unbacked SymInt u<N> recorded as _local_scalar_dense
+ * (fx_tracer_item); on another meta tensor: the data-dependent error.  [-0, +1, e] */
 static int t_item(lua_State *L) {
     fx_tensor *t = lx_check_tensor(L, 1);
     if (fx_tensor_numel(t) != 1)
         return lx_errorf(L, FX_EARG, NULL,
                          "a Tensor with %lld elements cannot be converted to Scalar",
                          (long long)fx_tensor_numel(t));
-    if (fx_tensor_is_meta(t)) return data_dependent(L, "item()");
+    if (fx_tensor_is_meta(t)) {
+        /* during export: an unbacked SymInt u<N>, the graph's _local_scalar_dense node */
+        fx_tracer *tr = lx_current(L)->tracer;
+        if (!tr) return data_dependent(L, "item()");
+        fx_symint v;
+        fx_err e;
+        fx_err_clear(&e);
+        if (fx_tracer_item(tr, t, &v, &e)) return lx_error(L, &e);
+        lx_push_symint(L, v);
+        return 1;
+    }
     lx_session_datadep(L, "item()"); /* a real trace in a debugger session may stop here */
     push_elem(L, t, 0);
     return 1;

@@ -31,7 +31,6 @@ end
 
 local HOP = "higher-order ops come with the control-flow issue; a Lua `if` on shapes specializes"
 local DYN = "dynamic shapes come with a later issue; export specializes every size"
-local UNBACKED = "data-dependent values come with a later issue"
 
 torch.cond = torch.cond or stub("torch.cond", HOP)
 torch._higher_order_ops = torch._higher_order_ops or {}
@@ -43,11 +42,6 @@ torch.export = torch.export or {}
 torch.export.Dim = torch.export.Dim or stub("torch.export.Dim", DYN)
 torch.sym_min = torch.sym_min or stub("torch.sym_min", DYN)
 torch.sym_max = torch.sym_max or stub("torch.sym_max", DYN)
-torch._check = torch._check or stub("torch._check", UNBACKED)
-torch._check_is_size = torch._check_is_size or stub("torch._check_is_size", UNBACKED)
-torch._dynamo = torch._dynamo or {}
-torch._dynamo.assume_constant_result = torch._dynamo.assume_constant_result or
-  stub("torch._dynamo.assume_constant_result", "the escape hatches come with a later issue")
 
 -- ---- ops of docs/API.md §3 that core/ops.def does not register yet ------------------------------------
 

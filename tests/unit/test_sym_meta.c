@@ -478,10 +478,77 @@ static void test_graph(void **state) {
     fx_tracer_free(tr);
 }
 
+/* x.item() during a trace: an unbacked u0 bound to _local_scalar_dense, its torch._check
+ * facts emitted as runtime asserts after that node, a two-symbol check before the output. */
+static void test_item_asserts(void **state) {
+    (void)state;
+    fx_err err;
+    fx_err_clear(&err);
+    fx_trace_opts o = {0};
+    fx_tracer *tr = fx_tracer_new(&o, &err);
+    fx_tensor *ex = zeros(fx_tracer_ctx(tr), 0, (int64_t[]){0}, FX_DTYPE_I64), *x;
+    fx_tensor *exf = zeros(fx_tracer_ctx(tr), 0, (int64_t[]){0}, FX_DTYPE_F32), *xf;
+    assert_int_equal(fx_tracer_input(tr, FX_INPUT_USER_INPUT, "x", NULL, false, ex, &x, &err),
+                     FX_OK);
+    assert_int_equal(fx_tracer_input(tr, FX_INPUT_USER_INPUT, "f", NULL, false, exf, &xf, &err),
+                     FX_OK);
+    assert_false(fx_tracer_has_symbols(tr));
+    fx_symint u, v, fl;
+    assert_int_equal(fx_tracer_item(tr, xf, &fl, &err), FX_EDATADEP); /* no SymFloat */
+    assert_string_equal(err.kind, "data_dependent");
+    assert_int_equal(fx_tracer_item(tr, x, &u, &err), FX_OK);
+    assert_int_equal(fx_tracer_item(tr, x, &v, &err), FX_OK);
+    assert_true(fx_tracer_has_symbols(tr));
+    char buf[32];
+    assert_string_equal(fx_sym_str(u.expr, buf, sizeof buf), "u0");
+    assert_string_equal(fx_sym_str(v.expr, buf, sizeof buf), "u1");
+    fx_shape_env *env = fx_tracer_shape_env(tr, &err);
+    assert_int_equal(fx_shape_env_mark_size_like(u.expr, &err), FX_OK);
+    assert_int_equal(fx_shape_env_assume(fx_sym_rel(FX_SYM_LE, u.expr, fx_sym_int(env, 5)), &err),
+                     FX_OK);
+    assert_int_equal(fx_shape_env_assume(fx_sym_rel(FX_SYM_LT, u.expr, v.expr), &err), FX_OK);
+    fx_ivalue outs[1] = {fx_iv_symint(v)};
+    assert_int_equal(fx_tracer_finish(tr, outs, 1, &err), FX_OK);
+    fx_strbuf sb = FX_STRBUF_INIT;
+    fx_graph_format_forward(&sb, fx_tracer_graph(tr), 0, true);
+    assert_string_equal(
+        fx_strbuf_cstr(&sb),
+        "def forward(self, x: \"i64[]\", f: \"f32[]\"):\n"
+        "    _local_scalar_dense: \"Sym(u0)\" = "
+        "torch.ops.aten._local_scalar_dense.default(x)\n"
+        "    sym_constrain_range_for_size_default = "
+        "torch.ops.aten.sym_constrain_range_for_size.default(_local_scalar_dense);  "
+        "sym_constrain_range_for_size_default = None\n"
+        "    ge: \"Sym(u0 >= 0)\" = _local_scalar_dense >= 0\n"
+        "    _assert_scalar_default = torch.ops.aten._assert_scalar.default(ge, \"Runtime "
+        "assertion failed for expression u0 >= 0 on node 'ge'\");  ge = _assert_scalar_default "
+        "= None\n"
+        "    le: \"Sym(u0 <= 5)\" = _local_scalar_dense <= 5\n"
+        "    _assert_scalar_default_1 = torch.ops.aten._assert_scalar.default(le, \"Runtime "
+        "assertion failed for expression u0 <= 5 on node 'le'\");  le = "
+        "_assert_scalar_default_1 = None\n"
+        "    _local_scalar_dense_1: \"Sym(u1)\" = "
+        "torch.ops.aten._local_scalar_dense.default(x);  x = None\n"
+        "    lt: \"Sym(u0 < u1)\" = _local_scalar_dense < _local_scalar_dense_1;  "
+        "_local_scalar_dense = None\n"
+        "    _assert_scalar_default_2 = torch.ops.aten._assert_scalar.default(lt, \"Runtime "
+        "assertion failed for expression u0 < u1 on node 'lt'\");  lt = "
+        "_assert_scalar_default_2 = None\n"
+        "    return (_local_scalar_dense_1,)\n\n");
+    fx_strbuf_free(&sb);
+    fx_ivalue_clear(&outs[0]);
+    fx_tensor_release(x);
+    fx_tensor_release(xf);
+    fx_tensor_release(ex);
+    fx_tensor_release(exf);
+    fx_tracer_free(tr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sweep),
         cmocka_unit_test(test_graph),
+        cmocka_unit_test(test_item_asserts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -364,6 +364,53 @@ static void test_unbacked(void **state) {
     assert_int_equal(v, 10);
 }
 
+/* Comparisons parked for torch._check: taken in order, or the first one's error. */
+static void test_pending(void **state) {
+    fixture *f = *state;
+    fx_err err, why;
+    fx_err_clear(&err);
+    fx_shape_env_set_where(f->env, where_cb, NULL);
+    const fx_sym *u0, *got[FX_PENDING_CAP];
+    assert_int_equal(fx_shape_env_create_unbacked(f->env, "x.item()", &u0, &err), FX_OK);
+    assert_int_equal(fx_shape_env_check_pending(f->env, &err), FX_OK);
+    assert_int_equal(fx_shape_env_check_pending(NULL, &err), FX_OK);
+    assert_int_equal(fx_shape_env_take_pending(f->env, got, FX_PENDING_CAP), 0);
+    bool r;
+    const fx_sym *ge0 = fx_sym_rel(FX_SYM_GE, u0, I(f, 0)), *le5 = fx_sym_rel(FX_SYM_LE, u0, I(f, 5));
+    fx_err_clear(&why);
+    assert_int_equal(fx_shape_env_evaluate(ge0, &r, &why), FX_EDATADEP);
+    assert_int_equal(fx_shape_env_add_pending(f->env, ge0, &why, &err), FX_OK);
+    fx_err_clear(&why);
+    assert_int_equal(fx_shape_env_evaluate(le5, &r, &why), FX_EDATADEP);
+    assert_int_equal(fx_shape_env_add_pending(f->env, le5, &why, &err), FX_OK);
+    /* torch._check took both: they become facts (the range) */
+    assert_int_equal(fx_shape_env_take_pending(f->env, got, FX_PENDING_CAP), 2);
+    assert_ptr_equal(got[0], ge0);
+    assert_ptr_equal(got[1], le5);
+    assert_int_equal(fx_shape_env_take_pending(f->env, got, FX_PENDING_CAP), 0);
+    for (int i = 0; i < 2; i++) assert_int_equal(fx_shape_env_assume(got[i], &err), FX_OK);
+    expect_vr(f, u0, "VR[0, 5]");
+    /* something else came first: the first comparison's own error, at its line */
+    const fx_sym *gt2 = fx_sym_rel(FX_SYM_GT, u0, I(f, 2));
+    fx_err_clear(&why);
+    assert_int_equal(fx_shape_env_evaluate(gt2, &r, &why), FX_EDATADEP);
+    assert_int_equal(fx_shape_env_add_pending(f->env, gt2, &why, &err), FX_OK);
+    fx_err_clear(&err);
+    assert_int_equal(fx_shape_env_check_pending(f->env, &err), FX_EDATADEP);
+    assert_string_equal(err.kind, "data_dependent");
+    assert_string_equal(err.msg, "Could not guard on data-dependent expression u0 > 2 (unhinted: "
+                                 "u0 > 2).  (Size-like symbols: none)");
+    assert_string_equal(err.loc, "model.lua:7");
+    assert_int_equal(fx_shape_env_check_pending(f->env, &err), FX_OK); /* cleared */
+    /* more than FX_PENDING_CAP at once: the one too many fails with its own error */
+    for (int i = 0; i < FX_PENDING_CAP; i++)
+        assert_int_equal(fx_shape_env_add_pending(f->env, gt2, &why, &err), FX_OK);
+    fx_err_clear(&err);
+    assert_int_equal(fx_shape_env_add_pending(f->env, gt2, &why, &err), FX_EDATADEP);
+    assert_string_equal(err.msg, why.msg);
+    assert_int_equal(fx_shape_env_take_pending(f->env, got, FX_PENDING_CAP), FX_PENDING_CAP);
+}
+
 static int valuer(void *ud, const fx_sym *s, int64_t *v, fx_err *err) {
     const int64_t *vals = ud;
     char name[16];
@@ -422,6 +469,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_guards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refinements, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unbacked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pending, setup, teardown),
         cmocka_unit_test_setup_teardown(test_eval, setup, teardown),
         cmocka_unit_test(test_oom),
     };
