@@ -751,7 +751,7 @@ int fx_tracer_item(fx_tracer *tr, fx_tensor *t, fx_symint *out, fx_err *err) {
     fx_dtype dt = fx_tensor_dtype(t);
     if (!fx_dtype_is_int(dt) || dt == FX_DTYPE_BOOL) {
         fx_err_kind(err, "data_dependent");
-        fx_err_hintf(err, "branch on the tensor with torch.cond, or keep the value in a tensor");
+        fx_err_hintf(err, "use torch.cond for data-dependent control flow");
         return fx_err_setf(err, FX_EDATADEP,
                            "Could not extract specialized integer from data-dependent expression "
                            "(item() of a %s tensor while exporting: fxdb has unbacked symbols "
