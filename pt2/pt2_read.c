@@ -569,6 +569,15 @@ static int value_meta(gload *L, const char *name, fx_ivalue *val, const char *pa
     if ((m = jopt(L->sym_bool_values, name))) {
         snprintf(p, sizeof p, "%s.sym_bool_values.%s", L->path, name);
         const cJSON *x = junion(r, m, p, &k);
+        if (x && !strcmp(k, "as_expr")) { /* a relation (the condition of a runtime assert) */
+            SUB(pe, p, "as_expr");
+            const fx_sym *e = jobjv(r, x, pe) ? load_sym_expr(r, x, pe) : NULL;
+            if (!e) return r->rc;
+            fx_sym_kind kind = fx_sym_kind_of(e);
+            if (kind != FX_SYM_BOOL && kind < FX_SYM_EQ) return bad(r, pe, "an integer where a relation belongs");
+            *val = fx_iv_symint(fx_si_from_expr(e));
+            return r->rc;
+        }
         if (x && strcmp(k, "as_bool")) return unsupported(r, p, "symbolic bool '%s'", name);
         *val = fx_iv_bool(jbool(r, x, p));
         return r->rc;
@@ -1041,13 +1050,16 @@ static int af_schema_order(gload *L, fx_ivalue **args, int *nin, const char **na
     return r->rc; /* on an error the caller clears the arguments */
 }
 
-/* The SymInt arithmetic fxdb prints and runs (serialize.py writes operator.add as
- * "_operator.add", torch.sym_max as "torch.sym_max"). */
+/* The SymInt arithmetic and comparisons fxdb prints and runs (serialize.py writes operator.add
+ * as "_operator.add", torch.sym_max as "torch.sym_max"). */
 static bool is_sym_op(const char *t) {
     static const char *const ops[] = {"_operator.add",      "_operator.sub",  "_operator.mul",
                                       "_operator.floordiv", "_operator.mod",  "torch.sym_max",
                                       "torch.sym_min",      "operator.add",   "operator.sub",
-                                      "operator.mul",       "operator.floordiv", "operator.mod"};
+                                      "operator.mul",       "operator.floordiv", "operator.mod",
+                                      /* the conditions of runtime asserts (SymBool) */
+                                      "_operator.ge",       "_operator.gt",   "_operator.le",
+                                      "_operator.lt",       "_operator.eq",   "_operator.ne"};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (!strcmp(t, ops[i])) return true;
     return false;

@@ -251,6 +251,8 @@ static cJSON *ser_arg(gctx *c, const fx_arg_schema *a, const fx_ivalue *v) {
             cJSON_AddItemToObject(ga, "graph", ser_graph(c->w, n->subgraph));
             return jobj1("as_graph", ga);
         }
+        if (n->val.tag == FX_IV_SYMINT && fx_sym_kind_of(n->val.u.si.expr) >= FX_SYM_EQ)
+            return jobj1("as_sym_bool", jobj1("as_name", cJSON_CreateString(n->name)));
         if (n->val.tag == FX_IV_INT || n->val.tag == FX_IV_SYMINT || ty == FX_TY_INT)
             return jobj1("as_sym_int", jobj1("as_name", cJSON_CreateString(n->name)));
         if (n->val.tag == FX_IV_FLOAT)
@@ -425,8 +427,13 @@ static cJSON *ser_output(gctx *c, const char *name, const fx_ivalue *val) {
         cJSON_DeleteItemFromObject(c->tensor_values, name);
         cJSON_AddItemToObject(c->tensor_values, name, tensor_meta(val->u.t));
         return jname("as_tensor", name);
-    case FX_IV_INT:
     case FX_IV_SYMINT:
+        if (fx_sym_kind_of(val->u.si.expr) >= FX_SYM_EQ) { /* a SymBool: u0 >= 0 */
+            cJSON_AddItemToObject(c->sym_bool_values, name, sym_value(val->u.si));
+            return jobj1("as_sym_bool", jobj1("as_name", cJSON_CreateString(name)));
+        }
+        /* fall through */
+    case FX_IV_INT:
         cJSON_AddItemToObject(c->sym_int_values, name,
                               val->tag == FX_IV_INT ? sym_int(val->u.i) : sym_value(val->u.si));
         return jobj1("as_sym_int", jobj1("as_name", cJSON_CreateString(name)));

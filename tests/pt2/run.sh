@@ -8,7 +8,7 @@ build=${1:?usage: tests/pt2/run.sh BUILD}
 fxdb="$build/fxdb"
 passed=0
 failed=0
-for run in examples/*.lua tests/peer/test_*.lua tests/lua/test_dynamic.lua tests/lua/test_conv.lua tests/lua/test_custom_ops.lua tests/lua/test_effects.lua; do
+for run in examples/*.lua tests/peer/test_*.lua tests/lua/test_dynamic.lua tests/lua/test_unbacked.lua tests/lua/test_conv.lua tests/lua/test_custom_ops.lua tests/lua/test_effects.lua; do
   for mode in functional training; do
     f=$run
     out=$(NO_COLOR=1 "$fxdb" tests/pt2/roundtrip.lua "$f" "$mode" 2>&1)
