@@ -934,6 +934,7 @@ int lx_symint_compare(lua_State *L, fx_sym_kind rel, int i1, int i2) {
     bool r;
     fx_err e;
     fx_err_clear(&e);
+    lx_dispatch_serial += 2; /* a guard records this line, not the last op's */
     int rc = fx_si_cmp(rel, a, b, &r, &e);
     if (rc == FX_EDATADEP && lx_current(L)->tracer) {
         /* an unbacked value no range decides: parked for torch._check (fx_shape_env_add_pending);
@@ -1006,6 +1007,7 @@ static int symint_assume(lua_State *L) {
     fx_shape_env *env = fx_sym_env(a.expr);
     fx_err e;
     fx_err_clear(&e);
+    lx_dispatch_serial += 2; /* the assert records this line */
     if (fx_shape_env_assume(fx_sym_rel(kinds[k], fx_si_expr(env, a), fx_si_expr(env, b)), &e))
         return lx_error(L, &e);
     return 0;

@@ -1467,6 +1467,7 @@ static int l_assume_pending(lua_State *L) {
         fx_err_hintf(&err, "write one torch._check per condition");
         return lx_error(L, &err);
     }
+    lx_dispatch_serial += 2; /* the asserts record this line */
     for (int i = 0; i < n; i++) {
         const fx_sym *cond = v ? c[i] : fx_sym_not(c[i]);
         if (fx_shape_env_assume(cond, &err)) return lx_error(L, &err);

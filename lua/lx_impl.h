@@ -143,9 +143,10 @@ void lx_open_library(lua_State *L);
 /* The Lua thread dispatching an op now (set by lx_dispatch_at around fx_dispatch), so a custom
  * op's Lua impl runs on it; NULL outside a dispatch from Lua. */
 extern lua_State *lx_cb_thread;
-/* Changes on entry to and on return from every lx_dispatch_at: two trace records that see the
- * same value come from one Lua op call (a composite's several nodes), so they have the same Lua
- * stack and module stack (lx_export.c's location cache). */
+/* Changes on entry to and on return from every lx_dispatch_at (and around the other calls that
+ * record a location: item(), SymInt comparisons): two trace records that see the same value
+ * come from one Lua op call (a composite's several nodes), so they have the same Lua stack and
+ * module stack (lx_export.c's location cache). */
 extern unsigned long lx_dispatch_serial;
 /* Threads bound to a trace, for fxlua_interrupt (signal-safe: a read of a volatile slot; NULL
  * for a free slot), i in [0, LX_MAX_BOUND).  [-0, +0, -] */

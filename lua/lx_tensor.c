@@ -335,6 +335,7 @@ static int t_item(lua_State *L) {
         fx_symint v;
         fx_err e;
         fx_err_clear(&e);
+        lx_dispatch_serial += 2; /* the node's location is this line */
         if (fx_tracer_item(tr, t, &v, &e)) return lx_error(L, &e);
         lx_push_symint(L, v);
         return 1;
