@@ -27,8 +27,15 @@ static uint64_t hash_bytes(const void *p, size_t n) {
     }
     uint64_t w = 0;
     for (size_t i = 0; i < n; i++) w |= (uint64_t)s[i] << (8 * i);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 29);
+    /* MurmurHash3's 64-bit finalizer: every input bit reaches the low bits the tables index by
+     * (a multiply alone moves a last-byte difference only upward, and names such as add_12 /
+     * add_13 then crowded into one run of slots) */
+    h ^= w;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
 }
 
 /* n bytes (8-aligned) of arena space, or NULL on out-of-memory. */

@@ -550,6 +550,18 @@ end
 
 -- ---- export ----------------------------------------------------------------------------------------
 
+local NO_ALIASES = {}
+
+-- Puts a tracing tensor into the slot (kind "param", "buffer" or "attr") where _named_state found
+-- a state tensor: the slot exists, so a plain store (m:_raw_set without its method lookup and
+-- ordered-map scan; snapshot / restore put the old value back).
+local function swap_in(owner, kind, name, t)
+  local d = rawget(owner, "__dict")
+  if kind == "param" then d._parameters[name] = t
+  elseif kind == "buffer" then d._buffers[name] = t
+  else d[name] = t end
+end
+
 -- Export runs in three steps, so that a debugger session (lua/session.lua) can pause between
 -- them: export_begin swaps the module's state for tracing tensors and makes the coroutine that
 -- will run forward; export_resume runs (or resumes) it; export_complete checks attributes
@@ -586,8 +598,10 @@ local function export_begin(m, args, opts, strict, tr)
     else kind, prefix = "CONSTANT_TENSOR", "c_" end
     s.traced = tr:input(kind, unique(state_name(prefix, s.path)), s.path, s.persistent, s.tensor)
     E.example_of[s.traced] = s.tensor
-    s.owner:_raw_set(s.kind, s.name, s.traced)
-    for _, a in ipairs(s.aliases or {}) do a.owner:_raw_set(a.kind, a.name, s.traced) end
+    swap_in(s.owner, s.kind, s.name, s.traced)
+    if s.aliases then
+      for _, a in ipairs(s.aliases) do swap_in(a.owner, a.kind, a.name, s.traced) end
+    end
     if kind ~= "CONSTANT_TENSOR" then statelist[#statelist + 1] = {s.path, s.tensor} end
     ident[s.tensor] = s.traced
   end
@@ -648,7 +662,7 @@ local function export_complete(job, res)
     local slots = {}
     for _, s in ipairs(state) do
       slots[#slots + 1] = {s = s, owner = s.owner, kind = s.kind, name = s.name}
-      for _, a in ipairs(s.aliases or {}) do
+      for _, a in ipairs(s.aliases or NO_ALIASES) do
         slots[#slots + 1] = {s = s, owner = a.owner, kind = a.kind, name = a.name}
       end
     end

@@ -17,8 +17,9 @@
  *   _export.call_site()                         -> {file, line, func} of the Lua code two levels
  *                                                   up (nn.lua's submodule reads), or nothing
  *   _export.tailcalled()                         -> whether the calling function was tail-called
- *   _export.snapshot_tables(out, t, depth)       -> appends t and a shallow copy of it (and of its
- *                                                   plain tables, depth levels down) to out
+ *   _export.snapshot_tables(out, t, depth)       -> appends t and a shallow copy of it (false for
+ *                                                   an empty t), and so for its plain tables,
+ *                                                   depth levels down, to out
  *   _export.restore_tables(out, trees)           -> puts those tables back; whether a table in
  *                                                   the set `trees` had changed
  *
@@ -1288,6 +1289,11 @@ static void snapshot_table(lua_State *L, int out, int t, int depth) {
     lua_Integer n = (lua_Integer)lua_rawlen(L, out);
     lua_pushvalue(L, t);
     lua_rawseti(L, out, n + 1);
+    if (nrec == 0) { /* an empty table (most modules' _buffers, a leaf's _modules): no copy */
+        lua_pushboolean(L, 0);
+        lua_rawseti(L, out, n + 2);
+        return;
+    }
     lua_createtable(L, narr, nrec > narr ? nrec - narr : 0); /* [copy] */
     int copy = lua_gettop(L);
     lua_pushnil(L);
@@ -1332,6 +1338,18 @@ static int l_restore_tables(lua_State *L) {
         lua_pushvalue(L, t);
         bool tree = lua_rawget(L, 2) != LUA_TNIL;
         lua_pop(L, 1);
+        if (!lua_istable(L, copy)) { /* it was empty (copy false): empty it again */
+            lua_pushnil(L);
+            while (lua_next(L, t)) { /* [t, false, k, v] */
+                lua_pop(L, 1);
+                changed = changed || tree;
+                lua_pushvalue(L, -1);
+                lua_pushnil(L);
+                lua_rawset(L, t); /* [t, false, k] */
+            }
+            lua_pop(L, 2);
+            continue;
+        }
         lua_pushnil(L);
         while (lua_next(L, t)) { /* [t, copy, k, v]: clear what the copy lacks */
             lua_pushvalue(L, -2);

@@ -698,7 +698,8 @@ end
 -- m:_named_state() -> list of {kind, path, name, owner, tensor, persistent}: parameters, then
 -- buffers, then plain tensor attributes, each over named_modules() in registration order and
 -- each tensor once (PyTorch's named_parameters / named_buffers remove duplicates); every other
--- slot holding the same tensor is listed in the entry's `aliases` ({kind, owner, name}).
+-- slot holding the same tensor is listed in the entry's `aliases` ({kind, owner, name}; nil
+-- when there is none).
 function Module:_named_state()
   local out = {}
   local mods = nn._module_list(self)
@@ -707,11 +708,12 @@ function Module:_named_state()
     if t == nil then return end
     if seen[t] then -- the same tensor in another slot (a buffer shared by two submodules)
       local first = seen[t]
+      first.aliases = first.aliases or {}
       first.aliases[#first.aliases + 1] = {kind = kind, owner = m, name = name}
       return
     end
     local e = {kind = kind, path = prefix == "" and name or (prefix .. "." .. name),
-               name = name, owner = m, tensor = t, persistent = persistent, aliases = {}}
+               name = name, owner = m, tensor = t, persistent = persistent}
     seen[t] = e
     out[#out + 1] = e
   end
