@@ -173,6 +173,17 @@ static int unsupported(rctx *r, const char *path, const char *fmt, ...) {
     return rc;
 }
 
+/* Reports the error a callee left in r->err (a bare message) at JSON path `path`, with its code
+ * (FX_ENOTIMPL stays "not supported", FX_ENOMEM passes through, anything else is malformed). */
+static int relay(rctx *r, const char *path) {
+    if (r->rc) return r->rc;
+    int code = r->err->code;
+    if (code == FX_ENOMEM) return r->rc = code;
+    char m[sizeof r->err->msg];
+    snprintf(m, sizeof m, "%s", r->err->msg);
+    return code == FX_ENOTIMPL ? unsupported(r, path, "%s", m) : bad(r, path, "%s", m);
+}
+
 /* out = parent + "." + sub (or parent + sub for "[i]"), cut to fit. */
 static void subpath(char *out, size_t n, const char *parent, const char *sub) {
     size_t lp = strlen(parent), ls = strlen(sub);
@@ -443,12 +454,7 @@ static const fx_sym *load_sym_text(rctx *r, const char *text, const char *path) 
     }
     const fx_sym *e = NULL;
     if (pt2_sym_parse(r->sy, text, &e, r->err)) {
-        int code = r->err->code;
-        char m[sizeof r->err->msg];
-        snprintf(m, sizeof m, "%s", r->err->msg);
-        if (code == FX_ENOMEM) r->rc = code;
-        else if (code == FX_ENOTIMPL) unsupported(r, path, "%s", m);
-        else bad(r, path, "%s", m);
+        relay(r, path);
         return NULL;
     }
     return e;
@@ -1633,12 +1639,7 @@ static int load_shape_env(rctx *r, const cJSON *se, const char *path) {
         sr.loc = opt_str(e, "loc");
         if (r->rc) break;
         const fx_sym *sym;
-        if (pt2_sym_define(r->sy, name, &sr, &sym, r->err)) {
-            char m[sizeof r->err->msg];
-            snprintf(m, sizeof m, "%s", r->err->msg);
-            if (r->err->code == FX_ENOMEM) return r->rc = FX_ENOMEM;
-            return r->err->code == FX_ENOTIMPL ? unsupported(r, pn, "%s", m) : bad(r, pn, "%s", m);
-        }
+        if (pt2_sym_define(r->sy, name, &sr, &sym, r->err)) return relay(r, pn);
     }
     i = 0;
     for (const cJSON *e = syms ? syms->child : NULL; e && !r->rc; e = e->next, i++) {
@@ -1648,11 +1649,7 @@ static int load_shape_env(rctx *r, const cJSON *se, const char *path) {
         const char *text = jstr(r, rep, pe);
         const fx_sym *to = text ? load_sym_text(r, text, pe) : NULL;
         const fx_sym *sym = pt2_sym_lookup(r->sy, opt_str(e, "name"));
-        if (to && sym && fx_shape_env_restore_replacement(sym, to, r->err)) {
-            char m[sizeof r->err->msg];
-            snprintf(m, sizeof m, "%s", r->err->msg);
-            bad(r, pe, "%s", m);
-        }
+        if (to && sym && fx_shape_env_restore_replacement(sym, to, r->err)) relay(r, pe);
     }
     for (int which = 0; which < 2 && !r->rc; which++) {
         const char *key = which ? "asserts" : "guards";
@@ -1668,12 +1665,8 @@ static int load_shape_env(rctx *r, const cJSON *se, const char *path) {
             const char *text = jstr(r, jfield(r, g, "expr", pe), px);
             const fx_sym *e = text ? load_sym_text(r, text, px) : NULL;
             if (e && fx_shape_env_restore_guard(r->sy->env, which == 1, e, opt_str(g, "loc"),
-                                                opt_str(g, "line"), opt_str(g, "op"), r->err)) {
-                char m[sizeof r->err->msg];
-                snprintf(m, sizeof m, "%s", r->err->msg);
-                if (r->err->code == FX_ENOMEM) r->rc = FX_ENOMEM;
-                else bad(r, px, "%s", m);
-            }
+                                                opt_str(g, "line"), opt_str(g, "op"), r->err))
+                relay(r, px);
         }
     }
     SUB(pr, path, "refinements");
@@ -1699,12 +1692,7 @@ static int load_shape_env(rctx *r, const cJSON *se, const char *path) {
         const cJSON *rp = jopt(e, "replacement");
         const char *text = rp ? jstr(r, rp, pp) : NULL;
         if (text) rf.replacement = load_sym_text(r, text, pp);
-        if (!r->rc && fx_shape_env_restore_refinement(r->sy->env, &rf, r->err)) {
-            char m[sizeof r->err->msg];
-            snprintf(m, sizeof m, "%s", r->err->msg);
-            if (r->err->code == FX_ENOMEM) r->rc = FX_ENOMEM;
-            else bad(r, pe, "%s", m);
-        }
+        if (!r->rc && fx_shape_env_restore_refinement(r->sy->env, &rf, r->err)) relay(r, pe);
     }
     return r->rc;
 }
@@ -1763,11 +1751,7 @@ static int load_program(rctx *r, const cJSON *ep, fx_program *p) {
         SUB(pc, "range_constraints", "%s", c->string);
         bool found;
         fx_vr vr;
-        if (pt2_sym_range(rcons, c->string, &found, &vr, r->err)) {
-            char m[sizeof r->err->msg];
-            snprintf(m, sizeof m, "%s", r->err->msg);
-            return bad(r, pc, "%s", m);
-        }
+        if (pt2_sym_range(rcons, c->string, &found, &vr, r->err)) return relay(r, pc);
     }
     r->sy->ranges = rcons;
     /* fxdb's own metadata first: its shape environment names the symbols the graph uses */

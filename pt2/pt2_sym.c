@@ -387,7 +387,12 @@ static const fx_sym *unary(parser *ps);
 
 static const fx_sym *power(parser *ps) {
     const fx_sym *a = atom(ps);
-    if (a && eat(ps, "**")) return arith(ps, '^', a, unary(ps));
+    if (a && eat(ps, "**")) { /* right-associative: a ** b ** c nests */
+        if (++ps->depth > 64) return perr(ps, FX_ENOTIMPL, "%s", "an expression nested more than 64 deep");
+        const fx_sym *b = unary(ps);
+        ps->depth--;
+        return b ? arith(ps, '^', a, b) : NULL;
+    }
     return a;
 }
 

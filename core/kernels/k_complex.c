@@ -141,6 +141,14 @@ enum { CU_NEG, CU_EXP, CU_ABS, CU_CONJ };
             }                                                                                      \
         }                                                                                          \
     }
+/* glibc's complex.h defines CMPLX / CMPLXF for GCC only; clang (make fuzz-load) has the same
+ * builtin. */
+#ifndef CMPLXF
+#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
+#endif
+#ifndef CMPLX
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
 #define CMPLX_float CMPLXF
 #define CMPLX_double CMPLX
 CUN_LOOP(cun_c64, float, float complex, cexpf, hypotf)

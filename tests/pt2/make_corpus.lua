@@ -26,4 +26,23 @@ local Dim = torch.export.Dim
 torch.export.save(torch.export.export(D(), {torch.randn(6, 3), torch.randn(4, 3)},
   {dynamic_shapes = {x = {[0] = Dim("b", {min = 2, max = 64})}, y = {[0] = Dim.AUTO}}}),
   dir .. "/dynamic.pt2")
+-- each archive's models/model.json (stored, so its bytes stand in the file as they are) as a
+-- 'J' seed: tests/fuzz/fuzz_load.c reads those as the program JSON alone
+for _, name in ipairs({"functional", "training", "split", "dynamic"}) do
+  local f = assert(io.open(dir .. "/" .. name .. ".pt2", "rb"))
+  local d = f:read("a")
+  f:close()
+  local pos = 1
+  while d:sub(pos, pos + 3) == "PK\3\4" do
+    local _, _, _, _, _, _, _, csize, _, nlen, elen = string.unpack("<I4I2I2I2I2I2I4I4I4I2I2", d, pos)
+    local entry = d:sub(pos + 30, pos + 29 + nlen)
+    local at = pos + 30 + nlen + elen
+    if entry:match("/models/model%.json$") then
+      local o = assert(io.open(dir .. "/" .. name .. ".json", "wb"))
+      o:write("J", d:sub(at, at + csize - 1))
+      o:close()
+    end
+    pos = at + csize
+  end
+end
 print("corpus written to " .. dir)

@@ -46,15 +46,13 @@ local function tensor_meta(sizes, strides)
     '], "storage_offset": {"as_int": 0}, "layout": 7}'
 end
 
+-- o.nodes replaces the two nodes (their JSON); o.mut / o.out name the buffer mutation and the
+-- user output (both f32[3] values listed in tensor_values)
 local function program_json(o)
   o = o or {}
   local mul_target = o.mul_target or "torch.ops.aten.mul.Tensor"
-  return [[{
-  "graph_module": {
-    "graph": {
-      "inputs": [{"as_tensor": {"name": "b_state"}}, {"as_tensor": {"name": "x"}}],
-      "outputs": [{"as_tensor": {"name": "mul"}}, {"as_tensor": {"name": "add"}}],
-      "nodes": [
+  local mut, out = o.mut or "mul", o.out or "add"
+  local nodes = o.nodes or [[
         {"target": "]] .. mul_target .. [[",
          "inputs": [{"name": "self", "arg": {"as_tensor": {"name": "b_state"}}, "kind": 1},
                     {"name": "other", "arg": ]] .. (o.other or '{"as_tensor": {"name": "x"}}') .. [[, "kind": 1}],
@@ -68,9 +66,17 @@ local function program_json(o)
                     {"name": "other", "arg": {"as_int": 1}, "kind": 1}],
          "outputs": [{"as_tensor": {"name": "add"}}],
          "metadata": {"stack_trace": "]] .. stack(9, "return self.state + 1") .. [["}}
+]]
+  return [[{
+  "graph_module": {
+    "graph": {
+      "inputs": [{"as_tensor": {"name": "b_state"}}, {"as_tensor": {"name": "x"}}],
+      "outputs": [{"as_tensor": {"name": "]] .. mut .. [["}}, {"as_tensor": {"name": "]] .. out .. [["}}],
+      "nodes": [
+]] .. nodes .. [[
       ],
       "tensor_values": {"b_state": ]] .. tensor_meta({3}, {1}) .. [[, "x": ]] .. tensor_meta({3}, {1}) ..
-      [[, "mul": ]] .. tensor_meta({3}, {1}) .. [[, "add": ]] .. tensor_meta({3}, {1}) .. [[},
+      [[, "]] .. mut .. [[": ]] .. tensor_meta({3}, {1}) .. [[, "]] .. out .. [[": ]] .. tensor_meta({3}, {1}) .. [[},
       "sym_int_values": {}, "sym_bool_values": {}, "is_single_tensor_return": false,
       "custom_obj_values": {}, "sym_float_values": {}
     },
@@ -79,8 +85,8 @@ local function program_json(o)
         {"buffer": {"arg": {"name": "b_state"}, "buffer_name": "state", "persistent": true}},
         {"user_input": {"arg": {"as_tensor": {"name": "x"}}}}],
       "output_specs": [
-        {"buffer_mutation": {"arg": {"name": "mul"}, "buffer_name": "state"}},
-        {"user_output": {"arg": {"as_tensor": {"name": "add"}}}}]
+        {"buffer_mutation": {"arg": {"name": "]] .. mut .. [["}, "buffer_name": "state"}},
+        {"user_output": {"arg": {"as_tensor": {"name": "]] .. out .. [["}}}}]
     },
     "module_call_graph": [{"fqn": "", "signature": null}],
     "metadata": {},
@@ -213,39 +219,16 @@ end)
 -- auto_functionalized as torch.export writes it for a mutating custom op: the op as_operator,
 -- its arguments as keywords (here out of schema order); outputs (returns..., new values...)
 local function af_program(op)
-  return [[{
-  "graph_module": {
-    "graph": {
-      "inputs": [{"as_tensor": {"name": "b_state"}}, {"as_tensor": {"name": "x"}}],
-      "outputs": [{"as_tensor": {"name": "getitem_1"}}, {"as_tensor": {"name": "getitem"}}],
-      "nodes": [
+  return program_json({mut = "getitem_1", out = "getitem", nodes = [[
         {"target": "torch.ops.higher_order.auto_functionalized",
          "inputs": [{"name": "", "arg": {"as_operator": "]] .. op .. [["}, "kind": 1},
                     {"name": "k", "arg": {"as_float": 2.0}, "kind": 2},
                     {"name": "buf", "arg": {"as_tensor": {"name": "b_state"}}, "kind": 2},
                     {"name": "x", "arg": {"as_tensor": {"name": "x"}}, "kind": 2}],
          "outputs": [{"as_tensor": {"name": "getitem"}}, {"as_tensor": {"name": "getitem_1"}}],
-         "metadata": {"stack_trace": "  File \"/work/m.py\", line 8, in forward\n    torch.ops.pt2test.acc(x, self.state, 2.0)\n"},
+         "metadata": {"stack_trace": "]] .. stack(8, "torch.ops.pt2test.acc(x, self.state, 2.0)") .. [["},
          "is_hop_single_tensor_return": null}
-      ],
-      "tensor_values": {"b_state": ]] .. tensor_meta({3}, {1}) .. [[, "x": ]] .. tensor_meta({3}, {1}) ..
-      [[, "getitem": ]] .. tensor_meta({3}, {1}) .. [[, "getitem_1": ]] .. tensor_meta({3}, {1}) .. [[},
-      "sym_int_values": {}, "sym_bool_values": {}, "is_single_tensor_return": false,
-      "custom_obj_values": {}, "sym_float_values": {}
-    },
-    "signature": {
-      "input_specs": [
-        {"buffer": {"arg": {"name": "b_state"}, "buffer_name": "state", "persistent": true}},
-        {"user_input": {"arg": {"as_tensor": {"name": "x"}}}}],
-      "output_specs": [
-        {"buffer_mutation": {"arg": {"name": "getitem_1"}, "buffer_name": "state"}},
-        {"user_output": {"arg": {"as_tensor": {"name": "getitem"}}}}]
-    },
-    "module_call_graph": [], "metadata": {}, "treespec_namedtuple_fields": {}
-  },
-  "opset_version": {"aten": 10}, "range_constraints": {},
-  "schema_version": {"major": 8, "minor": 10}, "verifiers": [], "torch_version": "2.9.0", "guards_code": []
-}]]
+]]})
 end
 
 T.test("auto_functionalized of a custom op: unregistered it loads and names the op; registered it runs", function()

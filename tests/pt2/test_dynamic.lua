@@ -174,6 +174,8 @@ T.test("malformed or unsupported SymExprs are refused, naming the value and the 
     {"s77 + 1)", "unexpected text after the expression"},
     {"Pow(s77, s77)", "a power whose exponent is not a constant"},
     {string.rep("(", 100) .. "s77" .. string.rep(")", 100), "an expression nested more than 64 deep"},
+    {string.rep("2**", 100) .. "2", "an expression nested more than 64 deep"},
+    {string.rep("-", 100) .. "s77", "an expression nested more than 64 deep"},
   }
   for _, c in ipairs(cases) do
     local path = archive(program(SREPR, {zeros_size = c[1]}))
