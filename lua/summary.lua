@@ -15,7 +15,7 @@
 -- a spec's argument name (graph_signature specs hold TensorArgument-like {name = ...})
 local function argname(a) return type(a) == "table" and a.name or a end
 
--- zeros of each user input's placeholder type
+-- zeros of each user input's placeholder type (a symbolic size at its example value)
 local function zero_args(ep)
   local args = {}
   for _, spec in ipairs(ep.graph_signature.input_specs) do
@@ -26,7 +26,10 @@ local function zero_args(ep)
       end
       if torch.is_tensor(val) then
         local shape = {}
-        for i = 1, val:dim() do shape[i] = val.shape[i] end
+        for i = 1, val:dim() do
+          local d = val.shape[i]
+          shape[i] = math.type(d) == "integer" and d or d:hint()
+        end
         args[#args + 1] = torch.zeros(shape, val.dtype)
       else
         args[#args + 1] = 0

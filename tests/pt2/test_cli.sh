@@ -36,6 +36,21 @@ ok ":render draws the loaded program" $([ -s "$tmp/m.svg" ] && grep -q 'mul' "$t
 out=$(printf ':load %s\n:graph\n' "$tmp/m.pt2" | NO_COLOR=1 "$fxdb" 2>&1)
 ok ":load m.pt2 makes it current" $(has "$out" "torch.ops.aten.mul.Tensor(b_state, x)"; echo $?)
 
+cat > "$tmp/d.lua" <<'LUA'
+local M = nn.Module:extend("M")
+function M:forward(x) local n = x:size(0); return torch.zeros({n + 1, 2}), x * 2 end
+torch.export.save(torch.export.export(M(), {torch.ones(4, 3)},
+  {dynamic_shapes = {x = {[0] = torch.export.Dim("b", {min = 2, max = 8})}}}), arg[1])
+LUA
+NO_COLOR=1 "$fxdb" "$tmp/d.lua" "$tmp/d.pt2" >/dev/null 2>&1
+out=$(printf ':graph
+:run
+:why s0
+' | NO_COLOR=1 "$fxdb" "$tmp/d.pt2" 2>&1)
+ok "fxdb d.pt2: :graph shows the SymInt nodes" $(has "$out" 'call_function[target=operator.add](args = (%sym_size_int, 1)'; echo $?)
+ok "fxdb d.pt2: :run runs on zeros at the example sizes" $(has "$out" "output mul = tensor([[0., 0., 0.],"; echo $?)
+ok "fxdb d.pt2: :why s0 tells where the symbol came from" $(has "$out" "s0 = a size from L['x'].size()[0] (input x, dim 0)"; echo $?)
+
 printf 'not a zip' > "$tmp/bad.pt2"
 out=$(printf ':sig\n' | NO_COLOR=1 "$fxdb" "$tmp/bad.pt2" 2>&1)
 rc=$?
