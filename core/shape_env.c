@@ -311,25 +311,49 @@ int fx_shape_env_add_pending(fx_shape_env *env, const fx_sym *cond, const fx_err
         if (err && why) *err = *why;
         return why ? why->code : FX_EDATADEP;
     }
-    if (env->npending == 0 && why) env->pending_err = *why;
+    bool first_unbacked = true;
+    for (int i = 0; i < env->npending; i++) first_unbacked &= env->pending_backed[i];
+    if (first_unbacked && why) env->pending_err = *why;
+    env->pending_backed[env->npending] = false;
     env->pending[env->npending++] = cond;
     (void)err;
     return FX_OK;
 }
 
+int fx_shape_env_add_pending_backed(fx_shape_env *env, const fx_sym *cond, fx_err *err) {
+    int rc = env->npending == FX_PENDING_CAP ? fx_shape_env_check_pending(env, err) : FX_OK;
+    if (rc) return rc;
+    env->pending_backed[env->npending] = true;
+    env->pending[env->npending++] = cond;
+    return FX_OK;
+}
+
 int fx_shape_env_check_pending(fx_shape_env *env, fx_err *err) {
     if (!env || env->npending == 0) return FX_OK;
+    int n = env->npending, rc = FX_OK;
+    bool unbacked = false;
     env->npending = 0;
+    for (int i = 0; i < n && !rc; i++) {
+        bool v;
+        if (env->pending_backed[i]) rc = fx_shape_env_evaluate(env->pending[i], &v, err);
+        else unbacked = true;
+    }
+    if (rc || !unbacked) return rc;
     if (err) *err = env->pending_err;
     return env->pending_err.code ? env->pending_err.code : FX_EDATADEP;
 }
 
+int fx_shape_env_pending_count(const fx_shape_env *env) { return env ? env->npending : 0; }
+
 const fx_err *fx_shape_env_pending_why(const fx_shape_env *env) { return &env->pending_err; }
 
-int fx_shape_env_take_pending(fx_shape_env *env, const fx_sym **out, int max) {
+int fx_shape_env_take_pending(fx_shape_env *env, const fx_sym **out, bool *backed, int max) {
     if (!env) return 0;
     int n = env->npending < max ? env->npending : max;
-    for (int i = 0; i < n; i++) out[i] = env->pending[i];
+    for (int i = 0; i < n; i++) {
+        out[i] = env->pending[i];
+        if (backed) backed[i] = env->pending_backed[i];
+    }
     env->npending = 0;
     return n;
 }

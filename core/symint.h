@@ -221,15 +221,23 @@ int fx_shape_env_mark_size_like(const fx_sym *u, fx_err *err);
 #define FX_PENDING_CAP 16
 int fx_shape_env_add_pending(fx_shape_env *env, const fx_sym *cond, const fx_err *why,
                              fx_err *err);
-/* FX_OK when nothing is pending; else the first pending comparison's FX_EDATADEP error (and
- * the pending list is cleared). env may be NULL. */
+/* A comparison over backed symbols on a torch.cond line (`torch.cond(x.shape[1] > 2, ...)`),
+ * parked so that torch.cond can keep it as a symbolic predicate (its value under the example
+ * values is what the caller answered). Taken by fx_shape_env_take_pending; anything else
+ * commits it as an ordinary guard (fx_shape_env_evaluate) in fx_shape_env_check_pending. */
+int fx_shape_env_add_pending_backed(fx_shape_env *env, const fx_sym *cond, fx_err *err);
+/* Commits parked backed comparisons as guards; then FX_OK when nothing else was pending, else
+ * the first pending unbacked comparison's FX_EDATADEP error. The list is cleared. env may be
+ * NULL. */
 int fx_shape_env_check_pending(fx_shape_env *env, fx_err *err);
 /* The data-dependent error saved with the first pending comparison (its Lua line in ->source);
  * borrowed, meaningful while something is pending. */
 const fx_err *fx_shape_env_pending_why(const fx_shape_env *env);
-/* Moves up to max pending conditions into out (in order) and clears the list; returns how many.
- * env may be NULL (0). */
-int fx_shape_env_take_pending(fx_shape_env *env, const fx_sym **out, int max);
+/* How many comparisons are pending. */
+int fx_shape_env_pending_count(const fx_shape_env *env);
+/* Moves up to max pending conditions into out (in order; backed[i] tells a parked backed one,
+ * backed may be NULL) and clears the list; returns how many. env may be NULL (0). */
+int fx_shape_env_take_pending(fx_shape_env *env, const fx_sym **out, bool *backed, int max);
 /* Whether `s` was marked size-like. */
 bool fx_shape_env_is_size_like(const fx_shape_env *env, const fx_sym *s);
 

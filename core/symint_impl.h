@@ -57,6 +57,7 @@ struct fx_shape_env {
     const char *op; /* op being computed (static string) or NULL */
     /* comparisons on unbacked symbols that no range decides, waiting for torch._check */
     const struct fx_sym *pending[FX_PENDING_CAP];
+    bool pending_backed[FX_PENDING_CAP]; /* a backed comparison for torch.cond: a guard later */
     int npending;
     fx_err pending_err; /* the data-dependent error of pending[0] (with its Lua location) */
 };

@@ -256,6 +256,8 @@ int fx_tracer_align_captures(fx_tracer *tr, fx_tensor *const *want, int n, fx_er
 }
 
 static int sym_node_of(fx_tracer *tr, const fx_sym *e, fx_ivalue *out, fx_err *err);
+static fx_node *rel_node(fx_tracer *tr, fx_sym_kind k, const fx_sym *lhs, const fx_sym *rhs,
+                         fx_err *err);
 
 /* Tensor -> node reference (lifting unseen tensors); SymInt -> the node computing it; lists
  * recursively; the rest copied. */
@@ -398,9 +400,12 @@ int fx_tracer_hop(fx_tracer *tr, const char *target, fx_graph **bodies, const ch
                   fx_err *err) {
     int pos[4], nslots = fx_hop_body_slots(target, pos), rc = fx_shape_env_check_pending(tr->senv, err);
     fx_node *attrs[4] = {0};
+    fx_ivalue conv[16] = {0}; /* the operands as graph values, first: a symbolic predicate's
+                                 sym_size / gt nodes come before the get_attr nodes, as in torch */
     if (rc) {
     } else if (nslots != nbodies || nops + nbodies > 16)
         rc = fx_err_setf(err, FX_EARG, "%s: expected %d bodies", target, nslots);
+    for (int k = 0; k < nops && !rc; k++) rc = to_node_arg(tr, &ops[k], &conv[k], err);
     for (int b = 0; b < nbodies && !rc; b++) {
         char name[96];
         for (int k = 0;; k++) {
@@ -416,12 +421,15 @@ int fx_tracer_hop(fx_tracer *tr, const char *target, fx_graph **bodies, const ch
         rc = set_location(tr, attrs[b], err);
     }
     for (int b = 0; b < nbodies; b++) fx_graph_free(bodies[b]); /* those not handed over */
-    if (rc) return rc;
+    if (rc) {
+        for (int k = 0; k < 16; k++) fx_ivalue_clear(&conv[k]);
+        return rc;
+    }
     fx_ivalue a[16] = {0}; /* unfilled entries stay FX_IV_UNSET: clearing them is a no-op */
     int total = nops + nbodies;
-    for (int i = 0, b = 0, k = 0; i < total && !rc; i++) {
+    for (int i = 0, b = 0, k = 0; i < total; i++) {
         if (b < nbodies && pos[b] == i) a[i] = fx_iv_node(attrs[b++]);
-        else rc = to_node_arg(tr, &ops[k++], &a[i], err);
+        else a[i] = conv[k++]; /* moved */
     }
     fx_node *n = NULL;
     if (!rc && !(n = fx_graph_call_target(tr->g, target, a, total, NULL, err))) rc = err->code;
@@ -730,6 +738,16 @@ static int sym_node_of(fx_tracer *tr, const fx_sym *e, fx_ivalue *out, fx_err *e
         }
         break;
     }
+    case FX_SYM_EQ:
+    case FX_SYM_NE:
+    case FX_SYM_LT:
+    case FX_SYM_LE:
+    case FX_SYM_GT:
+    case FX_SYM_GE: /* a SymBool (torch.cond's predicate): `gt = sym_size_int > 2` */
+        if (!(n = rel_node(tr, fx_sym_kind_of(e), fx_sym_arg(e, 0), fx_sym_arg(e, 1), err)))
+            return err->code;
+        if ((rc = set_location(tr, n, err)) || (rc = sym_cache(tr, e, n, err))) return rc;
+        break;
     default: {
         char buf[64];
         return fx_err_setf(err, FX_ENOTIMPL, "cannot pass %s as a graph argument",
@@ -789,6 +807,16 @@ static fx_node *rel_node(fx_tracer *tr, fx_sym_kind k, const fx_sym *lhs, const 
                          fx_err *err) {
     static const char *const names[] = {[FX_SYM_EQ] = "eq", [FX_SYM_NE] = "ne", [FX_SYM_LT] = "lt",
                                         [FX_SYM_LE] = "le", [FX_SYM_GT] = "gt", [FX_SYM_GE] = "ge"};
+    if (fx_sym_kind_of(lhs) == FX_SYM_CONST && fx_sym_kind_of(rhs) != FX_SYM_CONST) {
+        /* 2 < s0 is written s0 > 2, as sympy prints it and torch records `x.shape[0] > 2` */
+        static const fx_sym_kind mirror[] = {[FX_SYM_EQ] = FX_SYM_EQ, [FX_SYM_NE] = FX_SYM_NE,
+                                             [FX_SYM_LT] = FX_SYM_GT, [FX_SYM_LE] = FX_SYM_GE,
+                                             [FX_SYM_GT] = FX_SYM_LT, [FX_SYM_GE] = FX_SYM_LE};
+        const fx_sym *t = lhs;
+        lhs = rhs;
+        rhs = t;
+        k = mirror[k];
+    }
     fx_ivalue x, y;
     if (sym_node_of(tr, lhs, &x, err) || sym_node_of(tr, rhs, &y, err)) return NULL;
     char target[32];

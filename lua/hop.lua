@@ -206,9 +206,13 @@ end
 local function cond(pred, true_fn, false_fn, operands)
   operands = flatten(operands or {}, {})
   if type(pred) == "boolean" then
-    return (pred and true_fn or false_fn)(table.unpack(operands))
+    -- a comparison of sizes on this line stays a symbolic predicate (a SymBool, as PyTorch
+    -- keeps x.shape[0] > 2); any other boolean picks the branch now
+    pred = E.cond_pred(pred) or pred
+    if type(pred) == "boolean" then return (pred and true_fn or false_fn)(table.unpack(operands)) end
   end
-  if not torch.is_tensor(pred) then
+  local symbolic = getmetatable(pred) == debug.getregistry()["fxdb.SymInt"]
+  if not torch.is_tensor(pred) and not symbolic then
     error("bad argument #1 to 'cond' (boolean or Tensor expected, got " .. type(pred) .. ")", 2)
   end
   local parent = E.active_tracer

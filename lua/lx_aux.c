@@ -929,12 +929,48 @@ static int symint_div(lua_State *L) {
                          "export: use // for sizes");
 }
 
+bool lx_line_has_word(const char *line, const char *word) {
+    size_t k = strlen(word);
+    for (const char *p = strstr(line, word); p; p = strstr(p + 1, word)) {
+        bool start = p == line || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+        if (start && !(isalnum((unsigned char)p[k]) || p[k] == '_')) return true;
+    }
+    return false;
+}
+
+/* A comparison of backed sizes on a line that calls torch.cond (`torch.cond(x.shape[1] > 2,
+ * ...)`, no `and` / `or` on it) that no range decides: parked (fx_shape_env_add_pending_backed) with its value under
+ * the example inputs in *r, so that torch.cond can keep it as a symbolic predicate; anything
+ * else makes it an ordinary guard. False (nothing done) otherwise. */
+static bool backed_on_cond_line(lua_State *L, fx_sym_kind rel, fx_symint a, fx_symint b, bool *r) {
+    fx_shape_env *env = fx_sym_env(a.expr ? a.expr : b.expr);
+    const fx_sym *c = fx_sym_rel(rel, fx_si_expr(env, a), fx_si_expr(env, b));
+    if (fx_sym_is_error(c) || fx_sym_has_unbacked(c)) return false;
+    bool known, v;
+    fx_shape_env_statically_known(c, &known, &v);
+    if (known) return false;
+    fx_frame fr[1];
+    /* `and` / `or` on the line could combine it with other values before torch.cond sees it */
+    if (lx_where(L, fr, 1) != 1 || !fr[0].code || !strstr(fr[0].code, "cond(") ||
+        lx_line_has_word(fr[0].code, "and") || lx_line_has_word(fr[0].code, "or"))
+        return false;
+    int64_t h;
+    fx_err e;
+    fx_err_clear(&e);
+    if (fx_shape_env_hint(env, fx_shape_env_simplify(env, c), &h, &e)) return false;
+    if (fx_shape_env_add_pending_backed(env, c, &e)) return false;
+    *r = h != 0;
+    return true;
+}
+
 int lx_symint_compare(lua_State *L, fx_sym_kind rel, int i1, int i2) {
     fx_symint a = check_si(L, i1, "comparison"), b = check_si(L, i2, "comparison");
     bool r;
     fx_err e;
     fx_err_clear(&e);
     lx_dispatch_serial += 2; /* a guard records this line, not the last op's */
+    if (lx_current(L)->tracer && (a.expr || b.expr) && backed_on_cond_line(L, rel, a, b, &r))
+        return lua_pushboolean(L, r), 1;
     int rc = fx_si_cmp(rel, a, b, &r, &e);
     if (rc == FX_EDATADEP && lx_current(L)->tracer) {
         /* an unbacked value no range decides: parked for torch._check (fx_shape_env_add_pending);

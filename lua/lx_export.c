@@ -1462,20 +1462,23 @@ static int l_assume_pending(lua_State *L) {
     fx_err err;
     fx_err_clear(&err);
     fx_shape_env *env = tr ? fx_tracer_shape_env(tr, &err) : NULL;
-    const fx_sym *c[FX_PENDING_CAP];
+    const fx_sym *all[FX_PENDING_CAP], *c[FX_PENDING_CAP];
+    bool backed[FX_PENDING_CAP];
     char line[FX_ERR_SHORT] = "";
     if (env) snprintf(line, sizeof line, "%s", fx_shape_env_pending_why(env)->source);
-    int n = fx_shape_env_take_pending(env, c, FX_PENDING_CAP);
+    int nall = fx_shape_env_take_pending(env, all, backed, FX_PENDING_CAP), n = 0;
+    for (int i = 0; i < nall; i++) {
+        bool r;
+        if (!backed[i]) c[n++] = all[i]; /* a backed one is a guard: its value is the truth */
+        else if (fx_shape_env_evaluate(all[i], &r, &err)) return lx_error(L, &err);
+    }
     if (n == 0) {
         lua_pushboolean(L, 0);
         return 1;
     }
     bool v = lua_toboolean(L, 1);
     /* `not (a < 0 or a > 9)`: Lua never evaluated `a > 9`, so false says nothing about it */
-    bool has_or = false;
-    for (const char *p = strstr(line, "or"); p && !has_or; p = strstr(p + 1, "or"))
-        has_or = (p == line || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
-                 !(isalnum((unsigned char)p[2]) || p[2] == '_');
+    bool has_or = lx_line_has_word(line, "or");
     if (!v && (n > 1 || has_or)) {
         fx_err_setf(&err, FX_EDATADEP,
                     "torch._check got False from %s that depend%s on data: which one is false "
@@ -1491,6 +1494,47 @@ static int l_assume_pending(lua_State *L) {
         if (fx_shape_env_assume(cond, &err)) return lx_error(L, &err);
     }
     lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* _export.cond_pred(pred) -> SymInt | nil: torch.cond's symbolic predicate. When the boolean
+ * pred came from the one comparison parked on the torch.cond line (backed sizes,
+ * fx_shape_env_add_pending_backed, or an unbacked value), that comparison — negated when pred
+ * is its negation (`not (n > 2)`) — as a SymBool value (a SymInt userdata whose expression is
+ * the relation; its hint is pred). A line with `and` / `or` could have combined it with other
+ * values, so it is not used there. Otherwise nil, and what was parked becomes guards (or the
+ * data-dependent error). */
+static int l_cond_pred(lua_State *L) {
+    fx_tracer *tr = lx_current(L)->tracer;
+    fx_err err;
+    fx_err_clear(&err);
+    fx_shape_env *env = tr && fx_tracer_has_symbols(tr) ? fx_tracer_shape_env(tr, &err) : NULL;
+    if (!env || lua_type(L, 1) != LUA_TBOOLEAN) {
+        lua_pushnil(L);
+        return 1;
+    }
+    bool pred = lua_toboolean(L, 1);
+    const fx_sym *c[FX_PENDING_CAP];
+    bool backed[FX_PENDING_CAP];
+    /* an unbacked comparison is parked wherever it is: its line must be plain too */
+    const char *uline = fx_shape_env_pending_why(env)->source;
+    if (fx_shape_env_pending_count(env) == 1) {
+        fx_shape_env_take_pending(env, c, backed, 1);
+        if (!backed[0] && (lx_line_has_word(uline, "and") || lx_line_has_word(uline, "or") ||
+                           !strstr(uline, "cond("))) {
+            fx_err e = *fx_shape_env_pending_why(env);
+            return lx_error(L, &e);
+        }
+        int64_t h = 1; /* an unbacked comparison was parked answering true */
+        if (backed[0] && fx_shape_env_hint(env, fx_shape_env_simplify(env, c[0]), &h, &err))
+            return lx_error(L, &err);
+        const fx_sym *rel = (h != 0) == pred ? c[0] : fx_sym_not(c[0]);
+        if (fx_sym_is_error(rel)) return lx_errorf(L, FX_ENOMEM, NULL, "out of memory");
+        lx_push_symint(L, (fx_symint){pred, rel});
+        return 1;
+    }
+    if (fx_shape_env_check_pending(env, &err)) return lx_error(L, &err);
+    lua_pushnil(L);
     return 1;
 }
 
@@ -1593,6 +1637,8 @@ void lx_open_export(lua_State *L) {
     lua_setfield(L, -2, "assume_pending");
     lua_pushcfunction(L, l_tracing_tensor);
     lua_setfield(L, -2, "tracing_tensor");
+    lua_pushcfunction(L, l_cond_pred);
+    lua_setfield(L, -2, "cond_pred");
     lua_pop(L, 1);                             /* [torch] */
     lua_pushcfunction(L, l_set_grad_enabled);
     lua_setfield(L, -2, "_set_grad_enabled");

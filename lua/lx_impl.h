@@ -148,6 +148,9 @@ extern lua_State *lx_cb_thread;
  * come from one Lua op call (a composite's several nodes), so they have the same Lua stack and
  * module stack (lx_export.c's location cache). */
 extern unsigned long lx_dispatch_serial;
+/* Whether `word` occurs in the Lua source line as a whole word ("or" in `a or b`, not in
+ * "for").  [-0, +0, -] */
+bool lx_line_has_word(const char *line, const char *word);
 /* Threads bound to a trace, for fxlua_interrupt (signal-safe: a read of a volatile slot; NULL
  * for a free slot), i in [0, LX_MAX_BOUND).  [-0, +0, -] */
 #define LX_MAX_BOUND 16

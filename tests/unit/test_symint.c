@@ -374,7 +374,7 @@ static void test_pending(void **state) {
     assert_int_equal(fx_shape_env_create_unbacked(f->env, "x.item()", &u0, &err), FX_OK);
     assert_int_equal(fx_shape_env_check_pending(f->env, &err), FX_OK);
     assert_int_equal(fx_shape_env_check_pending(NULL, &err), FX_OK);
-    assert_int_equal(fx_shape_env_take_pending(f->env, got, FX_PENDING_CAP), 0);
+    assert_int_equal(fx_shape_env_take_pending(f->env, got, NULL, FX_PENDING_CAP), 0);
     bool r;
     const fx_sym *ge0 = fx_sym_rel(FX_SYM_GE, u0, I(f, 0)), *le5 = fx_sym_rel(FX_SYM_LE, u0, I(f, 5));
     fx_err_clear(&why);
@@ -384,10 +384,10 @@ static void test_pending(void **state) {
     assert_int_equal(fx_shape_env_evaluate(le5, &r, &why), FX_EDATADEP);
     assert_int_equal(fx_shape_env_add_pending(f->env, le5, &why, &err), FX_OK);
     /* torch._check took both: they become facts (the range) */
-    assert_int_equal(fx_shape_env_take_pending(f->env, got, FX_PENDING_CAP), 2);
+    assert_int_equal(fx_shape_env_take_pending(f->env, got, NULL, FX_PENDING_CAP), 2);
     assert_ptr_equal(got[0], ge0);
     assert_ptr_equal(got[1], le5);
-    assert_int_equal(fx_shape_env_take_pending(f->env, got, FX_PENDING_CAP), 0);
+    assert_int_equal(fx_shape_env_take_pending(f->env, got, NULL, FX_PENDING_CAP), 0);
     for (int i = 0; i < 2; i++) assert_int_equal(fx_shape_env_assume(got[i], &err), FX_OK);
     expect_vr(f, u0, "VR[0, 5]");
     /* something else came first: the first comparison's own error, at its line */
@@ -408,7 +408,7 @@ static void test_pending(void **state) {
     fx_err_clear(&err);
     assert_int_equal(fx_shape_env_add_pending(f->env, gt2, &why, &err), FX_EDATADEP);
     assert_string_equal(err.msg, why.msg);
-    assert_int_equal(fx_shape_env_take_pending(f->env, got, FX_PENDING_CAP), FX_PENDING_CAP);
+    assert_int_equal(fx_shape_env_take_pending(f->env, got, NULL, FX_PENDING_CAP), FX_PENDING_CAP);
 }
 
 static int valuer(void *ud, const fx_sym *s, int64_t *v, fx_err *err) {
