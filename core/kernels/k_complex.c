@@ -4,8 +4,9 @@
  * Operands are first converted to the compute dtype (real operands get imaginary part 0, a
  * wrapped Lua number is a stride-0 operand), then one loop per precision computes in that
  * precision, as c10::complex<float> / c10::complex<double> arithmetic does: mul is
- * (ac - bd) + (ad + bc)i, div is the scaled division c10::complex uses (numpy's algorithm,
- * which avoids overflow in c^2 + d^2), exp is libm's cexp, abs is hypot, polar is
+ * (ac - bd) + (ad + bc)i, div is the division of PyTorch's vectorized CPU kernel (both
+ * operands scaled by 1 / max(|c|, |d|) so that c^2 + d^2 cannot overflow, then
+ * ((ac + bd) + (bc - ad)i) / (c^2 + d^2)), exp is libm's cexp, abs is hypot, polar is
  * (r cos t, r sin t). */
 #include <complex.h>
 #include <math.h>
@@ -41,18 +42,10 @@ typedef struct cbin_ud {
                 break;                                                                             \
             case CB_MUL: re = a * c - b * d, im = a * d + b * c; break;                            \
             default: {                                                                             \
-                const T ac = fabs(c), ad = fabs(d);                                                \
-                if (ac >= ad) {                                                                    \
-                    if (ac == 0 && ad == 0) {                                                      \
-                        re = a / ac, im = b / ad;                                                  \
-                    } else {                                                                       \
-                        const T rat = d / c, scl = (T)1.0 / (c + d * rat);                         \
-                        re = (a + b * rat) * scl, im = (b - a * rat) * scl;                        \
-                    }                                                                              \
-                } else {                                                                           \
-                    const T rat = c / d, scl = (T)1.0 / (d + c * rat);                             \
-                    re = (a * rat + b) * scl, im = (b * rat - a) * scl;                            \
-                }                                                                                  \
+                const T sc = fabs(c) > fabs(d) ? fabs(c) : fabs(d), k = (T)1.0 / sc;               \
+                const T a2 = a * k, b2 = b * k, c2 = c * k, d2 = d * k;                            \
+                const T den = c2 * c2 + d2 * d2;                                                   \
+                re = (a2 * c2 + b2 * d2) / den, im = (b2 * c2 - a2 * d2) / den;                    \
             }                                                                                      \
             }                                                                                      \
             o[0] = re, o[1] = im;                                                                  \
