@@ -1194,6 +1194,13 @@ int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int 
         for (int i = 0; i < nrets; i++) fx_ivalue_clear(&outs[i]);
         return lx_error(L, &err);
     }
+    /* copy_ / _to_copy from complex into a real dtype drops the imaginary parts: PyTorch's
+     * UserWarning (Copy.cpp), through the warning channel (torch._export.warn) */
+    const fx_ivalue *src = op->id == FX_OP__TO_COPY                          ? &args[0]
+                           : op->id == FX_OP_COPY_ || op->id == FX_OP_COPY ? &args[1]
+                                                                            : NULL;
+    bool discard = src && src->tag == FX_IV_TENSOR && fx_dtype_is_complex(fx_tensor_dtype(src->u.t)) &&
+                   outs[0].tag == FX_IV_TENSOR && !fx_dtype_is_complex(fx_tensor_dtype(outs[0].u.t));
     for (int i = 0; i < nrets; i++) { /* [r1..rn] */
         int from = 0;
         for (int k = 0; stack_of && !from && outs[i].tag == FX_IV_TENSOR && k < op->schema.nargs; k++)
@@ -1205,6 +1212,16 @@ int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int 
             lx_push_ivalue(L, &outs[i]);
     }
     for (int i = 0; i < nrets; i++) fx_ivalue_clear(&outs[i]);
+    if (discard) {
+        int top = lua_gettop(L);
+        if (lua_getglobal(L, "torch") == LUA_TTABLE && lua_getfield(L, -1, "_export") == LUA_TTABLE &&
+            lua_getfield(L, -1, "warn") == LUA_TFUNCTION) {
+            lua_pushliteral(L, "UserWarning");
+            lua_pushliteral(L, "Casting complex values to real discards the imaginary part");
+            lua_call(L, 2, 0); /* may raise under fxdb.simplefilter("error") */
+        }
+        lua_settop(L, top);
+    }
     return nrets;
 }
 

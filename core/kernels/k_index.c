@@ -42,8 +42,11 @@ static void copy_run(char *d, int64_t sd, const char *s, int64_t ss, int64_t n, 
     case 4:
         for (int64_t j = 0; j < n; j++) memcpy(d + j * bd, s + j * bs, 4);
         break;
-    default:
+    case 8:
         for (int64_t j = 0; j < n; j++) memcpy(d + j * bd, s + j * bs, 8);
+        break;
+    default: /* complex128 */
+        for (int64_t j = 0; j < n; j++) memcpy(d + j * bd, s + j * bs, item);
         break;
     }
 }
@@ -73,8 +76,13 @@ void fx_kb_copy(fx_tensor *dst, const fx_tensor *src) {
      * (exact for every dtype fxdb has except int64 beyond 2^53, as PyTorch's own casts). */
     bool ints = fx_dtype_category(dst->dtype) != FX_CAT_FLOAT &&
                 fx_dtype_category(src->dtype) != FX_CAT_FLOAT;
+    bool cplx = fx_dtype_is_complex(dst->dtype) || fx_dtype_is_complex(src->dtype);
     for (int64_t i = 0; i < numel; i++, walk_next(&w)) {
-        if (ints)
+        if (cplx) { /* both parts (a real source has imaginary part 0) */
+            double re, im;
+            fx_dtype_load_c(src->dtype, s, w.off[1], &re, &im);
+            fx_dtype_store_c(dst->dtype, d, w.off[0], re, im);
+        } else if (ints)
             fx_dtype_store_i64(dst->dtype, d, w.off[0], fx_dtype_load_i64(src->dtype, s, w.off[1]));
         else
             fx_dtype_store_f64(dst->dtype, d, w.off[0], fx_dtype_load_f64(src->dtype, s, w.off[1]));

@@ -211,6 +211,64 @@ T.test("elementwise ops against a naive per-element reference (broadcast, stride
   T.truthy(close(m, want, 1e-5), tostring(m - want))
 end)
 
+T.test("dot, mv and 1-d matmul (no conjugation) against sums of products", function()
+  local function dot(u, v)
+    local re, im = 0, 0
+    local up, vp = parts(u), parts(v)
+    for k = 1, #up do
+      re = re + up[k][1] * vp[k][1] - up[k][2] * vp[k][2]
+      im = im + up[k][1] * vp[k][2] + up[k][2] * vp[k][1]
+    end
+    return re, im
+  end
+  local re, im = dot(b, b) -- 0.1875 - 0.25i
+  local r = torch.dot(b, b):item()
+  T.near(r[1], re, 1e-6)
+  T.near(r[2], im, 1e-6)
+  T.eq(tostring(torch.mv(a, b)), "tensor([10.5000-4.j,  2.0000-11.j])") -- torch 1.13
+  T.eq(tostring(torch.matmul(b, a:t())), "tensor([10.5000-4.j,  2.0000-11.j])")
+  local r0 = torch.mv(d, b:cdouble())[0]:item()
+  local w0, w1 = dot(d[0], b:cdouble())
+  T.near(r0[1], w0, 1e-12)
+  T.near(r0[2], w1, 1e-12)
+  T.checkerr("expected m1 and m2 to have the same dtype, but got: c10::complex<float> != float",
+    torch.mm, a, f:t())
+end)
+
+T.test("cat, stack, repeat and advanced indexing keep both parts (torch 1.13 reprs)", function()
+  local z = torch.complex(torch.tensor{1.5, -2.25}, torch.tensor{0.5, 3.75})
+  T.eq(tostring(torch.cat({z, z:cdouble()})), "tensor([ 1.5000+0.5000j, -2.2500+3.7500j,  1.5000+0.5000j, -2.2500+3.7500j],\n       dtype=torch.complex128)")
+  T.eq(tostring(torch.cat({z:cdouble(), torch.tensor{7, 8}})), "tensor([ 1.5000+0.5000j, -2.2500+3.7500j,  7.0000+0.0000j,  8.0000+0.0000j],\n       dtype=torch.complex128)")
+  T.eq(tostring(torch.cat({z:cdouble():view(2, 1), z:cdouble():view(2, 1)}, 1)),
+    "tensor([[ 1.5000+0.5000j,  1.5000+0.5000j],\n        [-2.2500+3.7500j, -2.2500+3.7500j]], dtype=torch.complex128)")
+  T.eq(tostring(z[torch.tensor{1, 0, 1}]), "tensor([-2.2500+3.7500j,  1.5000+0.5000j, -2.2500+3.7500j])")
+  T.eq(tostring(z:cdouble()[torch.tensor{1, 0}]), "tensor([-2.2500+3.7500j,  1.5000+0.5000j], dtype=torch.complex128)")
+  T.eq(tostring(torch.stack({z, z}, 1):t()), "tensor([[ 1.5000+0.5000j, -2.2500+3.7500j],\n        [ 1.5000+0.5000j, -2.2500+3.7500j]])")
+  T.eq(tostring(z:view(2, 1)["repeat"](z:view(2, 1), 2, 2)), "tensor([[ 1.5000+0.5000j,  1.5000+0.5000j],\n" ..
+    "        [-2.2500+3.7500j, -2.2500+3.7500j],\n        [ 1.5000+0.5000j,  1.5000+0.5000j],\n" ..
+    "        [-2.2500+3.7500j, -2.2500+3.7500j]])")
+end)
+
+T.test("complex -> real copies warn as PyTorch does (UserWarning), once per site", function()
+  fxdb.warnings({clear = true})
+  local prev = fxdb.simplefilter("always")
+  local r = a:to(torch.float32)
+  T.eq(tostring(r), tostring(a.real))
+  local w = fxdb.warnings({clear = true})
+  T.eq(#w, 1)
+  T.eq(w[1].category, "UserWarning")
+  T.eq(w[1].message, "Casting complex values to real discards the imaginary part")
+  T.truthy(w[1].location:find("test_complex.lua", 1, true), w[1].location)
+  torch.zeros(2, 3):copy_(a)
+  T.eq(#fxdb.warnings({clear = true}), 1, "copy_")
+  local _ = a:to(torch.complex128) + a.real:float()
+  T.eq(#fxdb.warnings({clear = true}), 0, "no warning without a complex -> real cast")
+  fxdb.simplefilter("error")
+  local e = T.checkerr("Casting complex values to real discards the imaginary part", function() return a:float() end)
+  T.eq(e.kind, "warning")
+  fxdb.simplefilter(prev)
+end)
+
 T.test("in-place ops, views written through, dtypes of the results", function()
   local z = a:clone()
   z:mul_(b)

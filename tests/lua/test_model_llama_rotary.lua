@@ -5,7 +5,8 @@
 -- (view_as_complex of a [..., d/2, 2] reshape), multiplied by the table, viewed back
 -- (view_as_real) and flattened. Checked in both modes: the signature, the op pattern torch 2.5
 -- records, the numbers against eager and against the real-valued rotation (cos / sin) over
--- several positions; and a complex buffer mutated in forward is a BUFFER_MUTATION.
+-- several positions, with the sequence length static and dynamic; and a complex buffer mutated
+-- in forward is a BUFFER_MUTATION.
 local P = dofile("tests/peer/peer.lua")
 local T = P.T
 
@@ -167,6 +168,36 @@ P.modes(function(strict, mode)
         T.truthy(P.same(q, (m(x, pos))), "eager, position " .. pos)
       end
     end)
+end)
+
+-- The prefill length as a dynamic dim: the rotary table is sliced with the symbolic seqlen
+-- (narrow, as `freqs_cis[0:seqlen]`), view_as_complex / view_as_real keep s0 in their shapes.
+local RotaryDyn = Rotary:extend("RotaryDyn")
+function RotaryDyn:forward(x)
+  local bsz, seqlen = x.shape[1], x.shape[2]
+  local xq = self.wq(x):view(bsz, seqlen, n_heads, head_dim)
+  local xk = self.wk(x):view(bsz, seqlen, n_heads, head_dim)
+  return apply_rotary_emb(xq, xk, self.freqs_cis:narrow(0, 0, seqlen))
+end
+
+P.modes(function(strict, mode)
+  T.test("llama rotary with a dynamic sequence length, " .. mode, function()
+    local m = RotaryDyn()
+    local seq = torch.export.Dim("seq", {min = 2, max = 16})
+    local ep = torch.export.export(m, {token_batch(0, 4)}, {strict = strict, dynamic_shapes = {x = {[1] = seq}}})
+    local g = tostring(ep)
+    T.truthy(g:find('view_as_complex: "c64[1, s0, 2, 2]"', 1, true), g)
+    T.truthy(g:find('view_as_real: "f32[1, s0, 2, 2, 2]"', 1, true), g)
+    T.truthy(g:find("Range constraints: {s0: VR[2, 16]}", 1, true), g)
+    for _, len in ipairs{2, 5, 9} do
+      local x = token_batch(len, len)
+      local r = fxdb.run(ep, {x})
+      local qe = m(x)
+      T.truthy(P.same(r.outputs[1], qe), "seqlen " .. len)
+      local qv = m.wq(x):view(1, len, n_heads, head_dim)
+      T.truthy(close(r.outputs[1], rotary_real(qv, 0)), "real rotation, seqlen " .. len)
+    end
+  end)
 end)
 
 -- A complex buffer turned in place every step (a phase accumulator): BUFFER_MUTATION.
