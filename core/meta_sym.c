@@ -1207,6 +1207,9 @@ static sym_rule rule_of(const fx_opdef *op) {
 /* Composites that pass symbolic values through unchanged, or were written for them. */
 static bool composite_symbolic(fx_op_id id) {
     switch (id) {
+    case FX_OP_REAL:
+    case FX_OP_IMAG:
+    case FX_OP_CONJ:
     case FX_OP_CONTIGUOUS:
     case FX_OP_RESHAPE:
     case FX_OP_NARROW:

@@ -379,6 +379,26 @@ P.modes(function(strict, mode)
   end)
 end)
 
+T.test("dynamic shapes: complex / real / imag / conj / abs keep the symbolic dim", function()
+  local D = nn.Module:extend("ComplexDyn")
+  function D:forward(x)
+    local z = torch.complex(x, x * 2)
+    return z.real + z.imag, z:conj():abs()
+  end
+  local b = torch.export.Dim("b", {min = 2, max = 10})
+  local ep = torch.export.export(D(), {torch.ones(4, 3)}, {dynamic_shapes = {x = {[0] = b}}})
+  local g = tostring(ep)
+  T.truthy(g:find('complex_1: "c64[s0, 3]" = torch.ops.aten.complex.default(x, mul)', 1, true), g)
+  T.truthy(g:find('select_1: "f32[s0, 3]" = torch.ops.aten.select.int(view_as_real_1, 2, 1)', 1, true), g)
+  T.truthy(g:find('abs_1: "f32[s0, 3]" = torch.ops.aten.abs.default(conj_physical)', 1, true), g)
+  for _, n in ipairs{2, 7} do
+    local x = torch.randn(n, 3)
+    local r = fxdb.run(ep, {x})
+    T.truthy(P.same(r.outputs[1], x * 3), "real + imag, " .. n .. " rows")
+    T.truthy(close(r.outputs[2], x:abs() * math.sqrt(5)), "abs, " .. n .. " rows")
+  end
+end)
+
 T.test("safetensors: complex64 as C64 round trip; complex128 refused", function()
   local path = os.tmpname()
   torch.save_safetensors({z = a, w = f}, path)
