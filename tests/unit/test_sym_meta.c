@@ -329,6 +329,12 @@ static const char *const cases[] = {
     "conv1d|xt|cw|_|L[i2]|L[i1]",
     "conv1d|xt|cw|_|L[i1]|L[i2]|L[i2]",
     "conv1d.padding|xt|cw|_|L[i1]|s:same",
+    "index_put|x|L[ix]|r",
+    "index_put|x|L[m]|r",
+    "index_put|x|L[N,ix]|c",
+    "scatter.src|x|i0|ixs|x",
+    "scatter_add|x|i1|ixs|x",
+    "select.int|x|i0|i3",
     "sdpa_skip",
 };
 
