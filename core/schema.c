@@ -56,8 +56,10 @@ static int read_type(reader *r, fx_argtype *ty, bool *opt, bool *elem_opt, int *
     int rc = read_ident(r, name, sizeof name);
     if (rc) return rc;
     *ty = FX_TY_ANY;
+    bool known = !strcmp(name, "Any");
     for (size_t i = 0; i < sizeof k_types / sizeof k_types[0]; i++)
-        if (!strcmp(name, k_types[i].name)) *ty = k_types[i].ty;
+        if (!strcmp(name, k_types[i].name)) *ty = k_types[i].ty, known = true;
+    if (!known) return fail(r, "unknown type name"); /* torch: "Unknown type name 'Foo'" */
     *opt = *elem_opt = false;
     *list_len = 0;
     *alias = 0;
@@ -96,6 +98,8 @@ static int read_default(reader *r, fx_arg_schema *a) {
     }
     size_t n = (size_t)(r->p - start);
     char text[64];
+    while (n && isspace((unsigned char)start[n - 1])) n--;
+    if (!n) return fail(r, "expected a default value");
     if (n >= sizeof text) return fail(r, "default too long");
     memcpy(text, start, n);
     text[n] = 0;

@@ -21,18 +21,19 @@ local KEYS = {
 }
 
 -- "mylib::foo" or "mylib::foo.overload" -> ns, name, overload
-local function split_qualname(qualname, fname)
+local function split_qualname(qualname, fname, level)
+  level = level or 3
   if type(qualname) ~= "string" then
-    error(("bad argument #1 to '%s' (string expected, got %s)"):format(fname, type(qualname)), 3)
+    error(("bad argument #1 to '%s' (string expected, got %s)"):format(fname, type(qualname)), level)
   end
   local ns, rest = qualname:match("^([%a_][%w_]*)::(.+)$")
   if not ns then
-    error(("%s: expected a qualname like \"mylib::foo\", got \"%s\""):format(fname, qualname), 3)
+    error(("%s: expected a qualname like \"mylib::foo\", got \"%s\""):format(fname, qualname), level)
   end
   local name, ov = rest:match("^([%a_][%w_]*)%.([%a_][%w_]*)$")
   if not name then name, ov = rest:match("^([%a_][%w_]*)$"), "default" end
   if not name then
-    error(("%s: \"%s\" is not a valid operator name"):format(fname, qualname), 3)
+    error(("%s: \"%s\" is not a valid operator name"):format(fname, qualname), level)
   end
   return ns, name, ov
 end
@@ -74,13 +75,14 @@ local function add_overload(ns, name, ov, target)
   table.insert(p._overloads, ov)
 end
 
-local function entry(qualname, fname)
-  local ns, name, ov = split_qualname(qualname, fname)
+local function entry(qualname, fname, level)
+  level = level or 3
+  local ns, name, ov = split_qualname(qualname, fname, level + 1)
   local target = ns .. "." .. name .. "." .. ov
   local e = impls[target]
   if not e then
     error(("%s: operator %s::%s does not exist: define it first (torch.library.define)")
-      :format(fname, ns, name .. (ov ~= "default" and "." .. ov or "")), 3)
+      :format(fname, ns, name .. (ov ~= "default" and "." .. ov or "")), level)
   end
   return e, target
 end
@@ -99,7 +101,7 @@ function L.define(qualname, schema)
 end
 
 local function set_impl(qualname, key, fn, fname)
-  local e, target = entry(qualname, fname)
+  local e, target = entry(qualname, fname, 4)
   if type(fn) ~= "function" then
     error(("bad argument to '%s' (function expected, got %s)"):format(fname, type(fn)), 3)
   end
@@ -117,6 +119,7 @@ function L.impl(qualname, types, fn)
         .. "CompositeExplicitAutograd, CompositeImplicitAutograd, Meta)"):format(tostring(t)), 2)
     end
   end
+  entry(qualname, "impl", 3) -- an undefined op is named at the caller's line
   local function reg(f)
     for _, t in ipairs(list) do set_impl(qualname, KEYS[t], f, "impl") end
     return f
@@ -152,7 +155,8 @@ function L.custom_op(qualname, fn, opts)
   set_impl(qualname, "CompositeExplicitAutograd", fn, "custom_op")
   if opts.mutates_args ~= nil and opts.mutates_args ~= "unknown" then
     local marked = {}
-    for a in opts.schema:gmatch("Tensor%??%(%a+!%)%s+([%w_]+)") do marked[a] = true end
+    -- Tensor(a!) x, Tensor(a!)? x, Tensor(a!)[] xs
+    for a in opts.schema:gmatch("Tensor%(%a+!%)[%?%[%]%d]*%s+([%w_]+)") do marked[a] = true end
     for _, a in ipairs(opts.mutates_args) do
       if not marked[a] then
         error(("custom_op: mutates_args names '%s' but the schema does not mark it Tensor(a!)")
@@ -208,6 +212,9 @@ function L.Library(ns, kind)
   if type(ns) ~= "string" then error("bad argument #1 to 'Library' (string expected)", 2) end
   local lib = {ns = ns, kind = kind}
   function lib.define(self, schema)
+    if type(schema) ~= "string" then
+      error("bad argument #1 to 'define' (schema string expected, got " .. type(schema) .. ")", 2)
+    end
     local name, ov, rest = schema:match("^%s*([%a_][%w_]*)%.([%a_][%w_]*)(%b().*)$")
     if not name then
       name, rest = schema:match("^%s*([%a_][%w_]*)(%b().*)$")

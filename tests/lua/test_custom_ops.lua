@@ -415,4 +415,35 @@ T.test("errors: schema, duplicates, undeclared writes, missing fake, missing ker
   T.checkerr("return 1", torch.ops.mylib.badret, torch.ones(1))
 end)
 
+T.test("review: bad schemas, undefined ops and mutable optional / list arguments", function()
+  -- torch's schema parser: "Unknown type name 'Foo'"; a default needs a value
+  T.checkerr("unknown type name", torch.library.define, "rvlib::u", "(Foo x) -> Tensor")
+  T.checkerr("expected a default value", torch.library.define, "rvlib::d", "(Tensor x, int y=) -> Tensor")
+  T.eq(rawget(torch.ops, "rvlib"), nil)
+  -- an undefined op is named at the caller's line, not inside the library
+  local here = debug.getinfo(1, "S").short_src
+  local e = T.checkerr("operator rvlib::zz does not exist", function()
+    torch.library.impl("rvlib::zz", "cpu", function() end)
+  end)
+  T.truthy(tostring(e):find(here, 1, true), tostring(e))
+  e = T.checkerr("operator rvlib::zz does not exist", function()
+    torch.library.register_fake("rvlib::zz", function() end)
+  end)
+  T.truthy(tostring(e):find(here, 1, true), tostring(e))
+  T.checkerr("schema string expected, got number", function()
+    torch.library.Library("rvlib", "FRAGMENT"):define(5)
+  end)
+  -- mutates_args over Tensor(a!)? and Tensor(a!)[] arguments (torch's custom_op accepts both)
+  local inc = torch.library.custom_op("rvlib::inc_opt", function(x, y) if x then x:add_(y) end end,
+    {schema = "(Tensor(a!)? x, Tensor y) -> ()", mutates_args = {"x"}})
+  local t = torch.zeros(2)
+  inc(t, torch.ones(2))
+  T.eq(t:sum():item(), 2)
+  local incs = torch.library.custom_op("rvlib::inc_list", function(xs) for _, x in ipairs(xs) do x:add_(1) end end,
+    {schema = "(Tensor(a!)[] xs) -> ()", mutates_args = {"xs"}})
+  local a, b = torch.zeros(2), torch.zeros(3)
+  incs({a, b})
+  T.eq(a:sum():item() + b:sum():item(), 5)
+end)
+
 T.done()
