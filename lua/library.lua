@@ -192,7 +192,7 @@ end
 -- nil/false unregisters. Follows torch/_higher_order_ops/effects.py (torch 2.5).
 function L._register_effectful_op(op, effect)
   local name = type(op) == "table" and op._qualname or op
-  if type(op) == "userdata" or (type(op) == "table" and not op._qualname) then name = tostring(op) end
+  if type(op) == "userdata" then name = tostring(op) end
   if type(name) ~= "string" then
     error("bad argument #1 to '_register_effectful_op' (op or qualname expected, got " .. type(op) .. ")", 2)
   end
@@ -202,6 +202,14 @@ function L._register_effectful_op(op, effect)
   local ok, target = pcall(fxdb._library_set_effectful, name, effect ~= false)
   if not ok then
     error("_register_effectful_op: there is no op " .. name, 2)
+  end
+  -- torch asserts not has_aliasing(op): an op that mutates or aliases an argument cannot carry
+  -- an effect token (its schema has Tensor(a) / Tensor(a!))
+  local ovl = fxdb._op_overload(target)
+  if effect ~= false and ovl.schema:find("Tensor%(%a") then
+    fxdb._library_set_effectful(name, false)
+    error("_register_effectful_op: " .. target .. " has aliasing annotations in its schema ("
+      .. ovl.schema .. "); only ops that neither mutate nor alias their arguments can be effectful", 2)
   end
   return target
 end

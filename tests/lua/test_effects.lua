@@ -103,6 +103,11 @@ end)
 T.test("effectful ops: errors and an unregistered op", function()
   T.checkerr("there is no op efx::nope", torch.library._register_effectful_op, "efx::nope")
   T.checkerr("unknown effect type 'UNORDERED'", torch.library._register_effectful_op, "efx::log", "UNORDERED")
+  -- torch asserts not has_aliasing(op): mutating / aliasing ops cannot carry a token
+  torch.library.define("efx::mut", "(Tensor(a!) x) -> ()")
+  T.checkerr("has aliasing annotations", torch.library._register_effectful_op, "efx::mut")
+  T.checkerr("has aliasing annotations", torch.library._register_effectful_op, "aten::add_.Tensor")
+  T.checkerr("op or qualname expected, got table", torch.library._register_effectful_op, {})
   -- unregistering: the op is an ordinary node again, no token
   torch.library.define("efx::plain", "(Tensor x) -> Tensor")
   torch.library.impl("efx::plain", "cpu", function(x) return x + 1 end)
