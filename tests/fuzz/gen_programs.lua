@@ -28,6 +28,7 @@ local F = {notes = {}}
 
 local N, SEED, VERBOSE, KEEP_GOING, SHOW, STATS = 100, 1, false, false, nil, nil
 local DYNAMIC = false
+local CUSTOM = nil -- tests/fuzz/gen_custom_ops.lua when --custom-ops
 do
   local pos = {}
   local i = 1
@@ -37,6 +38,8 @@ do
     elseif a == "--stats" then STATS = {}
     elseif a == "--keep-going" then KEEP_GOING = true
     elseif a == "--dynamic" then DYNAMIC = true
+    elseif a == "--custom-ops" then
+      CUSTOM = dofile((debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "") .. "gen_custom_ops.lua")
     elseif a == "--show" then i = i + 1; SHOW = tonumber(arg[i])
     else pos[#pos + 1] = tonumber(a) end
     i = i + 1
@@ -159,6 +162,7 @@ local function program_source(p, opts)
   opts = opts or {}
   local L = {}
   L[#L + 1] = "-- fuzz program, seed " .. tostring(p.seed)
+  if p.custom_ops and next(p.custom_ops) then L[#L + 1] = CUSTOM.prelude(p.custom_ops) end
   local sub = false
   for _, b in ipairs(p.buffers) do
     if b.name:find(".", 1, true) then
@@ -218,7 +222,8 @@ end
 
 local function new_gen(seed)
   math.randomseed(seed)
-  local g = setmetatable({seed = seed, p = {seed = seed, buffers = {}, inputs = {}, stmts = {}, rets = {}},
+  local g = setmetatable({seed = seed, p = {seed = seed, buffers = {}, inputs = {}, stmts = {}, rets = {},
+                                            custom_ops = CUSTOM and {}},
                           vars = {}, nlocal = 0, gens = {}}, Gen)
   for i = 1, R.int(1, 3) do
     local s = random_shape()
@@ -747,7 +752,8 @@ local function generate(seed)
     tries = tries + 1
     local r = math.random()
     local stmt, var
-    if r < 0.35 then stmt, var = g:view_stmt()
+    if CUSTOM and R.chance(0.3) then stmt, var = CUSTOM.stmt(g, {R = R, broadcasts_to = broadcasts_to})
+    elseif r < 0.35 then stmt, var = g:view_stmt()
     elseif r < 0.75 then stmt = g:inplace_stmt()
     elseif r < 0.82 then stmt, var = g:functional_stmt()
     elseif r < 0.87 then stmt, var = g:subcall_stmt()
@@ -812,7 +818,9 @@ local function eager_reference(Fuzz, inputs, p)
   local calls = {}
   for c = 1, 2 do
     local args = clone_list(inputs)
+    fuzz_log = {}
     local res = table.pack(pcall(m, table.unpack(args)))
+    local log = fuzz_log
     if not res[1] then
       -- the first call may leave state the program cannot run on again (a buffer reassigned
       -- with other strides, then viewed): the first call is all there is to compare
@@ -826,7 +834,7 @@ local function eager_reference(Fuzz, inputs, p)
       if not torch.is_tensor(res[i]) then error("output " .. (i - 1) .. " is not a tensor") end
       outs[i] = res[i]:clone()
     end
-    calls[c] = {outs = outs, inputs = clone_list(args), buffers = buffers_of(m, p)}
+    calls[c] = {outs = outs, inputs = clone_list(args), buffers = buffers_of(m, p), log = CUSTOM and log}
     -- a buffer rebound to a tensor of other strides (`self.b = self.b:transpose(0, 1)`, or a
     -- clone of such a view) changes what the next eager call's reshape does (a copy instead of
     -- a view), while the program was traced with the original layout and the unlifted module
@@ -874,7 +882,9 @@ end
 -- buffer / input values (an unmutated buffer or input must be unchanged in eager too).
 local function check_run(stage, ep, p, inputs, initial, ref)
   local args = clone_list(inputs)
+  fuzz_log = {}
   local r = fxdb.run(ep, args)
+  if ref.log then CUSTOM.compare_log(fail, stage, fuzz_log, ref.log) end
   compare_outputs(stage, r.outputs, ref.outs)
   for i, x in ipairs(p.inputs) do
     expect(stage, args[i], inputs[i], "fxdb.run changed its argument " .. x.name)
@@ -902,7 +912,9 @@ local function check_module(stage, mod, p, inputs, calls)
   end
   for c = 1, ncalls do
     local args = clone_list(inputs)
+    fuzz_log = {}
     local res = table.pack(mod(table.unpack(args)))
+    if calls[c].log then CUSTOM.compare_log(fail, stage .. " call " .. c, fuzz_log, calls[c].log) end
     local outs = {}
     for i = 1, res.n do outs[i] = res[i] end
     compare_call(stage .. " call " .. c, outs, args, function(name) return mod[name] end, calls[c], p)
@@ -967,6 +979,20 @@ local function check(p)
         if not okx then
           if type(ex) == "table" and ex.fuzz_fail then error(ex, 0) end
           fail(mode .. ": reinplaced", tostring(ex))
+        end
+      end
+      if CUSTOM and strict and next(p.custom_ops) then
+        -- auto_functionalized_v2 (the option): the same numbers, exported, unlifted, reinplaced
+        okx, ex = pcall(function()
+          local ep2 = torch.export.export(Fuzz(), clone_list(inputs), {auto_functionalized_v2 = true})
+          check_run(mode .. ": v2 fxdb.run", ep2, p, inputs, initial, calls[1])
+          check_module(mode .. ": v2 unlifted", ep2:module(), p, inputs, calls)
+          local re = fxdb.reinplace(ep2)
+          check_module(mode .. ": v2 reinplaced", re.module and re:module() or re, p, inputs, calls)
+        end)
+        if not okx then
+          if type(ex) == "table" and ex.fuzz_fail then error(ex, 0) end
+          fail(mode .. ": auto_functionalized_v2", tostring(ex))
         end
       end
       do
@@ -1126,7 +1152,8 @@ end
 -- ==== shrinking ========================================================================================
 
 local function copy_program(p)
-  local q = {seed = p.seed, buffers = p.buffers, inputs = p.inputs, stmts = {}, rets = {}}
+  local q = {seed = p.seed, buffers = p.buffers, inputs = p.inputs, stmts = {}, rets = {},
+             custom_ops = p.custom_ops}
   for i, s in ipairs(p.stmts) do q.stmts[i] = s end
   for i, r in ipairs(p.rets) do q.rets[i] = r end
   return q
@@ -1179,6 +1206,7 @@ for seed = SEED, SEED + N - 1 do
     for _, stmt in ipairs(p.stmts) do
       local text = stmt.lhs and stmt.rhs or stmt.text
       for m in text:gmatch(":([%a_]+)%(") do STATS[m] = (STATS[m] or 0) + 1 end
+      for m in text:gmatch("torch%.ops%.(%a+%.[%a_]+)%(") do STATS[m] = (STATS[m] or 0) + 1 end
       if not stmt.lhs and text:match("^[%w_.]+%[.-%] = ") then
         local kind = text:match("torch%.tensor%({[^}]*}, torch%.int") and "setitem (int index)" or
           (text:match("torch%.tensor%({[tf]") and "setitem (bool mask)" or "setitem (basic)")
