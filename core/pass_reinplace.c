@@ -374,8 +374,13 @@ int fx_pass_reinplace_explain(fx_graph *g, int *count, fx_strbuf *why, fx_err *e
     fx_node **afs = naf ? fx_calloc((size_t)naf, sizeof *afs) : NULL;
     if (naf && !afs) return fx_err_setf(err, FX_ENOMEM, "out of memory");
     naf = 0;
-    for (fx_node *n = fx_graph_first(g); n; n = n->next)
-        if (fx_hop_wrapped_op(n, &first) && first == 1) afs[naf++] = n;
+    for (fx_node *n = fx_graph_first(g); n; n = n->next) {
+        const fx_opdef *w = fx_hop_wrapped_op(n, &first);
+        if (w && first == 1) afs[naf++] = n;
+        else if (w && why && !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED_V2))
+            fx_strbuf_appendf(why, "auto_functionalized_v2 (%s): left as is (fxdb re-inplaces v1 nodes only; "
+                              "v2 runs the op on clones of its bases)\n", w->target);
+    }
     for (int i = 0; i < naf; i++) {
         int rc = rewrite_auto_functionalized(g, afs[i], &done, why, err);
         if (rc) {

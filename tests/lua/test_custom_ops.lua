@@ -325,6 +325,9 @@ T.test("auto_functionalized_v2 (export option): bases, view information, numbers
     T.eq(fxdb._max_abs_diff(re(v), want), 0, "reinplaced, step " .. step)
   end
   T.eq(fxdb._max_abs_diff(gm.cache, eager.cache), 0)
+  -- :info reinplace says why each v2 node stayed
+  local _, n = re.reinplace_notes:gsub("auto_functionalized_v2 %(mylib.update_cache.default%): left as is", "")
+  T.eq(n, 3, re.reinplace_notes)
 end)
 
 T.test("debugger: a breakpoint on a mutating custom op stops there in a functional export", function()
