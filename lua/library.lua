@@ -218,6 +218,9 @@ end
 -- lib:impl(name, fn, key).
 function L.Library(ns, kind)
   if type(ns) ~= "string" then error("bad argument #1 to 'Library' (string expected)", 2) end
+  if kind ~= nil and kind ~= "DEF" and kind ~= "IMPL" and kind ~= "FRAGMENT" then
+    error("Library: Unsupported kind: " .. tostring(kind) .. " (DEF, IMPL or FRAGMENT)", 2) -- torch's ValueError
+  end
   local lib = {ns = ns, kind = kind}
   function lib.define(self, schema)
     if type(schema) ~= "string" then

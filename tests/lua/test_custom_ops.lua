@@ -436,6 +436,7 @@ T.test("review: bad schemas, undefined ops and mutable optional / list arguments
   T.checkerr("schema string expected, got number", function()
     torch.library.Library("rvlib", "FRAGMENT"):define(5)
   end)
+  T.checkerr("Unsupported kind: BAD", torch.library.Library, "rvlib", "BAD")
   -- mutates_args over Tensor(a!)? and Tensor(a!)[] arguments (torch's custom_op accepts both)
   local inc = torch.library.custom_op("rvlib::inc_opt", function(x, y) if x then x:add_(y) end end,
     {schema = "(Tensor(a!)? x, Tensor y) -> ()", mutates_args = {"x"}})
