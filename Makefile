@@ -10,7 +10,8 @@
 #   make bench      benchmarks under bench/ (tables, not tests)
 #   make bench-deps install python3-torch (torch 1.13) for the benchmarks' anchor columns
 #   make fuzz-programs N=10000 [SEED=1]   the differential random-program tester (tests/fuzz/)
-#   make fuzz-load [FUZZ_SECS=600]   libFuzzer over the PT2 archive loader (clang; build-fuzz/)
+#   make fuzz [FUZZ_SECS=600]   libFuzzer over safetensors, the REPL's line entry and the PT2
+#                   loader (clang; build-fuzz/); make fuzz-load runs the loader alone
 #   make check-layers   the include rule (docs/ARCHITECTURE.md) and acyclic files in repl/
 #   make format-check   clang-format 14 dry run
 #
@@ -134,27 +135,31 @@ $(BUILD)/viz/assets.o: $(BUILD)/viz/assets.c
 
 # --- dependencies -------------------------------------------------------------------------------
 DEBS := liblua5.4-dev libgraphviz-dev graphviz libopenblas-dev libedit-dev libcjson-dev \
-        libzip-dev libfp16-dev libcmocka-dev xxd pkg-config gcc make tmux chromium valgrind
+        libzip-dev libfp16-dev libcmocka-dev xxd pkg-config gcc make tmux chromium valgrind \
+        clang libclang-rt-14-dev libomp-dev
 # npm only where no npm is installed: machines whose Node.js comes from NodeSource ship npm inside
 # their nodejs package, which conflicts with Debian's npm (apt-get would refuse the whole list).
 DEBS += $(if $(shell command -v npm 2>/dev/null),,npm)
+# true when every package of DEBS is in place (libFuzzer: clang's runtime folder; libomp for -fopenmp)
+DEPS_PRESENT = pkg-config --exists $(PKGS) && [ -f /usr/include/fp16.h ] && command -v xxd >/dev/null \
+    && command -v dot >/dev/null && command -v tmux >/dev/null && command -v npm >/dev/null \
+    && command -v chromium >/dev/null && command -v valgrind >/dev/null && command -v clang >/dev/null \
+    && [ -f "$$(clang --print-runtime-dir)/libclang_rt.fuzzer-x86_64.a" ] \
+    && ls /usr/lib/llvm-*/lib/libomp.so >/dev/null 2>&1
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 deps:
-	@if pkg-config --exists $(PKGS) && [ -f /usr/include/fp16.h ] && command -v xxd >/dev/null \
-	    && command -v dot >/dev/null && command -v tmux >/dev/null && command -v npm >/dev/null \
-	    && command -v chromium >/dev/null; then echo "deps: all present"; else \
+	@if $(DEPS_PRESENT); then echo "deps: all present"; else \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(DEBS); fi
 need-deps:
-	@pkg-config --exists $(PKGS) && [ -f /usr/include/fp16.h ] && command -v xxd >/dev/null \
-	    && command -v dot >/dev/null && command -v tmux >/dev/null && command -v npm >/dev/null \
-	    && command -v chromium >/dev/null || $(MAKE) --no-print-directory deps
+	@$(DEPS_PRESENT) || $(MAKE) --no-print-directory deps
 
 # --- tests --------------------------------------------------------------------------------------
 test: need-deps
 	@$(MAKE) --no-print-directory all-tests-built
+	@$(MAKE) --no-print-directory fuzz-build
 	@$(MAKE) --no-print-directory check-layers
-	@tests/run_all.sh $(BUILD)
+	@FXDB_LIBFUZZER="$(FUZZ_BUILD) 60" tests/run_all.sh $(BUILD)
 
 all-tests-built: $(BUILD)/fxdb $(UNIT_BIN) $(VIZT_BIN)
 .PHONY: all-tests-built
@@ -207,21 +212,31 @@ fuzz-programs: need-deps
 	@$(BUILD)/fxdb tests/fuzz/gen_programs.lua $(or $(N),10000) $(or $(SEED),1) --keep-going
 .PHONY: fuzz-programs
 
-# libFuzzer over the PT2 loader (clang, ASan + UBSan, build-fuzz/): FUZZ_SECS seconds (default 600)
-# from a seed corpus of archives saved from the examples. Installs clang from Debian if missing.
+# libFuzzer (clang 14, ASan + UBSan, build-fuzz/): tests/fuzz/fuzz_{safetensors,repl,load}.c over
+# the safetensors reader, the REPL's line entry (tests/fuzz/fuzz_repl.c) and the PT2 loader.
+# `make fuzz` runs each FUZZ_SECS seconds (default 600) from its seeds (tests/fuzz/seeds/, and for
+# the loader archives saved by tests/pt2/make_corpus.lua) and prints executions and edges;
+# `make test` runs each for 60 s (tests/fuzz/libfuzzer.sh). `make fuzz-load` runs the loader alone.
+FUZZ_BUILD := build-fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-fuzz-load: need-deps
-	@command -v clang >/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends clang libomp-dev
-	@$(MAKE) --no-print-directory BUILD=build-fuzz CC=clang OPT=-O1 WERROR= \
-	    SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" build-fuzz/libfxpt2.a build-fuzz/libfxdb.a
-	clang -std=c11 -D_GNU_SOURCE -O1 -g -I. $(FUZZ_SAN) -fsanitize=fuzzer -fopenmp -o build-fuzz/fuzz_load \
-	    tests/fuzz/fuzz_load.c build-fuzz/libfxpt2.a build-fuzz/libfxdb.a \
-	    $(shell pkg-config --libs libzip libcjson openblas 2>/dev/null) -lm
+FUZZ_NAMES := safetensors repl load
+fuzz-build: need-deps
+	@$(MAKE) --no-print-directory BUILD=$(FUZZ_BUILD) CC=clang OPT=-O1 WERROR= \
+	    SAN="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" $(patsubst %,$(FUZZ_BUILD)/fuzz_%,$(FUZZ_NAMES))
 	@$(MAKE) --no-print-directory $(BUILD)/fxdb
-	@mkdir -p build-fuzz/corpus && $(BUILD)/fxdb tests/pt2/make_corpus.lua build-fuzz/corpus
-	build-fuzz/fuzz_load -max_total_time=$(or $(FUZZ_SECS),600) -max_len=65536 -rss_limit_mb=4096 \
-	    -print_final_stats=1 build-fuzz/corpus
-.PHONY: fuzz-load
+$(BUILD)/fuzz_safetensors: tests/fuzz/fuzz_safetensors.c $(BUILD)/libfxdb.a
+	$(CC) $(ALLCFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/libfxdb.a $(LDLIBS_CORE)
+$(BUILD)/fuzz_load: tests/fuzz/fuzz_load.c $(BUILD)/libfxpt2.a $(BUILD)/libfxdb.a
+	$(CC) $(ALLCFLAGS) -fsanitize=fuzzer -o $@ $< $(BUILD)/libfxpt2.a $(BUILD)/libfxdb.a $(LDLIBS_ALL)
+FUZZ_REPL_OBJ := $(filter-out $(BUILD)/repl/main.o $(BUILD)/repl/render_bind.o,$(REPL_OBJ))
+$(BUILD)/fuzz_repl: tests/fuzz/fuzz_repl.c $(FUZZ_REPL_OBJ) $(BUILD)/libfxlua.a $(BUILD)/libfxpt2.a $(BUILD)/libfxdb.a
+	$(CC) $(ALLCFLAGS) $(PKGCFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_REPL_OBJ) $(BUILD)/libfxlua.a \
+	    $(BUILD)/libfxpt2.a $(BUILD)/libfxdb.a $(LDLIBS_ALL) -lpthread
+fuzz: fuzz-build
+	@tests/fuzz/libfuzzer.sh $(BUILD) $(FUZZ_BUILD) $(or $(FUZZ_SECS),600) $(FUZZ_NAMES)
+fuzz-load: fuzz-build
+	@tests/fuzz/libfuzzer.sh $(BUILD) $(FUZZ_BUILD) $(or $(FUZZ_SECS),600) load
+.PHONY: fuzz fuzz-build fuzz-load
 
 check-layers:
 	@tests/check_layers.sh

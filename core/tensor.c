@@ -246,11 +246,13 @@ bool fx_tensor_is_contiguous(const fx_tensor *t) {
 }
 
 bool fx_tensor_has_internal_overlap(const fx_tensor *t) {
-    /* Same answer as PyTorch's has_internal_overlap: YES for a stride-0 dim of size > 1;
-     * otherwise sort dims by stride and check each stride exceeds the span of the smaller ones. */
+    /* Same answer as PyTorch's has_internal_overlap: NO for a tensor without elements (it is
+     * contiguous, whatever its strides); YES for a stride-0 dim of size > 1; otherwise sort dims
+     * by stride and check each stride exceeds the span of the smaller ones. */
     int idx[FX_MAX_DIMS], n = 0;
-    for (int d = 0; d < t->ndim; d++) {
+    for (int d = 0; d < t->ndim; d++)
         if (t->sizes[d] == 0) return false;
+    for (int d = 0; d < t->ndim; d++) {
         if (t->sizes[d] > 1) {
             if (t->strides[d] == 0) return true;
             idx[n++] = d;

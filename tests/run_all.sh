@@ -4,10 +4,11 @@
 # Suites: unit (C, cmocka), viz (Graphviz C tests), browser (the HTML viewer in headless
 # Chromium), lua (tests/lua + tests/seeds), golden (REPL transcripts, lessons among them), cli
 # (command-line options and exit codes), docs (links, the reference against the program), peer
-# (ExportDB ports), pt2 (PT2 archives: round trips, hand-built and malformed files), fuzz (1,000 random programs), pty (line editing in a real terminal; only when
-# tmux is installed). A suite that ends without its "N passed, N failed" line counts as one
-# failure. The last line is the total, "N passed, N failed"; the exit status is 1 when anything
-# failed.
+# (ExportDB ports), pt2 (PT2 archives: round trips, hand-built and malformed files), fuzz (1,000
+# random programs), libfuzzer (the libFuzzer targets a minute each; only under `make test`), pty
+# (line editing in a real terminal; only when tmux is installed). A suite that ends without its
+# "N passed, N failed" line counts as one failure. The last line is the total, "N passed,
+# N failed"; the exit status is 1 when anything failed.
 set -u
 
 build=${1:?usage: tests/run_all.sh BUILD}
@@ -50,6 +51,14 @@ run_suite docs "$here/docs/run.sh" "$build"
 run_suite peer "$here/peer/run.sh" "$build"
 run_suite pt2 "$here/pt2/run.sh" "$build"
 run_suite fuzz "$here/fuzz/run.sh" "$build"
+# FXDB_LIBFUZZER="FUZZBUILD SECS" (set by `make test`, after `make fuzz-build`): each libFuzzer
+# target runs SECS seconds (tests/fuzz/libfuzzer.sh)
+if [ -n "${FXDB_LIBFUZZER:-}" ]; then
+    read -r fuzz_build fuzz_secs <<<"$FXDB_LIBFUZZER"
+    run_suite libfuzzer "$here/fuzz/libfuzzer.sh" "$build" "$fuzz_build" "$fuzz_secs" safetensors repl load
+else
+    summary+=("libfuzzer: not run here (make test runs it; make fuzz runs it longer)")
+fi
 if command -v tmux >/dev/null 2>&1; then
     run_suite pty "$here/pty/test_pty.sh" "$build"
 else

@@ -257,10 +257,11 @@ void fx_layout_strides(int ndim, const int64_t *sizes, int n, const fx_tensor *c
         }
     }
 #undef IN_STRIDE
+    /* as PyTorch's contiguous strides, a dim of size 0 counts as 1: (2, 0, 3) -> (3, 3, 1) */
     int64_t next = 1;
     for (int i = 0; i < ndim; i++) {
         strides[perm[i]] = next;
-        next *= sizes[perm[i]];
+        next *= sizes[perm[i]] > 1 ? sizes[perm[i]] : 1;
     }
 }
 

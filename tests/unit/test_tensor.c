@@ -124,6 +124,11 @@ static void test_contiguity_and_overlap(void **state) {
     /* strides that step over each other overlap */
     t->strides[0] = 1, t->strides[2] = 1;
     assert_true(fx_tensor_has_internal_overlap(t));
+    /* no elements, no overlap, whatever the strides and wherever the 0 is (PyTorch: such a
+     * tensor is contiguous, so has_internal_overlap says NO) */
+    t->sizes[0] = 2, t->sizes[1] = 2, t->sizes[2] = 0;
+    t->strides[0] = 0, t->strides[1] = 0, t->strides[2] = 1;
+    assert_false(fx_tensor_has_internal_overlap(t));
     fx_tensor_release(t);
 }
 
