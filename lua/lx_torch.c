@@ -261,6 +261,16 @@ static int l_memory_stats(lua_State *L) {
     return 1;
 }
 
+/* torch._fail_alloc_at(n): makes core's n-th allocation from now fail, and every one after it
+ * (fx_alloc_fail_at, sticky); n <= 0 turns failing off. For the allocation-failure sweeps of the
+ * tests (tests/lua/test_oom_sweep.lua); single-threaded use only (torch.set_num_threads(1)).
+ * [-0, +0, e] */
+static int l_fail_alloc_at(lua_State *L) {
+    lua_Integer n = lx_checkinteger(L, 1);
+    fx_alloc_fail_at((int64_t)n, 1);
+    return 0;
+}
+
 /* torch.set_num_threads(n): the threads large kernels use (n >= 1), as PyTorch's intra-op
  * setting; torch.set_num_threads(0) returns to fxdb's automatic count, which uses idle CPUs only
  * (core/parallel.h).  [-0, +0, e] */
@@ -504,6 +514,7 @@ static const luaL_Reg torch_funcs[] = {
     {"initial_seed", l_initial_seed},
     {"_has_op", l_has_op},
     {"_memory_stats", l_memory_stats},
+    {"_fail_alloc_at", l_fail_alloc_at},
     {"set_default_device", l_set_default_device},
     {"_perf_counter", l_perf_counter},
     {"set_num_threads", l_set_num_threads},

@@ -175,11 +175,13 @@ KB_FN const char *kb_rec_str(const kb_rec *r) {
 /* ---- allocation-failure sweep ------------------------------------------------------------- */
 
 /* Runs fn with the N-th allocation failing (and every later one), for N = 1, 2, ... until a run
- * succeeds. Each failed run must report FX_ENOMEM and leave no block behind; returns how many
- * runs failed (at least one, or the sweep exercised nothing). fn returns FX_OK or the error. */
+ * succeeds (at most 100,000 points). Each failed run must report FX_ENOMEM and leave no block
+ * behind; returns how many runs failed (at least one, or the sweep exercised nothing), or -1
+ * (with the allocation named on stderr) when one leaked, gave another error or none succeeded.
+ * fn returns FX_OK or the error (its message in kb_err when it has one). */
 KB_FN int kb_oom_sweep(int (*fn)(void)) {
     int failures = 0;
-    for (int64_t n = 1; n < 10000; n++) {
+    for (int64_t n = 1; n < 100000; n++) {
         fx_alloc_stats before = fx_alloc_get_stats();
         fx_alloc_fail_at(n, 1);
         int rc = fn();

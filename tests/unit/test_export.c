@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "core/fx.h"
+#include "tests/unit/kb_util.h"
 
 static fx_tensor *tensor_f(fx_dtype dt, int n, const double *v) {
     int64_t size = n;
@@ -347,24 +348,11 @@ done:
 }
 
 /* Fails allocation N of the pipeline (and every later one), for every N until it succeeds: each
- * failed run must report FX_ENOMEM and leave no block behind. */
+ * failed run must report FX_ENOMEM and leave no block behind (kb_oom_sweep). */
 static void test_s1_pipeline_allocation_failures(void **state) {
     (void)state;
     assert_int_equal(s1_pipeline(), FX_OK);
-    int points = 0;
-    for (int64_t n = 1; n < 100000; n++) {
-        fx_alloc_stats before = fx_alloc_get_stats();
-        fx_alloc_fail_at(n, 1);
-        int rc = s1_pipeline();
-        fx_alloc_fail_at(0, 0);
-        fx_alloc_stats after = fx_alloc_get_stats();
-        if (after.live_blocks != before.live_blocks)
-            fail_msg("allocation %lld failing leaked %lld blocks", (long long)n,
-                     (long long)(after.live_blocks - before.live_blocks));
-        if (rc == FX_OK) break;
-        if (rc != FX_ENOMEM) fail_msg("allocation %lld failing gave %s", (long long)n, fx_status_name(rc));
-        points++;
-    }
+    int points = kb_oom_sweep(s1_pipeline);
     print_message("S1 pipeline: %d allocation points, each failed cleanly\n", points);
     assert_true(points > 100);
 }
