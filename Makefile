@@ -2,7 +2,8 @@
 #
 #   make            build build/fxdb (and the layer libraries)
 #   make deps       install the Debian packages fxdb needs (apt-get; sudo when not root); no-op when present
-#   make test       deps if missing, build, check-layers, then every test suite (unit, viz, lua, golden, seeds)
+#   make test       deps if missing, build, check-layers, then every test suite (unit, viz, lua, golden,
+#                   seeds, ...), libFuzzer a minute per target and valgrind (tests/run_all.sh)
 #   make demo       build and run the main job (examples/demo.lua)
 #   make asan       the whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   make debug      -O0 -g build in build-debug/
@@ -159,7 +160,7 @@ test: need-deps
 	@$(MAKE) --no-print-directory all-tests-built
 	@$(MAKE) --no-print-directory fuzz-build
 	@$(MAKE) --no-print-directory check-layers
-	@FXDB_LIBFUZZER="$(FUZZ_BUILD) 60" tests/run_all.sh $(BUILD)
+	@FXDB_LIBFUZZER="$(FUZZ_BUILD) 60" FXDB_VALGRIND=1 tests/run_all.sh $(BUILD)
 
 all-tests-built: $(BUILD)/fxdb $(UNIT_BIN) $(VIZT_BIN)
 .PHONY: all-tests-built
@@ -188,11 +189,10 @@ debug:
 
 # libgomp's and OpenBLAS's thread pools live until exit: tests/valgrind.supp names them, and only
 # them. REPL transcripts count definite leaks only (Lua's own allocator pools are "possibly lost").
-VALGRIND_CMD := valgrind -q --error-exitcode=99 --leak-check=full --suppressions=tests/valgrind.supp
+# `make test` runs it too (tests/run_valgrind.sh).
 valgrind: need-deps
 	@$(MAKE) --no-print-directory all-tests-built
-	@VALGRIND="$(VALGRIND_CMD)" tests/run_unit.sh $(BUILD)
-	@VALGRIND="$(VALGRIND_CMD) --errors-for-leak-kinds=definite" tests/run_golden.sh $(BUILD)
+	@tests/run_valgrind.sh $(BUILD)
 
 # torch 1.13 from Debian: the anchors of the export and dispatch tables (bench/run.sh measures
 # it in the same run when present; the tables print without it)

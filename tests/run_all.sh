@@ -5,7 +5,8 @@
 # Chromium), lua (tests/lua + tests/seeds), golden (REPL transcripts, lessons among them), cli
 # (command-line options and exit codes), docs (links, the reference against the program), peer
 # (ExportDB ports), pt2 (PT2 archives: round trips, hand-built and malformed files), fuzz (1,000
-# random programs), libfuzzer (the libFuzzer targets a minute each; only under `make test`), pty
+# random programs), libfuzzer (the libFuzzer targets a minute each) and valgrind (unit tests and
+# REPL transcripts under memcheck), both only under `make test`, pty
 # (line editing in a real terminal; only when tmux is installed). A suite that ends without its
 # "N passed, N failed" line counts as one failure. The last line is the total, "N passed,
 # N failed"; the exit status is 1 when anything failed.
@@ -58,6 +59,12 @@ if [ -n "${FXDB_LIBFUZZER:-}" ]; then
     run_suite libfuzzer "$here/fuzz/libfuzzer.sh" "$build" "$fuzz_build" "$fuzz_secs" safetensors repl load
 else
     summary+=("libfuzzer: not run here (make test runs it; make fuzz runs it longer)")
+fi
+# FXDB_VALGRIND=1 (set by `make test`): the unit tests and REPL transcripts again under valgrind
+if [ -n "${FXDB_VALGRIND:-}" ]; then
+    run_suite valgrind "$here/run_valgrind.sh" "$build"
+else
+    summary+=("valgrind: not run here (make test and make valgrind run it)")
 fi
 if command -v tmux >/dev/null 2>&1; then
     run_suite pty "$here/pty/test_pty.sh" "$build"
