@@ -5,12 +5,14 @@
 # Every unit test binary (tests/run_unit.sh) runs with full leak checking; the REPL transcripts
 # (tests/run_golden.sh) count definite leaks only (Lua's own allocator pools show as "possibly
 # lost"). tests/valgrind.supp names libgomp's and OpenBLAS's thread pools, which live until exit,
-# and nothing else. A valgrind error fails the test it happens in (exit status 99). Ends with
+# and nothing else. Processes forked to lay out graphs (viz/viz_render.c) end with _exit and are
+# not checked (--child-silent-after-fork). A valgrind error fails the test it happens in (exit
+# status 99). Ends with
 # "valgrind: N passed, N failed" over both runners; exits 1 when anything failed.
 set -u
 
 build=${1:?usage: tests/run_valgrind.sh BUILD}
-vg="valgrind -q --error-exitcode=99 --leak-check=full --suppressions=tests/valgrind.supp"
+vg="valgrind -q --error-exitcode=99 --leak-check=full --child-silent-after-fork=yes --suppressions=tests/valgrind.supp"
 if ! command -v valgrind >/dev/null 2>&1; then
     echo "valgrind: not installed (make deps installs it)"
     echo "valgrind: 0 passed, 1 failed"

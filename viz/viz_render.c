@@ -3,6 +3,7 @@
  * gvFreeLayout -> agclose; the GVC_t lives until fxviz_shutdown (gvFreeContext). Graphviz's
  * messages never reach stderr: they go through agseterrf into a buffer and come back in fx_err. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -148,7 +149,16 @@ int vz_run_child(vz_job fn, void *ctx, const char *what, bool progress, fx_err *
             setrlimit(RLIMIT_STACK, &rl);
         }
         close(fds[0]);
+        /* stdin's file offset is shared with the parent: should anything in the child end it
+         * through exit() (which syncs a read stream's offset back to what stdio consumed), the
+         * REPL reading a script on stdin would read lines twice */
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) {
+            dup2(devnull, STDIN_FILENO);
+            close(devnull);
+        }
         fx_err cerr;
+        memset(&cerr, 0, sizeof cerr); /* all of it goes down the pipe, message tail included */
         fx_err_clear(&cerr);
         fn(ctx, &cerr);
         vz_write_all(fds[1], &cerr, sizeof cerr);
