@@ -621,6 +621,35 @@ static int rule_view_as_complex(fx_opctx *ctx, const fx_ivalue *a, const fx_ival
     return set_geom(ctx, out_t(out, 0), &g);
 }
 
+/* The elements a geometry reaches: offset + sum((size - 1) * stride) + 1 (strides >= 0). */
+static fx_symint geom_extent(const sgeom *g) {
+    fx_symint e = fx_si_add(g->off, FX_SI(1));
+    for (int d = 0; d < g->nd; d++)
+        e = fx_si_add(e, fx_si_mul(fx_si_sub(g->sz[d], FX_SI(1)), g->st[d]));
+    return e;
+}
+
+/* as_strided's storage check (setStorage: "... out of bounds for storage of size N") made a guard
+ * when the sizes are symbolic: a view v of self must reach no further than self's storage. The
+ * storage's symbolic size is known only when self spans its storage exactly (an input, a fresh
+ * tensor): then v's extent <= self's extent is guarded, so the program refuses the sizes eager
+ * refuses. A view with an empty dim reaches nothing and needs no guard. */
+static int guard_in_storage(fx_opctx *ctx, const fx_tensor *self, const sgeom *v) {
+    sgeom s;
+    geom_of(self, &s);
+    for (int d = 0; d < v->nd; d++)
+        if (v->sz[d].hint <= 0 || v->st[d].hint < 0) return FX_OK;
+    for (int d = 0; d < s.nd; d++)
+        if (s.sz[d].hint <= 0 || s.st[d].hint < 0) return FX_OK;
+    fx_symint have = geom_extent(&s), need = geom_extent(v);
+    int64_t isz = (int64_t)fx_dtype_size(self->dtype);
+    if (!self->storage || have.hint * isz != self->storage->size_bytes) return FX_OK;
+    bool ok;
+    int rc = fx_si_cmp(FX_SYM_LE, need, have, &ok, ctx->err);
+    if (rc) return rc;
+    return ok ? FX_OK : SYM_SPECIALIZE;
+}
+
 static int rule_as_strided(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
     (void)h;
     const fx_tensor *self = arg_t(a, 0);
@@ -633,6 +662,7 @@ static int rule_as_strided(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h
     g.off = OFF(self);
     if (a[3].tag != FX_IV_NONE && a[3].tag != FX_IV_UNSET && !arg_si(&a[3], &g.off))
         return SYM_SPECIALIZE;
+    if ((rc = guard_in_storage(ctx, self, &g))) return rc;
     return set_geom(ctx, out_t(out, 0), &g);
 }
 

@@ -529,10 +529,10 @@ int fx_k_scatter_view(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (rc) return rc;
     bool whole = ctx->op->id == FX_OP_AS_STRIDED_SCATTER && res->storage != self->storage &&
                  res->storage->size_bytes == self->storage->size_bytes;
-    if (whole)
-        memcpy(res->storage->data, self->storage->data, (size_t)self->storage->size_bytes);
-    else
+    if (!whole)
         fx_kb_copy(res, self);
+    else if (self->storage->size_bytes > 0) /* an empty storage may have no data pointer */
+        memcpy(res->storage->data, self->storage->data, (size_t)self->storage->size_bytes);
     fx_kb_copy(view, src);
     fx_tensor_release(view);
     return FX_OK;

@@ -288,3 +288,23 @@ T.test("a dynamic program is planned once per set of sizes, from the second call
   gm(torch.zeros(3, 4))
   T.eq((a - keep):abs():max():item(), 0)
 end)
+
+-- as_strided of a dynamic input: eager's storage check (setStorage ... out of bounds) becomes a
+-- guard, so the program refuses the sizes eager refuses instead of reading past the storage (seed
+-- 2564 of the custom-op tester, seed 409 of --dynamic found it: the program accepted s0 = 3).
+T.test("as_strided of a dynamic input guards that the view stays inside the storage", function()
+  local m = module(function(self, x) return x:as_strided({4, 1}, {1, 1}) * 2 end)
+  local ep = torch.export.export(m, {torch.randn(5)}, {dynamic_shapes = {x = {[0] = Dim.AUTO}}})
+  T.eq(tostring(ep.range_constraints), "{s0: VR[4, int_oo]}")
+  T.checkerr("out of bounds for storage of size 12", m, torch.randn(3))
+  T.checkerr("Expected input at x.shape[0] to be >= 4, but got 3", fxdb.run, ep, {torch.randn(3)})
+  for _, n in ipairs({4, 9}) do
+    local x = torch.randn(n)
+    T.eq((fxdb.run(ep, {x}).outputs[1] - m(x)):abs():max():item(), 0, "at " .. n)
+  end
+  -- a view of part of a bigger storage says nothing about the storage's size: no guard
+  local m2 = module(function(self, x) return x:narrow(0, 1, 3):as_strided({2}, {1}) + 1 end)
+  local ep2 = torch.export.export(m2, {torch.randn(6)}, {dynamic_shapes = {x = {[0] = Dim.AUTO}}})
+  local x = torch.randn(7)
+  T.eq((fxdb.run(ep2, {x}).outputs[1] - m2(x)):abs():max():item(), 0)
+end)
