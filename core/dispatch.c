@@ -122,9 +122,9 @@ static int run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalu
 
     /* Autograd's check on in-place writes into leaves that require grad (eager only: export
      * reports these itself, as aot_autograd does, naming the parameter). */
-    if (ctx->mode == FX_MODE_EAGER && !ctx->no_grad && s->mutated_arg >= 0 &&
-        m[s->mutated_arg].tag == FX_IV_TENSOR) {
-        const fx_tensor *t = m[s->mutated_arg].u.t;
+    for (int i = s->mutated_arg; ctx->mode == FX_MODE_EAGER && !ctx->no_grad && i >= 0 && i < s->nargs; i++) {
+        if (!s->args[i].alias_write || m[i].tag != FX_IV_TENSOR) continue;
+        const fx_tensor *t = m[i].u.t;
         const fx_tensor *leaf = fx_tensor_base(t) ? fx_tensor_base(t) : t;
         if (fx_tensor_requires_grad(leaf))
             return fx_err_setf(
@@ -147,8 +147,8 @@ static int run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalu
         ctx->depth--;
         if (rc == FX_OK) rc = fx_interrupt_check(err); /* a kernel stopped early by Ctrl-C */
     }
-    if (rc == FX_OK && s->mutated_arg >= 0 && m[s->mutated_arg].tag == FX_IV_TENSOR)
-        fx_tensor_bump_version(m[s->mutated_arg].u.t);
+    for (int i = s->mutated_arg; rc == FX_OK && i >= 0 && i < s->nargs; i++) /* each (a!) arg */
+        if (s->args[i].alias_write && m[i].tag == FX_IV_TENSOR) fx_tensor_bump_version(m[i].u.t);
     if (rc == FX_OK && ctx->mode == FX_MODE_TRACE && ctx->depth == 0 && ctx->record)
         rc = ctx->record(ctx->record_ud, op, a, out, err);
     if (rc != FX_OK)

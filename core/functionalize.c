@@ -106,7 +106,15 @@ static fx_node *emit(fstate *s, fx_op_id id, const fx_ivalue *args, int nargs, c
     }
     fx_node *n = fx_graph_call(s->g, op, full, NULL, s->err);
     if (n) {
-        if (op->schema.nrets == 1) rc = fx_node_set_val(n, &outs[0], s->err);
+        if (op->schema.nrets == 1) {
+            rc = fx_node_set_val(n, &outs[0], s->err);
+        } else { /* a tuple: its getitems take their vals from the list, as in the trace */
+            fx_ivalue all;
+            rc = fx_iv_list(op->schema.nrets, &all, s->err);
+            for (int i = 0; !rc && i < op->schema.nrets; i++) rc = fx_ivalue_copy(&all.u.list.items[i], &outs[i], s->err);
+            if (!rc) rc = fx_node_set_val(n, &all, s->err);
+            fx_ivalue_clear(&all);
+        }
         if (!rc && raw) rc = fx_node_copy_meta(n, raw, s->err);
         if (!rc && raw) rc = fx_node_add_from(n, raw->name, s->err);
         if (rc) n = NULL;
@@ -897,6 +905,53 @@ static int make_token(fstate *s) {
     return rc;
 }
 
+/* Does op return fresh values while writing into some of its arguments
+ * (_native_batch_norm_legit's running_mean / running_var)? */
+static bool mutates_beside_returns(const fx_opdef *op) {
+    return fx_op_is_inplace(op) && op->schema.nrets > 0 && !op->schema.rets[0].alias_write;
+}
+
+/* Raw node i of an ATen op that writes into several arguments and returns fresh values. Its
+ * functional twin (torchgen's `_functional` variant) returns the op's results followed by the new
+ * value of each (a!) argument in order: one getitem per item, made at once in order as make_fx
+ * makes them (the raw getitems read the first ones through s->af, as auto_functionalized's), and
+ * each new value written back as an in-place op's result is. */
+static int do_multi_mutation(fstate *s, int i) {
+    const fx_node *r = s->raw_nodes[i];
+    const fx_opdef *op = r->aten;
+    if (op->twin == FX_OP_NONE) {
+        fx_err_setf(s->err, FX_ENOTIMPL, "%s has no functional counterpart in fxdb yet", op->target);
+        return fail_at(s, r, FX_ENOTIMPL, "not_implemented");
+    }
+    const fx_opdef *twin = fx_op_get(op->twin);
+    af_out *o = fx_calloc(1, sizeof *o);
+    if (!o) return fx_err_setf(s->err, FX_ENOMEM, "out of memory");
+    s->af[i] = o;
+    fx_ivalue args[FX_SCHEMA_MAX_ARGS];
+    int na = r->nargs < twin->schema.nargs ? r->nargs : twin->schema.nargs, made = 0, rc = FX_OK;
+    for (; made < na && !rc; made++) rc = map_arg(s, &r->args[made], &args[made]);
+    fx_node *f = rc ? NULL : emit(s, twin->id, args, na, r);
+    for (int k = 0; k < made; k++) fx_ivalue_clear(&args[k]);
+    if (!f) return s->err->code ? s->err->code : FX_EINTERNAL;
+    for (int k = 0; k < twin->schema.nrets && k < FX_HOP_MAX_OUTS; k++) {
+        fx_ivalue ga[2] = {fx_iv_node(f), fx_iv_int(k)};
+        fx_node *g = fx_graph_call_target(s->g, "getitem", ga, 2, "getitem", s->err);
+        if (!g || fx_node_set_val(g, &f->val.u.list.items[k], s->err) || fx_node_copy_meta(g, r, s->err) ||
+            fx_node_add_from(g, r->name, s->err))
+            return s->err->code ? s->err->code : FX_EINTERNAL;
+        o->items[k] = g;
+        o->alias[k] = -1;
+        o->n = k + 1;
+    }
+    const fx_schema *sc = &op->schema;
+    for (int k = sc->mutated_arg, j = sc->nrets; k >= 0 && k < r->nargs && !rc; k++) {
+        if (!sc->args[k].alias_write || r->args[k].tag != FX_IV_NODE) continue;
+        if (j >= o->n) return fx_err_setf(s->err, FX_EINTERNAL, "%s: too few results", twin->target);
+        rc = write_back(s, r, canon_of(s, r->args[k].u.node), o->items[j++], op->target);
+    }
+    return rc;
+}
+
 /* transpose_(x) and friends. On a graph input (or a view of one) this is aot_autograd's error;
  * on an intermediate it is a new view of x, which later uses of x (re-tagged by the tracer to
  * this node) read. */
@@ -1162,6 +1217,8 @@ int fx_functionalize_ex(const fx_graph *raw, const fx_input_info *infos, int nin
                 rc = do_copy(&s, i);
             } else if (is_metadata_mutation(r->aten)) {
                 rc = do_metadata_mutation(&s, i);
+            } else if (mutates_beside_returns(r->aten)) {
+                rc = do_multi_mutation(&s, i);
             } else if (fx_op_is_inplace(r->aten)) {
                 rc = do_inplace(&s, i);
             } else if (fx_op_is_view(r->aten)) {

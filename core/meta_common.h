@@ -281,4 +281,15 @@ int fx_reduce_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_reduce_plan 
 int fx_cumsum_plan(const fx_opctx *ctx, const fx_ivalue *a, int *dim, fx_dtype *in_dtype,
                    fx_dtype *out_dtype);
 
+/* ---- batch norm (meta_batch_norm.c) ---------------------------------------------------- */
+
+/* The arguments of batch_norm, native_batch_norm and _native_batch_norm_legit (every overload
+ * and variant), read by position from each schema. Tensors borrowed; NULL for None. */
+typedef struct fx_batch_norm_args_t {
+    fx_tensor *input, *weight, *bias, *running_mean, *running_var;
+    bool training;
+    double momentum, eps;
+} fx_batch_norm_args_t;
+int fx_batch_norm_args(fx_opctx *ctx, const fx_ivalue *a, fx_batch_norm_args_t *p);
+
 #endif

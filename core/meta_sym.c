@@ -1136,6 +1136,31 @@ static int rule_index_copy(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h
     return rule_same(ctx, a, h, out);
 }
 
+/* _native_batch_norm_legit and its variants: the [C]-sized arguments guarded equal to input's
+ * C; out like input; save_mean / save_rstd [C] when training, [0] in evaluation; the running
+ * outputs of _functional like the running statistics. */
+static int rule_batch_norm(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *x = arg_t(a, 0);
+    if (!x || x->ndim < 2) return SYM_SPECIALIZE;
+    fx_symint c = SZ(x, 1), sz[FX_MAX_DIMS];
+    int np = ctx->op->id == FX_OP__NATIVE_BATCH_NORM_LEGIT_NO_STATS ? 3 : 5, rc = FX_OK;
+    for (int i = 1; i < np && !rc; i++) {
+        const fx_tensor *t = arg_t(a, i);
+        if (t && t->ndim != 1) return SYM_SPECIALIZE;
+        if (t) rc = need_eq(ctx, SZ(t, 0), c);
+    }
+    sizes_of(x, sz);
+    if (!rc) rc = set_fresh(ctx, out_t(out, 0), x->ndim, sz);
+    fx_symint s1 = out_t(out, 1)->sizes[0] == 0 ? FX_SI(0) : c;
+    for (int i = 1; i < 3 && !rc; i++) rc = set_fresh(ctx, out_t(out, i), 1, &s1);
+    for (int i = 3; i < ctx->op->schema.nrets && !rc; i++) {
+        fx_symint r = SZ(arg_t(a, i), 0);
+        rc = set_fresh(ctx, out_t(out, i), 1, &r);
+    }
+    return rc;
+}
+
 static const struct {
     fx_op_fn meta;
     sym_rule rule;
@@ -1164,6 +1189,7 @@ static const struct {
     {fx_meta_sort, rule_same},
     {fx_meta_topk, rule_topk},
     {fx_meta_convolution, rule_conv},
+    {fx_meta_batch_norm, rule_batch_norm},
     {fx_meta_pad, rule_pad},
     {fx_meta_vector_norm, rule_vector_norm},
     {fx_meta_tril, rule_same},
@@ -1267,7 +1293,9 @@ static bool composite_symbolic(fx_op_id id) {
     case FX_OP_CONV1D:
     case FX_OP_CONV2D:
     case FX_OP_CONV1D_PADDING:
-    case FX_OP_CONV2D_PADDING: return true;
+    case FX_OP_CONV2D_PADDING:
+    case FX_OP_BATCH_NORM:
+    case FX_OP_NATIVE_BATCH_NORM: return true;
     default: return false;
     }
 }

@@ -13,7 +13,7 @@
 #include "core/ivalue.h"
 
 #define FX_SCHEMA_MAX_ARGS 16
-#define FX_SCHEMA_MAX_RETS 4
+#define FX_SCHEMA_MAX_RETS 5
 
 typedef enum fx_argtype {
     FX_TY_TENSOR,      /* Tensor */

@@ -1032,6 +1032,116 @@ if has("rms_norm.default") then
   end
 end
 
+-- F.batch_norm(input, running_mean, running_var[, weight[, bias[, training[, momentum[, eps]]]]]
+-- [, {weight =, bias =, training = false, momentum = 0.1, eps = 1e-5}]): PyTorch's F.batch_norm —
+-- in training, more than one value per channel (its ValueError text), then aten.batch_norm,
+-- which records _native_batch_norm_legit (training with running statistics: it updates them in
+-- place), _native_batch_norm_legit.no_stats or _native_batch_norm_legit_no_training.
+local function F_batch_norm(input, running_mean, running_var, ...)
+  local args = table.pack(...)
+  local opts = {}
+  if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
+    opts = args[args.n]
+    args.n = args.n - 1
+  end
+  local function arg(i, key, default)
+    if i <= args.n and args[i] ~= nil then return args[i] end
+    return opt(opts, key, default)
+  end
+  local weight, bias = arg(1, "weight", nil), arg(2, "bias", nil)
+  local training, momentum, eps = arg(3, "training", false), arg(4, "momentum", 0.1), arg(5, "eps", 1e-5)
+  if training then
+    local size = input:size()
+    local prods = size[1]
+    for i = 3, #size do prods = prods * size[i] end
+    if prods == 1 then
+      error("Expected more than 1 value per channel when training, got input size torch.Size([" ..
+            table.concat(size, ", ") .. "])", 2)
+    end
+  end
+  local out = torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, true)
+  return out -- not a tail call: the caller's line stays on the stack for the node's location
+end
+
+-- BatchNorm1d / BatchNorm2d / BatchNorm3d(num_features[, eps[, momentum[, affine[,
+-- track_running_stats]]]][, {eps = 1e-5, momentum = 0.1, affine = true, track_running_stats =
+-- true, dtype =}]): PyTorch's _BatchNorm. `momentum = false` stands for Python's None (a
+-- cumulative moving average: the factor is 1 / num_batches_tracked, read with :item(), which
+-- makes the factor data-dependent under export as in PyTorch). weight = ones, bias = zeros
+-- (affine); buffers running_mean = zeros, running_var = ones, num_batches_tracked = 0 (int64)
+-- when track_running_stats. forward in training adds 1 to num_batches_tracked in place and
+-- normalizes with the batch statistics, updating the running ones; in eval mode it uses the
+-- running statistics (or the batch's when not tracked).
+local function batch_norm_class(name, dims_ok, dims_text)
+  local B = Module:extend(name)
+  function B:init(num_features, ...)
+    local args = table.pack(...)
+    local opts = {}
+    if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
+      opts = args[args.n]
+      args.n = args.n - 1
+    end
+    local function arg(i, key, default)
+      if i <= args.n and args[i] ~= nil then return args[i] end
+      return opt(opts, key, default)
+    end
+    self.num_features = num_features
+    self.eps = arg(1, "eps", 1e-5)
+    self.momentum = arg(2, "momentum", 0.1)
+    if self.momentum == false then self.momentum = nil end
+    self.affine = arg(3, "affine", true)
+    self.track_running_stats = arg(4, "track_running_stats", true)
+    local dtype = opt(opts, "dtype", nil)
+    local function make(f, ...)
+      local t = f(...)
+      if dtype then t = t:to(dtype) end
+      return t
+    end
+    if self.affine then
+      self.weight = nn.Parameter(make(torch.ones, {num_features}))
+      self.bias = nn.Parameter(make(torch.zeros, {num_features}))
+    else
+      self:register_parameter("weight", nil)
+      self:register_parameter("bias", nil)
+    end
+    if self.track_running_stats then
+      self:register_buffer("running_mean", make(torch.zeros, {num_features}))
+      self:register_buffer("running_var", make(torch.ones, {num_features}))
+      self:register_buffer("num_batches_tracked", torch.tensor(0, {dtype = torch.int64}))
+    else
+      self:register_buffer("running_mean", nil)
+      self:register_buffer("running_var", nil)
+      self:register_buffer("num_batches_tracked", nil)
+    end
+  end
+  function B:forward(input)
+    local nd = input:dim()
+    if not dims_ok[nd] then error("expected " .. dims_text .. " input (got " .. nd .. "D input)", 2) end
+    local factor = self.momentum or 0.0
+    if self.training and self.track_running_stats and self.num_batches_tracked ~= nil then
+      self.num_batches_tracked:add_(1)
+      if self.momentum == nil then factor = 1.0 / self.num_batches_tracked:item() end
+    end
+    local bn_training = self.training or (self.running_mean == nil and self.running_var == nil)
+    local use_stats = not self.training or self.track_running_stats
+    return F_batch_norm(input, use_stats and self.running_mean or nil,
+                        use_stats and self.running_var or nil, self.weight, self.bias, bn_training,
+                        factor, self.eps)
+  end
+  function B:extra_repr()
+    local m = self.momentum == nil and "None" or tostring(self.momentum)
+    return string.format("%d, eps=%s, momentum=%s, affine=%s, track_running_stats=%s",
+                         self.num_features, tostring(self.eps), m, self.affine and "True" or "False",
+                         self.track_running_stats and "True" or "False")
+  end
+  return B
+end
+if has("batch_norm.default") then
+  nn.BatchNorm1d = batch_norm_class("BatchNorm1d", {[2] = true, [3] = true}, "2D or 3D")
+  nn.BatchNorm2d = batch_norm_class("BatchNorm2d", {[4] = true}, "4D")
+  nn.BatchNorm3d = batch_norm_class("BatchNorm3d", {[5] = true}, "5D")
+end
+
 -- Sequential(m1, m2, ...) or Sequential{m1, m2, ...}: children named "0", "1", ...
 nn.Sequential = Module:extend("Sequential")
 function nn.Sequential:init(...)
@@ -1105,7 +1215,9 @@ function ipairs(v)
 end
 
 -- nn.functional: the torch functions under PyTorch's F names.
-nn.functional = setmetatable({}, {__index = function(_, k) return torch[k] end})
+-- Where F's signature differs from aten's, F has its own function.
+nn.functional = setmetatable({batch_norm = has("batch_norm.default") and F_batch_norm or nil},
+                             {__index = function(_, k) return torch[k] end})
 
 torch.nn = nn
 return nn

@@ -335,6 +335,11 @@ static const char *const cases[] = {
     "scatter.src|x|i0|ixs|x",
     "scatter_add|x|i1|ixs|x",
     "select.int|x|i0|i3",
+    "batch_norm|x|r|r|N|N|T|f0.1|f1e-05|T",
+    "native_batch_norm|x|N|N|r|r|T|f0.1|f1e-05",
+    "_native_batch_norm_legit_functional|x|r|r|r|r|T|f0.1|f1e-05",
+    "_native_batch_norm_legit_no_training|x|r|N|r|r|f0.1|f1e-05",
+    "_native_batch_norm_legit.no_stats|x|N|N|T|f0.1|f1e-05",
     "sdpa_skip",
 };
 
