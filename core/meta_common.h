@@ -292,4 +292,15 @@ typedef struct fx_batch_norm_args_t {
 } fx_batch_norm_args_t;
 int fx_batch_norm_args(fx_opctx *ctx, const fx_ivalue *a, fx_batch_norm_args_t *p);
 
+/* The arguments of group_norm / native_group_norm, checked as check_group_norm_inputs does
+ * (meta_group_norm.c): input [n, c, *] with hxw = prod(*), c divisible by groups, weight / bias
+ * [c] (NULL for None), floating; mixed when a float16 / bfloat16 input has float32 parameters. */
+typedef struct fx_group_norm_args_t {
+    fx_tensor *input, *weight, *bias;
+    int64_t n, c, hxw, groups;
+    double eps;
+    bool mixed;
+} fx_group_norm_args_t;
+int fx_group_norm_args(fx_opctx *ctx, const fx_ivalue *a, fx_group_norm_args_t *p);
+
 #endif

@@ -450,7 +450,7 @@ int fx_meta_embedding(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
 }
 
 /* dropout(Tensor input, float p, bool train) -> Tensor: a fresh tensor like input (dense
- * strides kept); p must lie in [0, 1]. */
+ * strides kept); p must lie in [0, 1]. dropout_(Tensor(a!) self, float p, bool train): self. */
 int fx_meta_dropout(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *x, *t;
     int rc;
@@ -459,6 +459,10 @@ int fx_meta_dropout(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (!(p >= 0 && p <= 1))
         return fx_err_setf(ctx->err, FX_EARG,
                            "dropout probability has to be between 0 and 1, but got %g", p);
+    if (ctx->op->id == FX_OP_DROPOUT_) {
+        out[0] = fx_iv_tensor(x);
+        return FX_OK;
+    }
     int64_t strides[FX_MAX_DIMS];
     fx_kb_dense_strides(x, strides);
     if ((rc = fx_tensor_empty_strided(x->ndim, x->sizes, strides, x->dtype, ctx->device, &t,

@@ -1161,6 +1161,21 @@ static int rule_batch_norm(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h
     return rc;
 }
 
+/* group_norm / native_group_norm: out like input; mean / rstd [N, group]. The N, C, HxW of
+ * native_group_norm are plain ints here (a symbolic one specializes). */
+static int rule_group_norm(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *x = arg_t(a, 0);
+    if (!x || x->ndim < 2) return SYM_SPECIALIZE;
+    fx_symint sz[FX_MAX_DIMS];
+    sizes_of(x, sz);
+    int rc = set_fresh(ctx, out_t(out, 0), x->ndim, sz);
+    if (rc || ctx->op->id != FX_OP_NATIVE_GROUP_NORM) return rc;
+    fx_symint ss[2] = {sz[0], FX_SI(out_t(out, 1)->sizes[1])};
+    for (int i = 1; i < 3 && !rc; i++) rc = set_fresh(ctx, out_t(out, i), 2, ss);
+    return rc;
+}
+
 static const struct {
     fx_op_fn meta;
     sym_rule rule;
@@ -1190,6 +1205,7 @@ static const struct {
     {fx_meta_topk, rule_topk},
     {fx_meta_convolution, rule_conv},
     {fx_meta_batch_norm, rule_batch_norm},
+    {fx_meta_group_norm, rule_group_norm},
     {fx_meta_pad, rule_pad},
     {fx_meta_vector_norm, rule_vector_norm},
     {fx_meta_tril, rule_same},

@@ -928,18 +928,49 @@ if has("silu.default") then
   function nn.SiLU:forward(x) return torch.silu(x) end
 end
 
+-- F.dropout(input[, p = 0.5[, training = true[, inplace = false]]][, {p =, training =,
+-- inplace =}]): PyTorch's F.dropout — p checked (its ValueError text), then aten.dropout, or
+-- aten.dropout_ when inplace (functionalized into dropout + the write-back).
+local function F_dropout(input, ...)
+  local args = table.pack(...)
+  local opts = {}
+  if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
+    opts = args[args.n]
+    args.n = args.n - 1
+  end
+  local function arg(i, key, default)
+    if i <= args.n and args[i] ~= nil then return args[i] end
+    return opt(opts, key, default)
+  end
+  local p, training, inplace = arg(1, "p", 0.5), arg(2, "training", true), arg(3, "inplace", false)
+  if type(p) ~= "number" or p < 0 or p > 1 then
+    error("dropout probability has to be between 0 and 1, but got " .. tostring(p), 2)
+  end
+  local out
+  if inplace then out = torch.dropout_(input, p, training) else out = torch.dropout(input, p, training) end
+  return out -- not a tail call: the caller's line stays on the stack for the node's location
+end
+
 if has("dropout.default") then
+  -- Dropout([p = 0.5[, inplace = false]]) or Dropout{p =, inplace =}
   nn.Dropout = Module:extend("Dropout")
-  function nn.Dropout:init(p)
-    if type(p) == "table" then p = p.p end
-    self.p = p or 0.5
+  function nn.Dropout:init(p, inplace)
+    if type(p) == "table" then p, inplace = p.p, p.inplace end
+    p = p or 0.5
+    if type(p) ~= "number" or p < 0 or p > 1 then
+      error("dropout probability has to be between 0 and 1, but got " .. tostring(p), 2)
+    end
+    self.p, self.inplace = p, inplace == true
   end
   -- identity in eval mode, as F.dropout(training=False) is
   function nn.Dropout:forward(x)
     if not self.training then return x end
-    return torch.dropout(x, self.p, true)
+    local out = F_dropout(x, self.p, true, self.inplace)
+    return out
   end
-  function nn.Dropout:extra_repr() return "p=" .. tostring(self.p) .. ", inplace=False" end
+  function nn.Dropout:extra_repr()
+    return "p=" .. tostring(self.p) .. ", inplace=" .. (self.inplace and "True" or "False")
+  end
 end
 
 if has("embedding.default") then
@@ -1142,6 +1173,64 @@ if has("batch_norm.default") then
   nn.BatchNorm3d = batch_norm_class("BatchNorm3d", {[5] = true}, "5D")
 end
 
+-- F.group_norm(input, num_groups[, weight[, bias[, eps]]][, {weight =, bias =, eps = 1e-5}]):
+-- PyTorch's F.group_norm (at least 2 dims, more than one value per group), aten.group_norm.
+local function F_group_norm(input, num_groups, ...)
+  local args = table.pack(...)
+  local opts = {}
+  if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
+    opts = args[args.n]
+    args.n = args.n - 1
+  end
+  local function arg(i, key, default)
+    if i <= args.n and args[i] ~= nil then return args[i] end
+    return opt(opts, key, default)
+  end
+  local nd = input:dim()
+  if nd < 2 then
+    error("Expected at least 2 dimensions for input tensor but received " .. nd, 2)
+  end
+  local out = torch.group_norm(input, num_groups, arg(1, "weight", nil), arg(2, "bias", nil),
+                               arg(3, "eps", 1e-5))
+  return out -- not a tail call: the caller's line stays on the stack for the node's location
+end
+
+-- GroupNorm(num_groups, num_channels[, eps[, affine]][, {eps = 1e-5, affine = true, dtype =}]):
+-- weight = ones, bias = zeros when affine; forward is F.group_norm.
+if has("group_norm.default") then
+  nn.GroupNorm = Module:extend("GroupNorm")
+  function nn.GroupNorm:init(num_groups, num_channels, ...)
+    local args = table.pack(...)
+    local opts = {}
+    if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
+      opts = args[args.n]
+      args.n = args.n - 1
+    end
+    if num_channels % num_groups ~= 0 then error("num_channels must be divisible by num_groups", 2) end
+    self.num_groups, self.num_channels = num_groups, num_channels
+    self.eps = args[1] or opt(opts, "eps", 1e-5)
+    self.affine = args[2]
+    if self.affine == nil then self.affine = opt(opts, "affine", true) end
+    local dtype = opt(opts, "dtype", nil)
+    if self.affine then
+      local w, b = torch.ones({num_channels}), torch.zeros({num_channels})
+      if dtype then w, b = w:to(dtype), b:to(dtype) end
+      self.weight, self.bias = nn.Parameter(w), nn.Parameter(b)
+    else
+      self:register_parameter("weight", nil)
+      self:register_parameter("bias", nil)
+    end
+  end
+  function nn.GroupNorm:forward(x)
+    local out = F_group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+    return out
+  end
+  function nn.GroupNorm:extra_repr()
+    return string.format("%d, %d, eps=%s, affine=%s", self.num_groups, self.num_channels,
+                         tostring(self.eps), self.affine and "True" or "False")
+  end
+end
+
 -- Sequential(m1, m2, ...) or Sequential{m1, m2, ...}: children named "0", "1", ...
 nn.Sequential = Module:extend("Sequential")
 function nn.Sequential:init(...)
@@ -1216,7 +1305,9 @@ end
 
 -- nn.functional: the torch functions under PyTorch's F names.
 -- Where F's signature differs from aten's, F has its own function.
-nn.functional = setmetatable({batch_norm = has("batch_norm.default") and F_batch_norm or nil},
+nn.functional = setmetatable({batch_norm = has("batch_norm.default") and F_batch_norm or nil,
+                              dropout = has("dropout_.default") and F_dropout or nil,
+                              group_norm = has("group_norm.default") and F_group_norm or nil},
                              {__index = function(_, k) return torch[k] end})
 
 torch.nn = nn

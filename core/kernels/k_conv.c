@@ -43,8 +43,14 @@ int fx_k_convolution(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     const char *src = fx_tensor_data(x);
     const char *wd = fx_tensor_data(w);
     char *dst = fx_tensor_data(res);
-    for (int64_t n = 0; n < p.n && !rc; n++)
-        for (int64_t g = 0; g < p.groups && !rc; g++) {
+    bool stopped = false;
+    for (int64_t n = 0; n < p.n && !rc && !stopped; n++)
+        for (int64_t g = 0; g < p.groups && !rc && !stopped; g++) {
+            if ((n > 0 || g > 0) && fx_interrupt_pending()) { /* Ctrl-C between (batch, group) */
+                fx_interrupt_stopped();
+                stopped = true;
+                break;
+            }
             /* im2col: row r = (channel, kernel offsets), column = output position */
             for (int64_t r = 0; r < K; r++) {
                 int64_t c = g * cg + r / ksz, kr = r % ksz, ki[FX_CONV_MAX_SPATIAL];
@@ -73,7 +79,7 @@ int fx_k_convolution(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         }
     free(col);
     fx_tensor_release(wc);
-    if (rc || !b) return rc;
+    if (rc || !b || stopped) return rc; /* stopped: the dispatcher reports the interrupt */
     /* bias: out[n, oc, ...] += b[oc], in the result dtype (float math for the float types) */
     for (int64_t n = 0; n < p.n; n++)
         for (int64_t oc = 0; oc < p.oc; oc++) {

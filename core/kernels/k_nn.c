@@ -498,11 +498,24 @@ int fx_k_embedding(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
  * order), so the mask is reproducible under torch.manual_seed but is not PyTorch's (whose CPU
  * bernoulli_ may go through MKL's own stream). */
 int fx_k_dropout(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
-    (void)ctx;
     fx_tensor *x = a[0].u.t, *res = out[0].u.t;
     double p = fx_ivalue_to_f64(&a[1]);
-    fx_kb_copy(res, x);
-    if (!a[2].u.b || p == 0) return FX_OK;
+    if (!a[2].u.b || p == 0) {
+        if (res != x) fx_kb_copy(res, x);
+        return FX_OK;
+    }
+    if (res == x && !fx_tensor_is_contiguous(x)) { /* dropout_ on a strided view: through a copy */
+        fx_tensor *tmp;
+        int rc = fx_tensor_empty(x->ndim, x->sizes, x->dtype, FX_DEVICE_CPU, &tmp, ctx->err);
+        if (rc) return rc;
+        fx_kb_copy(tmp, x);
+        fx_ivalue ta[3] = {{.tag = FX_IV_TENSOR, .u.t = tmp}, a[1], a[2]}; /* borrowed */
+        rc = fx_k_dropout(ctx, ta, ta);
+        if (!rc) fx_kb_copy(x, tmp);
+        fx_tensor_release(tmp);
+        return rc;
+    }
+    if (res != x) fx_kb_copy(res, x);
     /* res is dense and non-overlapping: its elements are the numel slots from its data */
     int64_t n = fx_tensor_numel(res);
     void *d = fx_tensor_data(res);

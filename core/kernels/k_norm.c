@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "core/kernels/k_cast.h"
+#include "core/kernels/k_iter.h"
 #include "core/meta_common.h"
 
 int fx_k_vector_norm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
@@ -29,6 +30,11 @@ int fx_k_vector_norm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     }
     const char *src = fx_tensor_data(x);
     for (int64_t e = 0; e < n; e++) {
+        if (e > 0 && e % FX_ITER_CANCEL_CHUNK == 0 && fx_interrupt_pending()) {
+            fx_interrupt_stopped(); /* Ctrl-C: the dispatcher reports it */
+            free(acc);
+            return FX_OK;
+        }
         int64_t xo = 0, oo = 0;
         for (int d = 0; d < x->ndim; d++) xo += idx[d] * x->strides[d], oo += idx[d] * ost[d];
         double v = fabs(fx_dtype_load_f64(x->dtype, src, xo));

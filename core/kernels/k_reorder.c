@@ -43,6 +43,10 @@ int fx_k_reorder(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     }
     const int64_t fs = ((p.flat_shift % n) + n) % n;
     for (int64_t f = 0; f < n; f++) {
+        if (f > 0 && f % FX_ITER_CANCEL_CHUNK == 0 && fx_interrupt_pending()) {
+            fx_interrupt_stopped(); /* Ctrl-C: the dispatcher reports it */
+            return FX_OK;
+        }
         if (p.flat) { /* output flat position f takes input flat position f - shift */
             unravel(nd, x->sizes, ((f - fs) % n + n) % n, si);
             unravel(nd, x->sizes, f, oi);
@@ -79,6 +83,10 @@ int fx_k_pad(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     char *dst = fx_tensor_data(res);
     int64_t oi[FX_MAX_DIMS];
     for (int64_t f = 0; f < n; f++) {
+        if (f > 0 && f % FX_ITER_CANCEL_CHUNK == 0 && fx_interrupt_pending()) {
+            fx_interrupt_stopped(); /* Ctrl-C: the dispatcher reports it */
+            return FX_OK;
+        }
         unravel(nd, p.out_sizes, f, oi);
         int64_t so = 0;
         bool inside = true;

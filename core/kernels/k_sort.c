@@ -58,6 +58,10 @@ int fx_k_sort(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     char *vd = fx_tensor_data(vals);
     int64_t *id = fx_tensor_data(idxs);
     for (int64_t l = 0; l < lines; l++) {
+        if (l > 0 && fx_interrupt_pending()) { /* Ctrl-C between lines: the dispatcher reports it */
+            fx_interrupt_stopped();
+            break;
+        }
         int64_t xo = 0, vo = 0, io = 0;
         for (int d = 0; d < nd; d++)
             if (d != p.dim)

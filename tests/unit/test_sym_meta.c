@@ -340,6 +340,8 @@ static const char *const cases[] = {
     "_native_batch_norm_legit_functional|x|r|r|r|r|T|f0.1|f1e-05",
     "_native_batch_norm_legit_no_training|x|r|N|r|r|f0.1|f1e-05",
     "_native_batch_norm_legit.no_stats|x|N|N|T|f0.1|f1e-05",
+    "group_norm|x|i3|r|r",
+    "dropout_|x|f0|T",
     "sdpa_skip",
 };
 
