@@ -1176,6 +1176,16 @@ static int rule_group_norm(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h
     return rc;
 }
 
+/* repeat_interleave.Tensor: [output_size] (a SymInt when given so); without it the meta
+ * function already refused (data-dependent). */
+static int rule_repeat_interleave(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    fx_symint n;
+    const fx_ivalue *o = fx_arg(ctx, a, "output_size");
+    if (!o || !arg_si(o, &n)) return SYM_SPECIALIZE;
+    return set_fresh(ctx, out_t(out, 0), 1, &n);
+}
+
 static const struct {
     fx_op_fn meta;
     sym_rule rule;
@@ -1206,6 +1216,8 @@ static const struct {
     {fx_meta_convolution, rule_conv},
     {fx_meta_batch_norm, rule_batch_norm},
     {fx_meta_group_norm, rule_group_norm},
+    {fx_meta_out, rule_same},
+    {fx_meta_repeat_interleave, rule_repeat_interleave},
     {fx_meta_pad, rule_pad},
     {fx_meta_vector_norm, rule_vector_norm},
     {fx_meta_tril, rule_same},
@@ -1311,7 +1323,9 @@ static bool composite_symbolic(fx_op_id id) {
     case FX_OP_CONV1D_PADDING:
     case FX_OP_CONV2D_PADDING:
     case FX_OP_BATCH_NORM:
-    case FX_OP_NATIVE_BATCH_NORM: return true;
+    case FX_OP_NATIVE_BATCH_NORM:
+    case FX_OP_REPEAT_INTERLEAVE_SELF_INT:
+    case FX_OP_REPEAT_INTERLEAVE_SELF_TENSOR: return true;
     default: return false;
     }
 }

@@ -23,7 +23,8 @@
 static const fx_opdef *inplace_of(fx_op_id id) {
     for (int i = 0; i < FX_OP_COUNT; i++) {
         const fx_opdef *op = fx_op_get((fx_op_id)i);
-        if (op->twin == id && fx_op_is_inplace(op) && !fx_op_is_view(fx_op_get(op->twin)))
+        if (op->twin == id && fx_op_is_inplace(op) && op->schema.mutated_arg == 0 && /* not X.out */
+            !fx_op_is_view(fx_op_get(op->twin)))
             return op;
     }
     return NULL;

@@ -11,7 +11,8 @@
  * Among the overloads of a name every one that fits is scored (2 per exact argument, 1 per
  * wrapped number) and the best wins, earliest in ops.def on ties: x:eq(0) picks eq.Scalar over
  * eq.Tensor, x:sum() picks sum.default, x:sum(1) sum.dim_IntList, x:div(y, {rounding_mode =
- * "floor"}) div.Tensor_mode. Overloads PyTorch's Python binding does not expose (add.Scalar,
+ * "floor"}) div.Tensor_mode; `{out = y}` makes the op's out overloads (sin.out, add.out,
+ * sum.IntList_out) the candidates, which are never candidates otherwise. Overloads PyTorch's Python binding does not expose (add.Scalar,
  * mul.Scalar, ...) never take part, so x + 2 records add.Tensor as PyTorch does. */
 #include <math.h>
 #include <pthread.h>
@@ -37,7 +38,6 @@ static const char *const k_hidden[] = {
 };
 
 static bool is_hidden(const fx_opdef *op) {
-    if (!strcmp(op->schema.overload, "out")) return true;
     for (int i = 0; k_hidden[i]; i++)
         if (!strcmp(op->qualname, k_hidden[i])) return true;
     return false;
@@ -49,7 +49,17 @@ struct lx_overloads {
     const char *name;
     int n;                              /* visible overloads (0: all hidden) */
     const fx_opdef *ops[MAX_OVERLOADS];
+    int nout;                           /* the out= overloads (sin.out), chosen by {out = y} */
+    const fx_opdef *outs[MAX_OVERLOADS];
 };
+
+/* An out= overload: its (a!) argument is the keyword-only `out`. PyTorch's binding folds it
+ * into the functional signature; here it is only a candidate when the call passes `out`, so
+ * the calls and messages without it stay as they were. */
+static bool is_out_overload(const fx_opdef *op) {
+    int m = op->schema.mutated_arg;
+    return m >= 0 && op->schema.args[m].kwarg_only && !strcmp(op->schema.args[m].name, "out");
+}
 
 /* What bind() needs of a schema, computed once per op. */
 typedef struct op_info {
@@ -90,7 +100,11 @@ static void build_sets(void) {
         if (!g_nsets || strcmp(g_sets[g_nsets - 1].name, all[i]->schema.name))
             g_sets[g_nsets++].name = all[i]->schema.name;
         lx_overloads *s = &g_sets[g_nsets - 1];
-        if (!is_hidden(all[i]) && s->n < MAX_OVERLOADS) s->ops[s->n++] = all[i];
+        if (is_out_overload(all[i])) {
+            if (s->nout < MAX_OVERLOADS) s->outs[s->nout++] = all[i];
+        } else if (!is_hidden(all[i]) && s->n < MAX_OVERLOADS) {
+            s->ops[s->n++] = all[i];
+        }
     }
 }
 
@@ -659,12 +673,21 @@ int lx_call_overloads(lua_State *L, const lx_overloads *set, const char *name, i
                       bool method) {
     const fx_opdef *const *ops = set ? set->ops : NULL;
     int ncand = set ? set->n : 0;
-    if (ncand == 0)
+    if (ncand == 0 && !(set && set->nout))
         return lx_errorf(L, FX_ENOTIMPL, "not_implemented",
                          "%s is not yet supported by fxdb (no aten.%s overload is registered)",
                          name, name);
     callsite cs;
     make_callsite(L, first, method, &cs);
+    if (cs.opts && set->nout) { /* {out = y}: the out overloads are the candidates */
+        bool has_out = lua_getfield(L, cs.opts, "out") != LUA_TNIL;
+        lua_pop(L, 1);
+        if (has_out) ops = set->outs, ncand = set->nout;
+    }
+    if (ncand == 0)
+        return lx_errorf(L, FX_ENOTIMPL, "not_implemented",
+                         "%s is not yet supported by fxdb (no aten.%s overload is registered)",
+                         name, name);
     binding b, best, first_fail;
     int best_i = -1, best_score = -1;
     if (ncand == 1) { /* one candidate: no copies */

@@ -342,6 +342,9 @@ static const char *const cases[] = {
     "_native_batch_norm_legit.no_stats|x|N|N|T|f0.1|f1e-05",
     "group_norm|x|i3|r|r",
     "dropout_|x|f0|T",
+    "repeat_interleave.self_int|x|i2|i0",
+    "repeat_interleave.self_int|x|S|i1",
+    "repeat_interleave.self_int|x|i3",
     "sdpa_skip",
 };
 

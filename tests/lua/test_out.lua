@@ -1,0 +1,99 @@
+-- tests/lua/test_out.lua — `out=` arguments: torch.sin(x, {out = y}) writes y (converted to y's
+-- dtype when the result can be cast, PyTorch's message when not), returns it, and may alias an
+-- input; export records the out overload in the training IR and, in the functional IR, the
+-- functional op with `out` as a mutated input (USER_INPUT_MUTATION / BUFFER_MUTATION) or nothing
+-- more for an intermediate, as torch.export does, in both modes; the unlifted module and the
+-- interpreter write out as eager does.
+local T = dofile("tests/lua/harness.lua")
+
+local function vals(t, fmt)
+  local out = {}
+  for i, v in ipairs(t:reshape(-1):tolist()) do out[i] = string.format(fmt or "%.4f", v) end
+  return table.concat(out, " ")
+end
+
+local function targets(ep)
+  local out = {}
+  for _, n in ipairs(ep.graph.nodes) do
+    if n.op == "call_function" and n.target ~= "getitem" then out[#out + 1] = n.target end
+  end
+  return table.concat(out, " ")
+end
+
+local x = torch.tensor({{0.5, -1.0, 2.0}, {1.5, 0.25, -0.75}})
+
+T.test("eager: out= writes the result into out and returns it", function()
+  local y = torch.zeros(2, 3)
+  local r = torch.sin(x, {out = y})
+  T.eq(vals(y), vals(x:sin()))
+  T.eq(vals(r), vals(y))
+  r:add_(1) -- r is y
+  T.eq(vals(y), vals(x:sin() + 1))
+  local d = torch.zeros(2, 3, {dtype = torch.float64})
+  torch.add(x, 2, {out = d})
+  T.eq(d.dtype, torch.float64)
+  T.eq(vals(d), vals(x + 2))
+  local s = torch.zeros(2)
+  torch.sum(x, 1, {out = s})
+  T.eq(vals(s), vals(x:sum(1)))
+  local m = torch.zeros(2, 2)
+  torch.mm(x, x:t(), {out = m})
+  T.eq(vals(m), vals(x:mm(x:t())))
+  local c = torch.zeros(4, 3)
+  torch.cat({x, x * 2}, 0, {out = c})
+  T.eq(vals(c), vals(torch.cat({x, x * 2})))
+  local a = x:clone()
+  torch.mul(a, a, {out = a}) -- out aliasing the inputs
+  T.eq(vals(a), vals(x * x))
+  local i = torch.zeros(2, 3, {dtype = torch.int64})
+  torch.clamp(torch.tensor({{-5, 2, 9}, {0, 4, 7}}), 0, 5, {out = i})
+  T.eq(vals(i, "%d"), "0 2 5 0 4 5")
+end)
+
+T.test("PyTorch's messages", function()
+  T.checkerr("result type Float can't be cast to the desired output type Long", torch.sin, x,
+    {out = torch.zeros(2, 3, {dtype = torch.int64})})
+  T.checkerr("sin.out: out= with a tensor of shape [3] where the result has shape [2, 3] is not yet " ..
+    "supported by fxdb (PyTorch would resize out)", torch.sin, x, {out = torch.zeros(3)})
+  T.checkerr("mm() got an unexpected keyword argument 'outt'", torch.mm, x, x:t(), {outt = x})
+  T.checkerr("sin() missing 1 required positional argument: \"self\"", torch.sin, {out = x})
+end)
+
+T.test("export: the functional op and out as a mutated input, in both modes", function()
+  local M = nn.Module:extend("OutM")
+  function M:init() self:register_buffer("acc", torch.zeros(2, 3)) end
+  function M:forward(a, y)
+    torch.sin(a, {out = y})
+    torch.add(a, self.acc, {out = self.acc})
+    local tmp = torch.empty(2, 3)
+    torch.mul(a, 2, {out = tmp})
+    return tmp + y
+  end
+  for _, strict in ipairs({true, false}) do
+    local m = M()
+    local y = torch.zeros(2, 3)
+    local ep = torch.export.export(m, {x, y}, {strict = strict})
+    -- tmp's empty is dead once mul writes it: DCE drops it, as in PyTorch's graph
+    T.eq(targets(ep), "aten.sin.default aten.add.Tensor aten.mul.Tensor aten.add.Tensor")
+    local s = tostring(ep)
+    T.truthy(s:find("add: BUFFER_MUTATION target='acc'", 1, true), s)
+    T.truthy(s:find("sin: USER_INPUT_MUTATION target='y'", 1, true), s)
+    local tr = torch.export.export(m, {x, y}, {strict = strict, ir = "training"})
+    T.truthy(tostring(tr):find("torch.ops.aten.sin.out(a, out = y)", 1, true), tostring(tr))
+    T.eq(targets(tr), "aten.sin.out aten.add.out aten.empty.memory_format aten.mul.out aten.add.Tensor")
+    -- the unlifted module writes out and the buffer as eager does, step after step
+    local mod, ref = ep:module(), M()
+    local y1, y2 = torch.zeros(2, 3), torch.zeros(2, 3)
+    for _ = 1, 2 do
+      T.eq(vals(mod(x, y1)), vals(ref(x, y2)))
+      T.eq(vals(y1), vals(y2))
+    end
+    T.eq(vals(mod.acc), vals(ref.acc))
+    local tmod = tr:module()
+    local y3 = torch.zeros(2, 3)
+    T.eq(vals(tmod(x, y3)), vals(M()(x, torch.zeros(2, 3))))
+    T.eq(vals(y3), vals(x:sin()))
+  end
+end)
+
+T.done()
