@@ -1325,7 +1325,8 @@ static bool composite_symbolic(fx_op_id id) {
     case FX_OP_BATCH_NORM:
     case FX_OP_NATIVE_BATCH_NORM:
     case FX_OP_REPEAT_INTERLEAVE_SELF_INT:
-    case FX_OP_REPEAT_INTERLEAVE_SELF_TENSOR: return true;
+    case FX_OP_REPEAT_INTERLEAVE_SELF_TENSOR:
+    case FX_OP_EINSUM: return true;
     default: return false;
     }
 }

@@ -46,6 +46,30 @@ function torch.arange(...)
   return arange_op(args[1], opts)
 end
 
+-- torch.einsum(equation, a, b, ...) or torch.einsum(equation, {a, b, ...}): PyTorch's two call
+-- forms over aten.einsum(equation, tensors[, {path =}]), which records the ops ATen decomposes
+-- it into.
+if has("einsum.default") then
+  local einsum_op = torch.einsum
+  function torch.einsum(equation, ...)
+    local n = select("#", ...)
+    local ops = ...
+    local last = n > 0 and select(n, ...) or nil
+    local opts
+    if n > 1 and type(last) == "table" and getmetatable(last) == nil and last.path ~= nil then
+      opts, n = last, n - 1
+    end
+    if not (n == 1 and type(ops) == "table" and getmetatable(ops) == nil) then
+      ops = table.pack(...)
+      ops.n = nil
+      if opts then ops[#ops] = nil end
+    end
+    local out
+    if opts then out = einsum_op(equation, ops, opts) else out = einsum_op(equation, ops) end
+    return out -- not a tail call: the caller's line stays on the stack for the node's location
+  end
+end
+
 -- torch.eye(n [, m] [, dtype | opts]): the eye op when registered; else zeros + ones written on
 -- the diagonal (through a diagonal view when `diagonal` exists, else element by element).
 if not has("eye.default") then

@@ -345,6 +345,10 @@ static const char *const cases[] = {
     "repeat_interleave.self_int|x|i2|i0",
     "repeat_interleave.self_int|x|S|i1",
     "repeat_interleave.self_int|x|i3",
+    "einsum|s:ij->ji|L[x]",
+    "einsum|s:ij->j|L[x]",
+    "einsum|s:ij,kj->ik|L[x,w]",
+    "einsum|s:ij,ij->i|L[x,x]",
     "sdpa_skip",
 };
 
