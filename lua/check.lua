@@ -152,6 +152,7 @@ C.SIGNATURES = {
   ["torch.is_floating_point"] = "input:Tensor",
   ["torch.is_complex"] = "input:Tensor",
   ["torch.numel"] = "input:Tensor",
+  ["torch.einsum"] = "equation:string, ...",
   ["torch.norm"] = "input:Tensor, p:number|string|table?, dim:integer|table?, keepdim:boolean|table?, opts:table?",
   ["torch.linalg.vector_norm"] = "x:Tensor, ord:number|table?, dim:integer|table?, keepdim:boolean|table?, opts:table?",
   ["torch.arange"] = "...",       -- checked by the op binding it calls
