@@ -281,7 +281,7 @@ int fx_reduce_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_reduce_plan 
 int fx_cumsum_plan(const fx_opctx *ctx, const fx_ivalue *a, int *dim, fx_dtype *in_dtype,
                    fx_dtype *out_dtype);
 
-/* ---- batch norm (meta_batch_norm.c) ---------------------------------------------------- */
+/* ---- batch norm and group norm (meta_norm_layers.c) ------------------------------------ */
 
 /* The arguments of batch_norm, native_batch_norm and _native_batch_norm_legit (every overload
  * and variant), read by position from each schema. Tensors borrowed; NULL for None. */
@@ -293,7 +293,7 @@ typedef struct fx_batch_norm_args_t {
 int fx_batch_norm_args(fx_opctx *ctx, const fx_ivalue *a, fx_batch_norm_args_t *p);
 
 /* The arguments of group_norm / native_group_norm, checked as check_group_norm_inputs does
- * (meta_group_norm.c): input [n, c, *] with hxw = prod(*), c divisible by groups, weight / bias
+ * (meta_norm_layers.c): input [n, c, *] with hxw = prod(*), c divisible by groups, weight / bias
  * [c] (NULL for None), floating; mixed when a float16 / bfloat16 input has float32 parameters. */
 typedef struct fx_group_norm_args_t {
     fx_tensor *input, *weight, *bias;

@@ -756,6 +756,23 @@ local function opt(opts, key, default)
   return default
 end
 
+-- The trailing arguments of a PyTorch-style call: positional values, then optionally a table of
+-- keyword arguments (a plain table with no list part, so a size list stays positional). Returns
+-- arg(i, key, default) — the i-th positional value when given, else opts[key], else default —
+-- and the keyword table.
+local function py_args(...)
+  local args = table.pack(...)
+  local opts, last = {}, args[args.n]
+  if type(last) == "table" and getmetatable(last) == nil and rawlen(last) == 0 then
+    opts = last
+    args.n = args.n - 1
+  end
+  return function(i, key, default)
+    if i <= args.n and args[i] ~= nil then return args[i] end
+    return opt(opts, key, default)
+  end, opts
+end
+
 -- A parameter of `shape` drawn from U(-bound, bound) in float32 (one torch.rand, so the
 -- generator advances as PyTorch's init.uniform_ does), cast to `dtype` when given.
 local function uniform_param(shape, bound, dtype)
@@ -810,16 +827,7 @@ end
 local function conv_class(name, nsp, fn)
   local C = Module:extend(name)
   function C:init(in_channels, out_channels, kernel_size, ...)
-    local args = table.pack(...)
-    local opts = {}
-    if type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil and rawlen(args[args.n]) == 0 then
-      opts = args[args.n]
-      args.n = args.n - 1
-    end
-    local function arg(i, key, default)
-      if i <= args.n and args[i] ~= nil then return args[i] end
-      return opt(opts, key, default)
-    end
+    local arg, opts = py_args(...)
     local groups = arg(4, "groups", 1)
     if groups <= 0 then error("groups must be a positive integer", 2) end
     if in_channels % groups ~= 0 then error("in_channels must be divisible by groups", 2) end
@@ -932,16 +940,7 @@ end
 -- inplace =}]): PyTorch's F.dropout — p checked (its ValueError text), then aten.dropout, or
 -- aten.dropout_ when inplace (functionalized into dropout + the write-back).
 local function F_dropout(input, ...)
-  local args = table.pack(...)
-  local opts = {}
-  if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
-    opts = args[args.n]
-    args.n = args.n - 1
-  end
-  local function arg(i, key, default)
-    if i <= args.n and args[i] ~= nil then return args[i] end
-    return opt(opts, key, default)
-  end
+  local arg = py_args(...)
   local p, training, inplace = arg(1, "p", 0.5), arg(2, "training", true), arg(3, "inplace", false)
   if type(p) ~= "number" or p < 0 or p > 1 then
     error("dropout probability has to be between 0 and 1, but got " .. tostring(p), 2)
@@ -1069,16 +1068,7 @@ end
 -- which records _native_batch_norm_legit (training with running statistics: it updates them in
 -- place), _native_batch_norm_legit.no_stats or _native_batch_norm_legit_no_training.
 local function F_batch_norm(input, running_mean, running_var, ...)
-  local args = table.pack(...)
-  local opts = {}
-  if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
-    opts = args[args.n]
-    args.n = args.n - 1
-  end
-  local function arg(i, key, default)
-    if i <= args.n and args[i] ~= nil then return args[i] end
-    return opt(opts, key, default)
-  end
+  local arg = py_args(...)
   local weight, bias = arg(1, "weight", nil), arg(2, "bias", nil)
   local training, momentum, eps = arg(3, "training", false), arg(4, "momentum", 0.1), arg(5, "eps", 1e-5)
   if training then
@@ -1106,16 +1096,7 @@ end
 local function batch_norm_class(name, dims_ok, dims_text)
   local B = Module:extend(name)
   function B:init(num_features, ...)
-    local args = table.pack(...)
-    local opts = {}
-    if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
-      opts = args[args.n]
-      args.n = args.n - 1
-    end
-    local function arg(i, key, default)
-      if i <= args.n and args[i] ~= nil then return args[i] end
-      return opt(opts, key, default)
-    end
+    local arg, opts = py_args(...)
     self.num_features = num_features
     self.eps = arg(1, "eps", 1e-5)
     self.momentum = arg(2, "momentum", 0.1)
@@ -1176,16 +1157,7 @@ end
 -- F.group_norm(input, num_groups[, weight[, bias[, eps]]][, {weight =, bias =, eps = 1e-5}]):
 -- PyTorch's F.group_norm (at least 2 dims, more than one value per group), aten.group_norm.
 local function F_group_norm(input, num_groups, ...)
-  local args = table.pack(...)
-  local opts = {}
-  if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
-    opts = args[args.n]
-    args.n = args.n - 1
-  end
-  local function arg(i, key, default)
-    if i <= args.n and args[i] ~= nil then return args[i] end
-    return opt(opts, key, default)
-  end
+  local arg = py_args(...)
   local nd = input:dim()
   if nd < 2 then
     error("Expected at least 2 dimensions for input tensor but received " .. nd, 2)
@@ -1200,17 +1172,11 @@ end
 if has("group_norm.default") then
   nn.GroupNorm = Module:extend("GroupNorm")
   function nn.GroupNorm:init(num_groups, num_channels, ...)
-    local args = table.pack(...)
-    local opts = {}
-    if args.n > 0 and type(args[args.n]) == "table" and getmetatable(args[args.n]) == nil then
-      opts = args[args.n]
-      args.n = args.n - 1
-    end
+    local arg, opts = py_args(...)
     if num_channels % num_groups ~= 0 then error("num_channels must be divisible by num_groups", 2) end
     self.num_groups, self.num_channels = num_groups, num_channels
-    self.eps = args[1] or opt(opts, "eps", 1e-5)
-    self.affine = args[2]
-    if self.affine == nil then self.affine = opt(opts, "affine", true) end
+    self.eps = arg(1, "eps", 1e-5)
+    self.affine = arg(2, "affine", true)
     local dtype = opt(opts, "dtype", nil)
     if self.affine then
       local w, b = torch.ones({num_channels}), torch.zeros({num_channels})

@@ -2,6 +2,7 @@
 -- Usage:  local T = dofile("tests/lua/harness.lua")
 --         T.test("name", function() T.eq(a, b); T.truthy(x, "why"); T.checkerr("msg", f, ...) end)
 --         T.done()   -- prints "<file>: N passed, N failed" and exits non-zero on failure
+--         T.vals(t), T.targets(ep) -- values and graph targets as strings to compare
 local T = {passed = 0, failed = 0}
 
 local function where(level)
@@ -57,6 +58,26 @@ function T.test(name, f)
     T.failed = T.failed + 1
     io.stderr:write("FAIL ", name, "\n  ", tostring(e):gsub("\n", "\n  "), "\n")
   end
+end
+
+-- The elements of t (flattened) formatted with fmt (default "%.4f"), space-separated: a compact
+-- way to compare values with the ones a PyTorch script printed.
+function T.vals(t, fmt)
+  local out = {}
+  for i, v in ipairs(t:reshape(-1):tolist()) do out[i] = string.format(fmt or "%.4f", v) end
+  return table.concat(out, " ")
+end
+
+-- The targets of ep's call_function nodes in graph order, space-separated (getitem left out when
+-- skip_getitem).
+function T.targets(ep, skip_getitem)
+  local out = {}
+  for _, n in ipairs(ep.graph.nodes) do
+    if n.op == "call_function" and not (skip_getitem and n.target == "getitem") then
+      out[#out + 1] = n.target
+    end
+  end
+  return table.concat(out, " ")
 end
 
 function T.done()

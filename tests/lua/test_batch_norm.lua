@@ -9,19 +9,8 @@
 local T = dofile("tests/lua/harness.lua")
 local F = nn.functional
 
-local function vals(t, fmt)
-  local out = {}
-  for i, v in ipairs(t:reshape(-1):tolist()) do out[i] = string.format(fmt or "%.4f", v) end
-  return table.concat(out, " ")
-end
-
-local function targets(ep)
-  local out = {}
-  for _, n in ipairs(ep.graph.nodes) do
-    if n.op == "call_function" and n.target ~= "getitem" then out[#out + 1] = n.target end
-  end
-  return table.concat(out, " ")
-end
+local vals = T.vals
+local function targets(ep) return T.targets(ep, true) end
 
 local x = ((torch.arange(2 * 3 * 5.) % 7 - 3) / 4):reshape(2, 3, 5)
 local w = torch.tensor({0.5, -1.0, 2.0})

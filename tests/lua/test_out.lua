@@ -6,19 +6,8 @@
 -- interpreter write out as eager does.
 local T = dofile("tests/lua/harness.lua")
 
-local function vals(t, fmt)
-  local out = {}
-  for i, v in ipairs(t:reshape(-1):tolist()) do out[i] = string.format(fmt or "%.4f", v) end
-  return table.concat(out, " ")
-end
-
-local function targets(ep)
-  local out = {}
-  for _, n in ipairs(ep.graph.nodes) do
-    if n.op == "call_function" and n.target ~= "getitem" then out[#out + 1] = n.target end
-  end
-  return table.concat(out, " ")
-end
+local vals = T.vals
+local function targets(ep) return T.targets(ep, true) end
 
 local x = torch.tensor({{0.5, -1.0, 2.0}, {1.5, 0.25, -0.75}})
 

@@ -5,19 +5,9 @@
 -- output_size), eager against the exported program in both modes, and a dynamic dim.
 local T = dofile("tests/lua/harness.lua")
 
-local function vals(t)
-  local out = {}
-  for i, v in ipairs(t:reshape(-1):tolist()) do out[i] = string.format("%g", v) end
-  return table.concat(out, " ")
-end
+local function vals(t) return T.vals(t, "%g") end
 
-local function targets(ep)
-  local out = {}
-  for _, n in ipairs(ep.graph.nodes) do
-    if n.op == "call_function" then out[#out + 1] = n.target end
-  end
-  return table.concat(out, " ")
-end
+local targets = T.targets
 
 local x = torch.tensor({{1., 2.}, {3., 4.}})
 
