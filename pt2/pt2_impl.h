@@ -93,4 +93,15 @@ int pt2_sym_parse(pt2_syms *s, const char *text, const fx_sym **out, fx_err *err
 /* Whether text is one symbol ("s0" or "Symbol('s0', integer=True, positive=True)"): its name. */
 bool pt2_sym_bare_name(const char *text, char *name, int cap);
 
+/* Whether the JSON number d is an integer int64_t holds: then *out is it. Checks the range before
+ * converting (a double beyond int64's range converted to int64_t is undefined behaviour: the
+ * loader's fuzz target found 4.4e60 in a tensor size). NaN and infinities are not integers. */
+static inline bool pt2_int64_of(double d, int64_t *out) {
+    if (!(d >= -9.2233720368547758e18 && d < 9.2233720368547758e18)) return false;
+    int64_t i = (int64_t)d;
+    if ((double)i != d) return false;
+    *out = i;
+    return true;
+}
+
 #endif

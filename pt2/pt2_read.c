@@ -251,9 +251,8 @@ static int64_t jint(rctx *r, const cJSON *v, const char *path) {
         long long x = strtoll(v->valuestring + 2, &end, 10);
         if (!*end) return x;
     }
-    if (cJSON_IsNumber(v) && v->valuedouble == (double)(int64_t)v->valuedouble &&
-        v->valuedouble >= -9.2233720368547758e18 && v->valuedouble < 9.2233720368547758e18)
-        return (int64_t)v->valuedouble;
+    int64_t i;
+    if (cJSON_IsNumber(v) && pt2_int64_of(v->valuedouble, &i)) return i;
     bad(r, path, "expected an integer, got %s", jkind(v));
     return 0;
 }
@@ -1717,10 +1716,10 @@ static int input_symbols(rctx *r, const cJSON *gj) {
             char src[300];
             snprintf(src, sizeof src, "L['%.200s'].size()[%d]", nm->valuestring, d);
             const fx_sym *sym;
+            int64_t hint = 0;
+            bool has_hint = cJSON_IsNumber(h) && pt2_int64_of(h->valuedouble, &hint);
             /* a malformed one is reported where the graph reads it */
-            if (pt2_sym_create(r->sy, name, cJSON_IsNumber(h) ? (int64_t)h->valuedouble : 0,
-                               cJSON_IsNumber(h) && h->valuedouble == (double)(int64_t)h->valuedouble,
-                               src, &sym, r->err) == FX_ENOMEM)
+            if (pt2_sym_create(r->sy, name, hint, has_hint, src, &sym, r->err) == FX_ENOMEM)
                 return r->rc = FX_ENOMEM;
         }
     }

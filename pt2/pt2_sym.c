@@ -98,10 +98,7 @@ static int bound_of(const cJSON *v, bool upper, int64_t *out, fx_err *err) {
             return FX_OK;
         }
     }
-    if (cJSON_IsNumber(v) && v->valuedouble == (double)(int64_t)v->valuedouble) {
-        *out = (int64_t)v->valuedouble;
-        return FX_OK;
-    }
+    if (cJSON_IsNumber(v) && pt2_int64_of(v->valuedouble, out)) return FX_OK;
     return fx_err_setf(err, FX_EIO, "%s is not an integer or null", upper ? "max_val" : "min_val");
 }
 

@@ -56,7 +56,7 @@ run_suite fuzz "$here/fuzz/run.sh" "$build"
 # target runs SECS seconds (tests/fuzz/libfuzzer.sh)
 if [ -n "${FXDB_LIBFUZZER:-}" ]; then
     read -r fuzz_build fuzz_secs <<<"$FXDB_LIBFUZZER"
-    run_suite libfuzzer "$here/fuzz/libfuzzer.sh" "$build" "$fuzz_build" "$fuzz_secs" safetensors repl load
+    FUZZ_SEED=${FUZZ_SEED:-1} run_suite libfuzzer "$here/fuzz/libfuzzer.sh" "$build" "$fuzz_build" "$fuzz_secs" safetensors repl load
 else
     summary+=("libfuzzer: not run here (make test runs it; make fuzz runs it longer)")
 fi

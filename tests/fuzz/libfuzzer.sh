@@ -47,6 +47,9 @@ for name in "$@"; do
         *) opts+=(-max_len=65536) ;;
     esac
     [ -f "tests/fuzz/$name.dict" ] && opts+=(-dict="$here/tests/fuzz/$name.dict")
+    # FUZZ_SEED fixes libFuzzer's random seed (make test sets it, so a fresh clone replays the
+    # same mutations each run: a failure there is reproducible, not luck); unset, each run differs
+    [ -n "${FUZZ_SEED:-}" ] && opts+=(-seed="$FUZZ_SEED")
     if [ ! -x "$bin" ]; then
         echo "libfuzzer $name: $bin is missing (make fuzz-build)"
         failed=$((failed + 1))

@@ -360,6 +360,9 @@ T.test("JSON of the wrong shape names the file and the path", function()
     program_json({other = '{"as_int": 1, "as_float": 2.0}'}))
   T.checkerr("nodes[0].inputs[1].arg.as_int: expected an integer, got a string", load_json,
     program_json({other = '{"as_int": "one"}'}))
+  -- a number beyond int64's range is no integer (converting it was undefined behaviour: fuzz-load)
+  T.checkerr("nodes[0].inputs[1].arg.as_int: expected an integer, got a number", load_json,
+    program_json({other = '{"as_int": 4.44444e60}'}))
   T.checkerr("refers to 'nope', which no earlier node defines", load_json,
     program_json({other = '{"as_tensor": {"name": "nope"}}'}))
   T.checkerr("argument 'other' of aten.mul.Tensor cannot be a string", load_json,
