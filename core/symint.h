@@ -155,8 +155,12 @@ int fx_shape_env_restore_symbol(fx_shape_env *env, const fx_symbol_restore *r, c
  * proved it. FX_EARG when s is no symbol or repl leads back to s. */
 int fx_shape_env_restore_replacement(const fx_sym *s, const fx_sym *repl, fx_err *err);
 /* Records a guard (or, runtime_assert, a deferred runtime assert) of a saved program with its
- * Lua location, source line and op ("" / NULL = unknown), and takes it as known true. The
- * expression must be a relation (or bool) of env: FX_EARG otherwise; FX_ENOMEM. */
+ * Lua location, source line and op ("" / NULL = unknown), and takes it as known true. loc, line
+ * and op are copied into env (the caller keeps and frees its own strings); expr is borrowed
+ * (interned in env). The expression must be a relation (or bool) of env: FX_EARG otherwise;
+ * FX_ENOMEM (the guard may then be recorded without some of its strings). The saved facts are
+ * taken as given, not re-derived (torch's own format saves no guards: fxdb writes them in its
+ * custom metadata). */
 int fx_shape_env_restore_guard(fx_shape_env *env, bool runtime_assert, const fx_sym *expr,
                                const char *loc, const char *line, const char *op, fx_err *err);
 
