@@ -25,7 +25,11 @@
  *
  * Userdata: "fxdb.Tracer" (box: fx_tracer*), "fxdb.ExportedProgram" (box: fx_program*; user value
  * 1 = a cache table for the Graph objects it hands out), "fxdb.GraphModule" (box: unlifted graph +
- * its own state tensors). Every box has an idempotent __gc. */
+ * its own state tensors). Every box has an idempotent __gc.
+ *
+ * File order (lua/lx_impl.h): above lx_udata.c (which pushes and checks ExportedProgram boxes for
+ * every file) and lx_graph.c, below lx_session.c, which it reaches only through lx_session_hook
+ * (the step, guard and bind callbacks of an attached SessionHook). */
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
@@ -80,13 +84,13 @@ fx_tracer *lx_check_tracer(lua_State *L, int idx) {
 /* fx_step_fn: hands each recorded node to the attached debugger session, if any. */
 static int tracer_step(void *ud, fx_node *n, fx_err *err) {
     lx_tracer *t = ud;
-    return t->sess ? lx_session_on_node(t->sess, n, err) : FX_OK;
+    return t->sess ? lx_session_hook.on_node(t->sess, n, err) : FX_OK;
 }
 
 /* fx_guard_fn: a guard recorded during a debugger session's trace. */
 static void tracer_on_guard(void *ud, int index) {
     lx_tracer *t = ud;
-    if (t->sess) lx_session_on_guard(t->sess, index);
+    if (t->sess) lx_session_hook.on_guard(t->sess, index);
 }
 
 /* The session stops hearing of guards (before the tracer dies or hands its environment on). */
@@ -101,7 +105,7 @@ static int tracer_gc(lua_State *L) {
     lx_tracer *t = lx_checkudata(L, 1, LX_TRACER);
     tracer_unwatch_guards(t);
     if (t->co) lx_unbind_thread(L, t->co);
-    if (t->sess) lx_session_bound(t->sess, NULL);
+    if (t->sess) lx_session_hook.bound(t->sess, NULL);
     t->sess = NULL;
     fx_tracer_free(t->tr);
     t->tr = NULL;
@@ -454,7 +458,7 @@ static int l_tracer_bind(lua_State *L) {
     t->co = co;
     lua_pushvalue(L, 2);
     lua_setiuservalue(L, 1, 1);
-    if (t->sess) lx_session_bound(t->sess, co);
+    if (t->sess) lx_session_hook.bound(t->sess, co);
     return 0;
 }
 
@@ -468,7 +472,7 @@ static int l_tracer_unbind(lua_State *L) {
         lua_pushnil(L);
         lua_setiuservalue(L, 1, 1);
     }
-    if (t->sess) lx_session_bound(t->sess, NULL);
+    if (t->sess) lx_session_hook.bound(t->sess, NULL);
     return 0;
 }
 
@@ -476,7 +480,7 @@ static int l_tracer_unbind(lua_State *L) {
  * bound coroutine); the tracer keeps h alive.  [-0, +0, e] */
 static int l_tracer_attach(lua_State *L) {
     lx_tracer *t = check_tracer(L, 1);
-    lx_sess *sess = lx_session_check(L, 2);
+    lx_sess *sess = lx_session_hook.check(L, 2);
     /* the session hears of every guard: the environment exists from now on (a static trace never
      * puts a symbol in it, so it stays empty) */
     fx_err err;
@@ -534,33 +538,6 @@ static int l_tracer_node_of(lua_State *L) {
 }
 
 /* ==== ExportedProgram ============================================================================ */
-
-typedef struct lx_program {
-    fx_program *p; /* owned; NULL after __gc */
-} lx_program;
-
-static lx_program *to_program_box(lua_State *L, int idx) {
-    return luaL_testudata(L, idx, LX_PROGRAM);
-}
-
-const fx_program *fxlua_to_program(lua_State *L, int idx) {
-    lx_program *b = to_program_box(L, idx);
-    return b ? b->p : NULL;
-}
-
-const fx_program *fxlua_check_program(lua_State *L, int idx) {
-    lx_program *b = lx_checkudata(L, idx, LX_PROGRAM);
-    if (!b->p) lx_errorf(L, FX_EARG, NULL, "attempt to use a freed ExportedProgram");
-    return b->p;
-}
-
-void lx_push_program(lua_State *L, fx_program *p) {
-    lx_program *b = lua_newuserdatauv(L, sizeof *b, 1); /* [ep] */
-    b->p = p;
-    luaL_setmetatable(L, LX_PROGRAM);
-    lua_newtable(L);                                    /* [ep, cache] */
-    lua_setiuservalue(L, -2, 1);                        /* [ep] */
-}
 
 static int program_gc(lua_State *L) {
     lx_program *b = lx_checkudata(L, 1, LX_PROGRAM);

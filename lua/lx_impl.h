@@ -1,5 +1,18 @@
 /* lua/lx_impl.h — helpers shared by the lua/ binding files; private to lua/.
- * Layer: lua. repl/ never includes this (it includes lua/fxlua.h only). */
+ * Layer: lua. repl/ never includes this (it includes lua/fxlua.h only).
+ *
+ * The binding files form a DAG (docs/ARCHITECTURE.md §2; `make check-layers` checks it from the
+ * object files' symbols). Bottom to top; a file calls only files listed before it:
+ *   lx_aux.c        errors, Lua locations, per-thread state, argument checks, dtypes, registration
+ *   lx_udata.c      userdata basics: Tensor push/to/check, torch.Size, SymInt, ivalue <-> Lua,
+ *                   lx_dispatch, ExportedProgram push/to/check
+ *   lx_bind.c       overload resolution;  lx_library.c  torch.library's C half
+ *   lx_torch.c      global torch;  lx_index.c  x[...];  lx_tensor.c  the Tensor metatable, methods
+ *   lx_graph.c      Graph and Node userdata;  lx_export.c  tracer, ExportedProgram, GraphModule
+ *   lx_session.c    debugger sessions;  lx_debug.c, lx_pt2.c, lx_safetensors.c
+ *   lx_open.c       opens them all (fxlua_openlibs), the Ctrl-C entry point
+ * The one call against this order, from the tracer and Tensor methods into the debugger session
+ * above them, goes through lx_session_hook (below), which lx_session.c fills at open time. */
 #ifndef LX_IMPL_H
 #define LX_IMPL_H
 
@@ -39,7 +52,16 @@ lx_state *lx_current(lua_State *L);
 void lx_bind_thread(lua_State *L, lua_State *co, const lx_state *st);
 void lx_unbind_thread(lua_State *L, lua_State *co);
 
-/* ---- tensors ------------------------------------------------------------------------------------ */
+/* ---- tensors (lx_udata.c) ------------------------------------------------------------------------ */
+/* The Tensor userdata (its methods are in lx_tensor.c). */
+typedef struct lx_tensor_ud {
+    fx_tensor *t; /* one reference; NULL once collected or closed */
+} lx_tensor_ud;
+/* Registry keys (light userdata): the weak identity cache {fx_tensor* = userdata} and the Tensor
+ * metatable; lx_open_tensor stores both. */
+extern const char lx_tensor_cache_key, lx_tensor_mt_key;
+/* The Tensor userdata at idx (open or closed), or NULL.  [-0, +0, -] */
+lx_tensor_ud *lx_test_tensor(lua_State *L, int idx);
 void lx_push_tensor(lua_State *L, fx_tensor *t);           /* retains t  [-0, +1, e] */
 fx_tensor *lx_check_tensor(lua_State *L, int idx);         /* borrowed   [-0, +0, e] */
 /* The tensor at idx, NULL when the value is not a Tensor; raises when it is a closed one.
@@ -62,7 +84,7 @@ int lx_dispatch(lua_State *L, const fx_opdef *op, fx_ivalue *args);
  * is that tensor (an in-place op's self) is pushed from there without a cache lookup. */
 int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int *stack_of);
 
-/* ---- SymInt (lx_aux.c) ------------------------------------------------------------------------
+/* ---- SymInt (lx_udata.c) ------------------------------------------------------------------------
  */
 /* Pushes v: a Lua integer when plain, else a SymInt userdata (retains its env).  [-0, +1, e] */
 void lx_push_symint(lua_State *L, fx_symint v);
@@ -120,7 +142,10 @@ bool lx_take_interrupt_reported(void);
 void lx_push_dtype(lua_State *L, fx_dtype dt);             /* torch.float16 etc. [-0, +1, e] */
 fx_dtype lx_to_dtype(lua_State *L, int idx);               /* UNDEFINED if not a dtype [-0,+0,-] */
 
-/* ---- programs (lx_export.c) -------------------------------------------------------------------- */
+/* ---- programs (lx_udata.c; the methods are in lx_export.c) ------------------------------------ */
+typedef struct lx_program {
+    fx_program *p; /* owned; NULL after __gc */
+} lx_program;
 /* Pushes an ExportedProgram userdata that owns p (freed on __gc).  [-0, +1, e] */
 void lx_push_program(lua_State *L, fx_program *p);
 
@@ -140,8 +165,8 @@ fx_node *lx_check_node(lua_State *L, int idx);             /* [-0, +0, e] */
 void lx_open_aux(lua_State *L);
 /* torch.library's C half (lua/lx_library.c). */
 void lx_open_library(lua_State *L);
-/* The Lua thread dispatching an op now (set by lx_dispatch_at around fx_dispatch), so a custom
- * op's Lua impl runs on it; NULL outside a dispatch from Lua. */
+/* The Lua thread dispatching an op now (set by lx_dispatch_at around fx_dispatch, lx_udata.c), so
+ * a custom op's Lua impl (lx_library.c) runs on it; NULL outside a dispatch from Lua. */
 extern lua_State *lx_cb_thread;
 /* Changes on entry to and on return from every lx_dispatch_at (and around the other calls that
  * record a location: item(), SymInt comparisons): two trace records that see the same value
@@ -211,19 +236,27 @@ fx_ivalue *lx_program_inputs(lua_State *L, const fx_program *p, int tidx, int *n
 /* ---- debugger sessions (lx_session.c; additions of the debugger issue) -------------------------- */
 /* The tracer at idx (a "fxdb.Tracer" that is not finished), or raises (lx_export.c).  [-0, +0, e] */
 fx_tracer *lx_check_tracer(lua_State *L, int idx);
-/* The SessionHook at idx, or raises.  [-0, +0, e] */
-lx_sess *lx_session_check(lua_State *L, int idx);
-/* The session's coroutine is now co (bound and about to run), or NULL (unbound).  [-0, +0, -] */
-void lx_session_bound(lx_sess *s, lua_State *co);
-/* The tracer's step callback for a session: queues n and asks the coroutine to pause at its next
- * instruction. Never raises (FX_ENOMEM in err when the queue cannot grow). */
-int lx_session_on_node(lx_sess *s, fx_node *n, fx_err *err);
-/* A data-dependent read (`what`, e.g. "item()") of a real traced value in thread L: pauses the
- * session running L, if any.  [-0, +0, -] */
-void lx_session_datadep(lua_State *L, const char *what);
-/* The shape environment recorded guard `index` (0-based) during the session's trace: queued
- * between the nodes (h:take gives its 1-based number) and a pause is wanted. Never raises. */
-void lx_session_on_guard(lx_sess *s, int index);
+/* What lx_export.c (the tracer) and lx_tensor.c (item(), tolist()) call in lx_session.c, which
+ * sits above them. lx_open_session fills lx_session_hook once per process (pthread_once) with
+ * lx_session.c's functions; fxlua_openlibs runs it before any Lua code, and nothing calls a
+ * member before a state is open. The members never change afterwards. */
+typedef struct lx_session_hooks {
+    /* The SessionHook at idx, or raises.  [-0, +0, e] */
+    lx_sess *(*check)(lua_State *L, int idx);
+    /* The session's coroutine is now co (bound and about to run), or NULL (unbound).
+     * [-0, +0, -] */
+    void (*bound)(lx_sess *s, lua_State *co);
+    /* The tracer's step callback for a session: queues n and asks the coroutine to pause at its
+     * next instruction. Never raises (FX_ENOMEM in err when the queue cannot grow). */
+    int (*on_node)(lx_sess *s, fx_node *n, fx_err *err);
+    /* The shape environment recorded guard `index` (0-based) during the session's trace: queued
+     * between the nodes (h:take gives its 1-based number) and a pause is wanted. Never raises. */
+    void (*on_guard)(lx_sess *s, int index);
+    /* A data-dependent read (`what`, e.g. "item()") of a real traced value in thread L: pauses
+     * the session running L, if any.  [-0, +0, -] */
+    void (*datadep)(lua_State *L, const char *what);
+} lx_session_hooks;
+extern lx_session_hooks lx_session_hook; /* defined in lx_aux.c, filled by lx_open_session */
 /* Called by the Ctrl-C hook in thread L: LX_INTR_PAUSE (the caller yields: a session pauses),
  * LX_INTR_LATER (re-arm a count hook and try at the next instruction) or LX_INTR_RAISE.  */
 enum { LX_INTR_RAISE = 0, LX_INTR_PAUSE, LX_INTR_LATER };

@@ -8,7 +8,7 @@
  *
  * Which Lua thread runs a callback: the thread whose op call is being dispatched (lx_dispatch_at
  * records it), else the main thread of the state that opened this library (an interpreter run of
- * a program, started from C). */
+ * a program, started from C). lx_cb_thread itself lives with lx_dispatch_at in lx_udata.c. */
 #include <string.h>
 
 #include "lua/lx_impl.h"
@@ -16,7 +16,6 @@
 #define IMPLS_KEY "fxdb.custom_impls"
 
 static lua_State *g_main; /* the state's main thread; cleared when the state closes */
-lua_State *lx_cb_thread;  /* the thread dispatching an op right now (lx_dispatch_at) */
 
 static lua_State *callback_thread(void) { return lx_cb_thread ? lx_cb_thread : g_main; }
 

@@ -97,6 +97,7 @@ int fxlua_openlibs(lua_State *L) {
     fx_err_clear(&err);
     if (fx_registry_init(&err) != FX_OK) return fxlua_error(L, &err);
     lx_open_aux(L);
+    lx_open_udata(L);
     lx_open_tensor(L);
     lx_open_graph(L);
     lx_open_torch(L);

@@ -5,6 +5,7 @@
 
 #include <lua.h>
 
+void lx_open_udata(lua_State *L);    /* lx_udata.c: SymInt metatable */
 void lx_open_tensor(lua_State *L);   /* lx_tensor.c + lx_index.c: Tensor metatable */
 void lx_open_torch(lua_State *L);    /* lx_torch.c: global torch, torch.ops.aten */
 void lx_open_graph(lua_State *L);    /* lx_graph.c: Graph and Node metatables */

@@ -40,7 +40,12 @@
  * hook waits for the op's statement to end: it yields once the op's frame has run an instruction
  * of another line, or has returned, or as soon as another node is recorded (a statement that
  * records several ops, a one-line loop) or a module call returns for :finish. The stop itself
- * is the recorded node; the frame just shows the state right after its statement. */
+ * is the recorded node; the frame just shows the state right after its statement.
+ *
+ * File order (lua/lx_impl.h): above lx_export.c and lx_tensor.c, which call the session's entry
+ * points (the tracer's step / guard / bind callbacks, item()'s data-dependent pause) through
+ * lx_session_hook; lx_open_session fills that table. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -173,12 +178,13 @@ static void sess_hook(lua_State *L, lua_Debug *ar) {
     }
 }
 
-/* ==== entry points for the other lua/ files =====================================================
- */
+/* ==== entry points for the other lua/ files (lx_session_hook, lx_open.c) ===================== */
 
-lx_sess *lx_session_check(lua_State *L, int idx) { return lx_checkudata(L, idx, LX_SESSHOOK); }
+static lx_sess *lx_session_check(lua_State *L, int idx) {
+    return lx_checkudata(L, idx, LX_SESSHOOK);
+}
 
-void lx_session_bound(lx_sess *s, lua_State *co) {
+static void lx_session_bound(lx_sess *s, lua_State *co) {
     s->co = co; /* an unbound coroutine keeps its idle hook (see sess_arm) */
     sess_arm(s);
 }
@@ -228,18 +234,18 @@ static bool push_step(lx_sess *s, fx_node *n, int guard) {
     return true;
 }
 
-int lx_session_on_node(lx_sess *s, fx_node *n, fx_err *err) {
+static int lx_session_on_node(lx_sess *s, fx_node *n, fx_err *err) {
     if (!push_step(s, n, 0))
         return fx_err_setf(err, FX_ENOMEM, "out of memory recording a debugger step");
     return FX_OK;
 }
 
-void lx_session_on_guard(lx_sess *s, int index) {
+static void lx_session_on_guard(lx_sess *s, int index) {
     /* out of memory only loses the stop at this guard; :guards still lists it */
     (void)push_step(s, NULL, index);
 }
 
-void lx_session_datadep(lua_State *L, const char *what) {
+static void lx_session_datadep(lua_State *L, const char *what) {
     lx_sess *s = lx_current(L)->sess;
     if (!s) return;
     snprintf(s->datadep, sizeof s->datadep, "%s", what);
@@ -619,8 +625,20 @@ static const luaL_Reg session_funcs[] = {
     {NULL, NULL},
 };
 
+static void set_hooks(void) {
+    lx_session_hook = (lx_session_hooks){
+        .check = lx_session_check,
+        .bound = lx_session_bound,
+        .on_node = lx_session_on_node,
+        .on_guard = lx_session_on_guard,
+        .datadep = lx_session_datadep,
+    };
+}
+
 void lx_open_session(lua_State *L) {
-    luaL_newmetatable(L, LX_SESSHOOK); /* [mt] */
+    static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
+    pthread_once(&hooks_once, set_hooks); /* lx_session_hook: see lua/lx_impl.h */
+    luaL_newmetatable(L, LX_SESSHOOK);    /* [mt] */
     lua_pushliteral(L, "SessionHook");
     lua_setfield(L, -2, "__name");
     lua_pushcfunction(L, sess_gc);

@@ -10,7 +10,12 @@
  *
  * Methods: a few written here (size, dim, item, to, ...) and, for every op of core/ops.def that
  * takes a tensor, a closure that calls it through overload resolution (lx_bind.c). Non-string keys
- * go to lx_index.c (x[0], x[{":", 1}]). */
+ * go to lx_index.c (x[0], x[{":", 1}]).
+ *
+ * File order (lua/lx_impl.h): the userdata basics every file needs (lx_push_tensor,
+ * lx_to_tensor, lx_check_tensor, the identity cache, torch.Size tables) are in lx_udata.c, low in
+ * the order; this file, which calls lx_bind.c and lx_index.c, sits above them, and reaches the
+ * debugger session (item(), tolist()) through lx_session_hook. */
 #include <math.h>
 #include <string.h>
 
@@ -21,106 +26,12 @@
 #include "lua/lx_impl.h"
 #include "lua/lx_open.h"
 
-/* Registry keys (light userdata): the weak cache {fx_tensor* = userdata} that keeps one Lua value
- * per tensor, and the Tensor metatable (also under its name, for lx_checkudata). */
-static const char g_cache_key = 0, g_mt_key = 0;
-
-typedef struct lx_tensor_ud {
-    fx_tensor *t; /* one reference; NULL once collected or closed */
-} lx_tensor_ud;
-
-/* ==== memory pressure ======================================================================= */
-
-/* Lua sees an 8-byte userdata per tensor, so its collector cannot tell that dead tensors hold
- * megabytes. Each new userdata of a cpu tensor of 64 KB or more counts its bytes as a GC step
- * (LUA_GCSTEP: "as if that many KB were allocated"), which is enough in incremental mode; and
- * when the bytes core holds (fx_alloc live bytes) pass a mark — twice what was live after the
- * last full collection, plus 64 MB — a full collection runs, which also covers generational
- * mode (lua.c's default), where dead tensors that survived two minor collections otherwise wait
- * for a major one. The mark lives in the registry. */
-#define LX_GCMARK "fxdb.gcmark"
-
-static void gc_pressure(lua_State *L, const fx_tensor *t) {
-    if (fx_tensor_is_meta(t)) return;
-    int64_t bytes = fx_tensor_numel(t) * (int64_t)fx_dtype_size(fx_tensor_dtype(t));
-    if (bytes < (64 << 10)) return;
-    lua_gc(L, LUA_GCSTEP, (int)((bytes >> 10) < (1 << 30) ? (bytes >> 10) : (1 << 30)));
-    int64_t live = fx_alloc_get_stats().live_bytes;
-    lua_getfield(L, LUA_REGISTRYINDEX, LX_GCMARK); /* [mark] */
-    int64_t mark = (int64_t)lua_tointeger(L, -1);
-    lua_pop(L, 1);
-    if (live <= mark) return;
-    lua_gc(L, LUA_GCCOLLECT);
-    live = fx_alloc_get_stats().live_bytes;
-    lua_pushinteger(L, (lua_Integer)(live * 2 + (64 << 20)));
-    lua_setfield(L, LUA_REGISTRYINDEX, LX_GCMARK);
-}
-
-/* ==== push / check ============================================================================ */
-
-void lx_push_tensor(lua_State *L, fx_tensor *t) {
-    if (!t) {
-        lua_pushnil(L);
-        return;
-    }
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &g_cache_key); /* [cache] */
-    lua_rawgetp(L, -1, t);                           /* [cache, ud|nil] */
-    lx_tensor_ud *u = lua_touserdata(L, -1);
-    if (u && u->t == t) {
-        lua_remove(L, -2); /* [ud] */
-        return;
-    }
-    lua_pop(L, 1);                          /* [cache] */
-    u = lua_newuserdatauv(L, sizeof *u, 0); /* [cache, ud] */
-    u->t = NULL;                            /* closed until filled */
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &g_mt_key);
-    lua_setmetatable(L, -2);
-    u->t = fx_tensor_retain(t);
-    gc_pressure(L, t);
-    lua_pushvalue(L, -1);  /* [cache, ud, ud] */
-    lua_rawsetp(L, -3, t); /* [cache, ud] */
-    lua_remove(L, -2);     /* [ud] */
-}
-
-/* The tensor userdata at idx, or NULL: luaL_testudata with the metatable compared by address
- * (cached in the thread's lx_state) instead of looked up by name in the registry. */
-static lx_tensor_ud *test_tensor(lua_State *L, int idx) {
-    const void *mt = lx_current(L)->tensor_mt;
-    if (!mt) return luaL_testudata(L, idx, LX_TENSOR);
-    void *p = lua_touserdata(L, idx);
-    if (!p || !lua_getmetatable(L, idx)) return NULL;
-    bool ok = lua_topointer(L, -1) == mt;
-    lua_pop(L, 1);
-    return ok ? p : NULL;
-}
-
-fx_tensor *lx_to_open_tensor(lua_State *L, int idx) {
-    lx_tensor_ud *u = test_tensor(L, idx);
-    if (u && !u->t) lx_argerror(L, idx, "attempt to use a closed tensor");
-    return u ? u->t : NULL;
-}
-
-fx_tensor *lx_to_tensor(lua_State *L, int idx) {
-    lx_tensor_ud *u = test_tensor(L, idx);
-    return u ? u->t : NULL;
-}
-
-fx_tensor *lx_check_tensor(lua_State *L, int idx) {
-    lx_tensor_ud *u = test_tensor(L, idx);
-    if (!u) lx_typeerror(L, idx, "Tensor");
-    if (!u->t) lx_argerror(L, idx, "attempt to use a closed tensor");
-    return u->t;
-}
-
-void fxlua_push_tensor(lua_State *L, fx_tensor *t) { lx_push_tensor(L, t); }
-fx_tensor *fxlua_check_tensor(lua_State *L, int idx) { return lx_check_tensor(L, idx); }
-
 /* ==== lifetime =============================================================================== */
 
 /* __gc and __close: release once. __close also drops the cache entry, so a later push of the
  * same fx_tensor makes a fresh, open userdata.  [-0, +0, -] */
 static int tensor_gc(lua_State *L) {
-    lx_tensor_ud *u = test_tensor(L, 1);
+    lx_tensor_ud *u = lx_test_tensor(L, 1);
     if (!u) return lx_typeerror(L, 1, "Tensor");
     if (u->t) {
         fx_tensor_release(u->t);
@@ -132,7 +43,7 @@ static int tensor_gc(lua_State *L) {
 static int tensor_close(lua_State *L) {
     lx_tensor_ud *u = lx_checkudata(L, 1, LX_TENSOR);
     if (u->t) {
-        lua_rawgetp(L, LUA_REGISTRYINDEX, &g_cache_key); /* [ud, (err), cache] */
+        lua_rawgetp(L, LUA_REGISTRYINDEX, &lx_tensor_cache_key); /* [ud, (err), cache] */
         lua_rawgetp(L, -1, u->t);                            /* [.., cache, ud?] */
         if (lua_touserdata(L, -1) == u) {
             lua_pushnil(L);
@@ -146,15 +57,6 @@ static int tensor_close(lua_State *L) {
 }
 
 /* ==== shape tables (torch.Size) ============================================================== */
-
-void lx_push_size(lua_State *L, int n, const int64_t *sizes) {
-    lua_createtable(L, n, 0); /* [size] */
-    for (int i = 0; i < n; i++) {
-        lua_pushinteger(L, (lua_Integer)sizes[i]);
-        lua_rawseti(L, -2, i + 1);
-    }
-    luaL_setmetatable(L, LX_SIZE);
-}
 
 /* t's shape table: SymInts for the symbolic sizes of a tensor traced with dynamic shapes.
  * [-0, +1, e] */
@@ -340,7 +242,7 @@ static int t_item(lua_State *L) {
         lx_push_symint(L, v);
         return 1;
     }
-    lx_session_datadep(L, "item()"); /* a real trace in a debugger session may stop here */
+    lx_session_hook.datadep(L, "item()"); /* a real trace in a debugger session may stop here */
     push_elem(L, t, 0);
     return 1;
 }
@@ -364,7 +266,7 @@ static void tolist_rec(lua_State *L, const fx_tensor *t, int d, int64_t *flat) {
 static int t_tolist(lua_State *L) {
     fx_tensor *t = lx_check_tensor(L, 1);
     if (fx_tensor_is_meta(t)) return data_dependent(L, "tolist()");
-    lx_session_datadep(L, "tolist()");
+    lx_session_hook.datadep(L, "tolist()");
     int64_t flat = 0;
     tolist_rec(L, t, 0, &flat);
     return 1;
@@ -620,7 +522,7 @@ static int part_view(lua_State *L, const char *name) {
 static int t_index(lua_State *L) {
     if (lua_type(L, 2) != LUA_TSTRING) return lx_index_get(L);
     const char *k = lua_tostring(L, 2);
-    lx_tensor_ud *u = test_tensor(L, 1);
+    lx_tensor_ud *u = lx_test_tensor(L, 1);
     if (!u) return lx_typeerror(L, 1, "Tensor");
     fx_tensor *t = u->t;
     if (t) {
@@ -759,7 +661,7 @@ void lx_open_tensor(lua_State *L) {
     lua_pushstring(L, "v");
     lua_setfield(L, -2, "__mode");
     lua_setmetatable(L, -2);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &g_cache_key); /* [] */
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &lx_tensor_cache_key); /* [] */
 
     luaL_newmetatable(L, LX_SIZE); /* [smt] */
     lua_pushcfunction(L, size_tostring);
@@ -773,7 +675,7 @@ void lx_open_tensor(lua_State *L) {
     luaL_newmetatable(L, LX_TENSOR); /* [mt] */
     lx_current(L)->tensor_mt = lua_topointer(L, -1);
     lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &g_mt_key);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &lx_tensor_mt_key);
     lua_pushstring(L, "Tensor");     /* lx_typeerror: "Tensor expected" */
     lua_setfield(L, -2, "__name");
     luaL_setfuncs(L, tensor_meta, 0);
