@@ -129,6 +129,7 @@ static int add_symbol(fx_shape_env *env, bool unbacked, int64_t hint, fx_vr vr, 
         return fx_err_setf(err, FX_ENOMEM, "out of memory creating a symbol");
     }
     env->priv[env->nsyms].size_like = false;
+    env->priv[env->nsyms].hint_vr = (fx_vr){-FX_INT_OO, FX_INT_OO};
     env->nsyms++;
     if (unbacked)
         env->nunbacked++;
@@ -204,6 +205,7 @@ int fx_shape_env_restore_symbol(fx_shape_env *env, const fx_symbol_restore *r, c
         info->loc = l;
     }
     env->priv[env->nsyms - 1].size_like = r->size_like;
+    env->priv[env->nsyms - 1].hint_vr = (fx_vr){-FX_INT_OO, FX_INT_OO};
     *out = where_sym;
     return FX_OK;
 }
@@ -505,16 +507,19 @@ static int hint_of(void *ud, const fx_sym *s, int64_t *v, fx_err *err) {
 }
 
 /* The value meta tensors take for a symbol: a backed one's example value; for an unbacked one
- * the fallback 8192 moved into its current range (u0 in [0, 5] is 5), so that the concrete
- * checks of meta functions agree with what torch._check told export. */
+ * the fallback 8192 moved into its current range (u0 in [0, 5] is 5), and into what the
+ * relations assumed over it and backed symbols leave at their example values (hint_vr), so that
+ * the concrete checks of meta functions agree with what torch._check told export. */
 static int fallback_of(void *ud, const fx_sym *s, int64_t *v, fx_err *err) {
     (void)err;
     fx_shape_env *env = ud;
     const fx_symbol_info *i = &env->syms[s->v];
     *v = i->hint;
     if (i->unbacked) {
-        if (*v > i->vr.hi) *v = i->vr.hi;
-        if (*v < i->vr.lo) *v = i->vr.lo;
+        fx_vr r = vr_meet(i->vr, env->priv[s->v].hint_vr);
+        if (r.lo > r.hi) r = i->vr;
+        if (*v > r.hi) *v = r.hi;
+        if (*v < r.lo) *v = r.lo;
     }
     return FX_OK;
 }
@@ -651,6 +656,18 @@ static int64_t linear_coeff(const fx_sym *d, const fx_sym *s) {
 
 static int64_t ceildiv(int64_t a, int64_t b) { return -floordiv_sat(-a, b); }
 
+/* vr narrowed by a * s <= b (a != 0); an unbounded b narrows nothing. */
+static void narrow(fx_vr *vr, int64_t a, int64_t b) {
+    if (b >= FX_INT_OO) return;
+    if (a > 0) {
+        int64_t hi = floordiv_sat(b, a);
+        if (hi < vr->hi) vr->hi = hi;
+    } else {
+        int64_t lo = ceildiv(b, a);
+        if (lo > vr->lo) vr->lo = lo;
+    }
+}
+
 /* What a relation that now holds teaches: Eq gives a replacement, an inequality over one
  * symbol narrows its range (ShapeEnv._maybe_guard_rel / _refine_ranges). */
 static void learn(fx_shape_env *env, const fx_sym *c) {
@@ -714,40 +731,46 @@ static void learn(fx_shape_env *env, const fx_sym *c) {
         }
         return;
     }
-    if (nc != 1) return;
-    const fx_sym *s = cand[0];
-    int64_t k = linear_coeff(d, s);
-    const fx_sym *rest = fx_sym_sub(d, fx_sym_mul(fx_sym_int(env, k), s));
-    if (fx_sym_is_error(rest) || rest->kind != FX_SYM_CONST) return;
-    int64_t r = rest->v;
-    /* every relation as e <= 0 with e = sign * (k*s + r) + adj */
+    /* every relation as e <= 0 with e = sign * d + adj */
     int64_t sg = 1, adj = 0;
     switch (c->kind) {
     case FX_SYM_LT: adj = 1; break;          /* d < 0  ->  d + 1 <= 0 */
     case FX_SYM_LE: break;                   /* d <= 0 */
     case FX_SYM_GT: sg = -1, adj = 1; break; /* d > 0  -> -d + 1 <= 0 */
     case FX_SYM_GE: sg = -1; break;          /* d >= 0 -> -d <= 0 */
-    case FX_SYM_NE: {
-        if (k != 1 && k != -1) return;
-        int64_t v = k == 1 ? -r : r;
-        fx_vr *vr = &env->syms[s->v].vr;
-        if (v == vr->lo)
-            vr->lo++;
-        else if (v == vr->hi)
-            vr->hi--;
-        return;
-    }
+    case FX_SYM_NE: break;
     default: return;
     }
-    /* (sg*k) * s <= -(sg*r + adj) */
-    int64_t a = sg * k, b = -(sg * r + adj);
-    fx_vr *vr = &env->syms[s->v].vr;
-    if (a > 0) {
-        int64_t hi = floordiv_sat(b, a);
-        if (hi < vr->hi) vr->hi = hi;
-    } else {
-        int64_t lo = ceildiv(b, a);
-        if (lo > vr->lo) vr->lo = lo;
+    for (int i = 0; i < nc; i++) {
+        const fx_sym *s = cand[i];
+        /* over several symbols only the unbacked ones are narrowed (torch._check(u0 + s0 <= 16)
+         * gives u0 <= 14): a backed size keeps the range its Dim declared */
+        if (nc > 1 && (!s->unbacked || c->kind == FX_SYM_NE)) continue;
+        int64_t k = linear_coeff(d, s);
+        const fx_sym *rest = fx_sym_sub(d, fx_sym_mul(fx_sym_int(env, k), s));
+        if (fx_sym_is_error(rest)) return;
+        fx_vr *vr = &env->syms[s->v].vr;
+        if (c->kind == FX_SYM_NE) {
+            if (rest->kind != FX_SYM_CONST || (k != 1 && k != -1)) return;
+            int64_t v = k == 1 ? -rest->v : rest->v;
+            if (v == vr->lo)
+                vr->lo++;
+            else if (v == vr->hi)
+                vr->hi--;
+            return;
+        }
+        /* (sg*k) * s <= -(sg*rest + adj) <= -(min(sg*rest) + adj) (ShapeEnv._refine_ranges:
+         * the bound that holds for every value of the other symbols) */
+        fx_vr rb = bound(env, rest);
+        int64_t rmin = sg > 0 ? rb.lo : (rb.hi == FX_INT_OO ? -FX_INT_OO : -rb.hi);
+        int64_t a = sg * k;
+        narrow(vr, a, -sat_add(rmin, adj));
+        /* at the other symbols' example values (and stand-ins) the bound is tighter */
+        int64_t rv;
+        fx_err e;
+        fx_err_clear(&e);
+        if (nc > 1 && fx_sym_eval(rest, fallback_of, env, &rv, &e) == FX_OK)
+            narrow(&env->priv[s->v].hint_vr, a, -sat_add(sg * rv, adj));
     }
 }
 

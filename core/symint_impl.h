@@ -30,6 +30,9 @@ struct fx_sym {
 
 typedef struct fx_symbol_priv {
     bool size_like; /* torch._check_is_size was applied */
+    fx_vr hint_vr;  /* unbacked: where its stand-in value must lie for the relations assumed over
+                       it and other symbols to hold at their example values (u0 + s0 <= 16 with
+                       s0 = 3 gives u0 <= 13); [-int_oo, int_oo] otherwise */
 } fx_symbol_priv;
 
 struct fx_shape_env {

@@ -33,6 +33,7 @@ struct fx_tracer {
     const fx_sym **sym_expr; /* (nsym,) expressions that have a node in the graph ... */
     fx_node **sym_node;      /* (nsym,) ... and that node (sym_size.int, operator.add, ...) */
     int nsym, sym_cap;
+    bool no_location;        /* nodes made now get no stack (the runtime asserts at the end) */
 };
 
 static uint32_t g_trace_ids;
@@ -95,7 +96,7 @@ const fx_input_info *fx_tracer_inputs(const fx_tracer *tr, int *n) {
 
 /* Fills the node's stack_trace and nn_module_stack from the embedding's where callback. */
 static int set_location(fx_tracer *tr, fx_node *n, fx_err *err) {
-    if (!tr->opts.where) return FX_OK;
+    if (!tr->opts.where || tr->no_location) return FX_OK;
     fx_frame frames[MAX_FRAMES];
     fx_module_entry mods[MAX_MODS];
     int nf = 0, nm = 0;
@@ -853,6 +854,63 @@ static void count_sym(void *ud, const fx_sym *s) {
     ++*(int *)ud;
 }
 
+typedef struct last_bind {
+    fx_tracer *tr;
+    fx_node *last; /* the latest _local_scalar_dense binding a symbol of the expression */
+} last_bind;
+
+static void note_binder(void *ud, const fx_sym *s) {
+    last_bind *lb = ud;
+    for (int i = 0; i < lb->tr->nsym; i++) {
+        fx_node *n = lb->tr->sym_node[i];
+        if (lb->tr->sym_expr[i] != s || !n->aten || n->aten->id != FX_OP__LOCAL_SCALAR_DENSE)
+            continue;
+        if (!lb->last || lb->last->tag < n->tag) lb->last = n;
+    }
+}
+
+/* Whether n is one of the range asserts emitted right after an item() (sym_constrain_range_for_size,
+ * _assert_scalar, or the relation an _assert_scalar reads). */
+static bool is_range_assert(const fx_node *n) {
+    if (n->aten) return n->aten->id == FX_OP__ASSERT_SCALAR ||
+                        n->aten->id == FX_OP_SYM_CONSTRAIN_RANGE_FOR_SIZE;
+    if (n->op != FX_NODE_CALL_FUNCTION || strncmp(n->target, "operator.", 9)) return false;
+    for (int i = 0; i < n->nusers; i++)
+        if (!n->users[i]->aten || n->users[i]->aten->id != FX_OP__ASSERT_SCALAR) return false;
+    return n->nusers > 0;
+}
+
+/* One torch._check relation e over several symbols (at least one unbacked), asserted where
+ * insert_deferred_runtime_asserts puts it: once every symbol of it is bound — backed ones by the
+ * placeholders, unbacked ones by their _local_scalar_dense — after the last binder's own range
+ * asserts. The size and arithmetic nodes it needs are made there (nodes the trace made for the
+ * same expressions further down cannot be used before they exist). */
+static int multi_assert(fx_tracer *tr, const fx_sym *e, fx_err *err) {
+    int pos = 0;
+    for (fx_node *n = fx_graph_first(tr->g); n; n = n->next) n->tag = pos++;
+    last_bind lb = {tr, NULL};
+    fx_sym_foreach_symbol(e, note_binder, &lb);
+    fx_node *at = lb.last ? lb.last->next : NULL;
+    while (at && is_range_assert(at)) at = at->next;
+    int cut = at ? at->tag : pos;
+    /* hide the cached nodes from `at` on */
+    const fx_sym **saved = fx_malloc(sizeof *saved * (size_t)(tr->nsym ? tr->nsym : 1));
+    if (!saved) return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    int n0 = tr->nsym;
+    for (int i = 0; i < n0; i++) {
+        saved[i] = tr->sym_expr[i];
+        if (tr->sym_node[i]->tag >= cut) tr->sym_expr[i] = NULL;
+    }
+    fx_graph_set_insert_point(tr->g, at);
+    tr->no_location = true;
+    fx_node *c = rel_node(tr, fx_sym_kind_of(e), fx_sym_arg(e, 0), fx_sym_arg(e, 1), err);
+    int rc = c ? assert_node(tr, c, err) : err->code;
+    tr->no_location = false;
+    for (int i = 0; i < n0; i++) tr->sym_expr[i] = saved[i];
+    fx_free(saved);
+    return rc;
+}
+
 /* The runtime asserts torch.export's insert_deferred_runtime_asserts emits, after the node that
  * binds each unbacked symbol (its _local_scalar_dense): sym_constrain_range_for_size for a
  * size-like symbol, then `ge` / `le` nodes with _assert_scalar for the finite ends of its range;
@@ -887,16 +945,15 @@ static int runtime_asserts(fx_tracer *tr, fx_err *err) {
             rc = c ? assert_node(tr, c, err) : err->code;
         }
     }
-    /* torch._check relations over several symbols (one symbol's are its range), at the end */
-    fx_graph_set_insert_point(tr->g, NULL);
+    /* torch._check relations over several symbols (one symbol's are its range), as soon as all
+     * of them are bound: after the last item() among them and that one's range asserts */
     for (int k = 0; k < nas && !rc; k++) {
         const fx_sym *e = as[k].expr;
         fx_sym_kind kind = fx_sym_kind_of(e);
         int nsy = 0;
         fx_sym_foreach_symbol(e, count_sym, &nsy);
         if (kind < FX_SYM_EQ || kind > FX_SYM_GE || nsy < 2 || !fx_sym_has_unbacked(e)) continue;
-        fx_node *c = rel_node(tr, kind, fx_sym_arg(e, 0), fx_sym_arg(e, 1), err);
-        rc = c ? assert_node(tr, c, err) : err->code;
+        rc = multi_assert(tr, e, err);
     }
     fx_graph_set_insert_point(tr->g, NULL);
     return rc;

@@ -31,6 +31,7 @@
 #define LX_DTYPE "fxdb.dtype"
 #define LX_ERROR "fxdb.Error"
 #define LX_SYMINT "fxdb.SymInt"
+#define LX_SLICE "fxdb.slice"
 
 /* ---- dispatch state per coroutine ----------------------------------------------------------- */
 /* Each Lua thread (coroutine) dispatches through one context. The main thread and any thread not
@@ -221,6 +222,9 @@ void lx_push_size(lua_State *L, int n, const int64_t *sizes);
  * [tensor, key, value].  [-0, +1, e] / [-0, +0, e] */
 int lx_index_get(lua_State *L);
 int lx_index_set(lua_State *L);
+/* The slice metatable and the global `slice` (Python's builtin: slice(stop), slice(start, stop[,
+ * step]), bounds integers, SymInts or nil), unless a global of that name exists.  [-0, +0, e] */
+void lx_open_slice(lua_State *L);
 /* Builds a cpu tensor from the nested Lua table (or number/boolean) at idx with dtype dt
  * (FX_DTYPE_UNDEFINED: inferred: any float -> float32, else any integer -> int64, else bool);
  * while tracing it becomes a lifted constant (fx_tracer_constant). Pushes it.  [-0, +1, e] */

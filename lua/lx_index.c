@@ -1,8 +1,8 @@
 /* lua/lx_index.c — x[{...}] reading and writing, as PyTorch's __getitem__ / __setitem__.
  * Layer: lua. The Lua spelling of a Python index (docs/API.md §4): a number (x[0]), a tensor (x[idx]),
  * or a table of items: integers select, strings are slices (":", "1:3", "::2", "-2:"), "..." and
- * "None", tensors are advanced indices (int64 / int32, bool or uint8 masks), a list of integers
- * is an index tensor. What gets dispatched follows torch/csrc/autograd/python_variable_indexing.cpp
+ * "None", slice(start, stop[, step]) objects are slices whose bounds may be SymInts, tensors are
+ * advanced indices (int64 / int32, bool or uint8 masks), a list of integers is an index tensor. What gets dispatched follows torch/csrc/autograd/python_variable_indexing.cpp
  * and aten/src/ATen/TensorIndexing.h exactly:
  *   read:  select.int for integers (the dim is consumed), slice.Tensor for slices (a full slice
  *          start 0, stop >= size, step 1 is skipped, as applySlice does), unsqueeze for None,
@@ -31,11 +31,11 @@ typedef enum item_kind { IT_INT, IT_SLICE, IT_ELLIPSIS, IT_NONE, IT_TENSOR } ite
 
 typedef struct item {
     item_kind kind;
-    int64_t i;                 /* IT_INT */
-    int64_t start, stop, step; /* IT_SLICE: Python defaults 0, INT64_MAX, 1 */
-    int tidx;                  /* IT_TENSOR: stack index of the index tensor */
-    bool sym;                  /* IT_SLICE with SymInt bounds ({start, stop[, step]}) */
-    fx_symint sstart, sstop;   /* sym: the bounds (borrowed from the key's SymInts) */
+    int64_t i;                      /* IT_INT */
+    int64_t start, stop, step;      /* IT_SLICE: Python defaults 0, INT64_MAX, 1 */
+    int tidx;                       /* IT_TENSOR: stack index of the index tensor */
+    bool sym;                       /* IT_SLICE with a SymInt among start, stop, step */
+    fx_symint sstart, sstop, sstep; /* sym: the bounds (borrowed from the key's SymInts) */
 } item;
 
 /* ==== parsing ================================================================================= */
@@ -86,9 +86,133 @@ static void parse_slice(lua_State *L, const char *s, item *it) {
     if (r2 == 1) it->stop = v;
     int r3 = c2 ? parse_part(c2 + 1, end, &v) : 0;
     if (r3 == 1) it->step = v;
-    if (r1 < 0 || r2 < 0 || r3 < 0) index_error(L, "malformed slice \"%s\"", s);
+    if (r1 < 0 || r2 < 0 || r3 < 0) {
+        /* ":u0" is what formatting a SymInt into the string gives */
+        for (const char *p = s; *p; p++)
+            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))
+                lx_errorf(L, FX_EINDEX, "index",
+                          "malformed slice \"%s\" (a string slice holds plain integers; write a "
+                          "bound that is a SymInt as slice(start, stop[, step]))",
+                          s);
+        index_error(L, "malformed slice \"%s\"", s);
+    }
     if (it->step == 0) lx_errorf(L, FX_EARG, "index", "slice step cannot be zero");
     if (it->step < 0) lx_errorf(L, FX_EARG, "index", "step must be greater than zero");
+}
+
+/* ---- slice(start, stop[, step]) ------------------------------------------------------------
+ * Python's builtin slice, for bounds that are not plain numbers: `x[{":", slice(pos, pos + n)}]`
+ * where pos is a SymInt (a size, or an item() value) — a string cannot hold one. A slice is a
+ * table {start =, stop =, step =} (each an integer, a SymInt or nil = None) with the LX_SLICE
+ * metatable; the fields are read again, and checked, whenever it indexes. */
+
+static const char k_slice_type_msg[] =
+    "slice indices must be integers or None or have an __index__ method (got %s)";
+
+/* Whether the value at idx is a slice object.  [-0, +0, -] */
+static bool is_slice(lua_State *L, int idx) {
+    if (lua_type(L, idx) != LUA_TTABLE || !lua_getmetatable(L, idx)) return false;
+    luaL_getmetatable(L, LX_SLICE);
+    bool r = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    return r;
+}
+
+/* A slice bound at idx: nil (false, *out untouched), an integer or a SymInt (true); anything else
+ * is PyTorch's TypeError, naming what it got.  [-0, +0, e] */
+static bool slice_bound(lua_State *L, int idx, fx_symint *out) {
+    if (lua_isnil(L, idx)) return false;
+    if (lua_isinteger(L, idx) || lx_is_symint(L, idx)) {
+        if (!lx_to_symint(L, idx, out)) lx_errorf(L, FX_EARG, "index", "a SymInt of a closed trace");
+        return true;
+    }
+    lx_errorf(L, FX_EINDEX, "index", k_slice_type_msg,
+              lua_type(L, idx) == LUA_TNUMBER ? "float"
+              : lx_to_tensor(L, idx)          ? "Tensor"
+                                              : luaL_typename(L, idx));
+    return false;
+}
+
+/* Fills it from the bounds at idx, idx + 1, idx + 2 (start, stop, step; nil = None): plain
+ * integers make the same item as a string slice; with a SymInt the bounds are passed as they are
+ * (slice.Tensor takes SymInts) and a symbolic step is guarded positive as applySlice does.
+ * [-0, +0, e] */
+static void slice_item(lua_State *L, int idx, item *it) {
+    it->kind = IT_SLICE;
+    it->sstart = FX_SI(0), it->sstop = FX_SI(INT64_MAX), it->sstep = FX_SI(1);
+    slice_bound(L, idx, &it->sstart);
+    slice_bound(L, idx + 1, &it->sstop);
+    slice_bound(L, idx + 2, &it->sstep);
+    it->sym = fx_si_is_sym(it->sstart) || fx_si_is_sym(it->sstop) || fx_si_is_sym(it->sstep);
+    it->start = it->sstart.hint, it->stop = it->sstop.hint, it->step = it->sstep.hint;
+    if (!fx_si_is_sym(it->sstep)) {
+        if (it->step == 0) lx_errorf(L, FX_EARG, "index", "slice step cannot be zero");
+        if (it->step < 0) lx_errorf(L, FX_EARG, "index", "step must be greater than zero");
+        return;
+    }
+    bool pos;
+    fx_err e;
+    fx_err_clear(&e);
+    if (fx_si_cmp(FX_SYM_GT, it->sstep, FX_SI(0), &pos, &e)) lx_error(L, &e);
+    if (!pos) lx_errorf(L, FX_EARG, "index", "step must be greater than zero");
+}
+
+/* slice(stop) / slice(start, stop[, step]) as Python's builtin: nil is None.  [-?, +1, e] */
+static int slice_new(lua_State *L) {
+    int n = lua_gettop(L);
+    if (n == 0) lx_errorf(L, FX_EARG, "argument", "slice expected at least 1 argument, got 0");
+    if (n > 3) lx_errorf(L, FX_EARG, "argument", "slice expected at most 3 arguments, got %d", n);
+    if (n == 1) { /* slice(stop) */
+        lua_pushnil(L);
+        lua_insert(L, 1);
+    }
+    lua_settop(L, 3);
+    fx_symint v;
+    for (int i = 1; i <= 3; i++) slice_bound(L, i, &v);
+    lua_createtable(L, 0, 3);
+    static const char *const field[] = {"start", "stop", "step"};
+    for (int i = 0; i < 3; i++) {
+        lua_pushvalue(L, i + 1);
+        lua_setfield(L, -2, field[i]);
+    }
+    luaL_setmetatable(L, LX_SLICE);
+    return 1;
+}
+
+/* "slice(1, s0 + 1, None)", Python's repr.  [-0, +1, e] */
+static int slice_tostring(lua_State *L) {
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    luaL_addstring(&b, "slice(");
+    static const char *const field[] = {"start", "stop", "step"};
+    for (int i = 0; i < 3; i++) {
+        if (i) luaL_addstring(&b, ", ");
+        if (lua_getfield(L, 1, field[i]) == LUA_TNIL) {
+            lua_pop(L, 1);
+            luaL_addstring(&b, "None");
+        } else {
+            luaL_tolstring(L, -1, NULL); /* [.., v, s] */
+            lua_remove(L, -2);
+            luaL_addvalue(&b);
+        }
+    }
+    luaL_addchar(&b, ')');
+    luaL_pushresult(&b);
+    return 1;
+}
+
+void lx_open_slice(lua_State *L) {
+    luaL_newmetatable(L, LX_SLICE); /* [mt] */
+    lua_pushcfunction(L, slice_tostring);
+    lua_setfield(L, -2, "__tostring");
+    lua_pushstring(L, "slice");
+    lua_setfield(L, -2, "__name");
+    lua_pop(L, 1);
+    if (lua_getglobal(L, "slice") == LUA_TNIL) { /* [g] */
+        lua_pushcfunction(L, slice_new);
+        lua_setglobal(L, "slice");
+    }
+    lua_pop(L, 1);
 }
 
 /* Reads the item at stack index idx. A list of integers becomes an index tensor, pushed on the
@@ -127,8 +251,17 @@ static void parse_item(lua_State *L, int idx, item *it) {
         }
         break;
     case LUA_TTABLE: {
-        /* x[{":", {pos, pos + n}}]: a slice whose bounds are sizes (SymInts of a dynamic
-         * export); a table of plain integers stays a list index */
+        if (is_slice(L, idx)) {
+            lua_getfield(L, idx, "start");
+            lua_getfield(L, idx, "stop");
+            lua_getfield(L, idx, "step"); /* [.., a, b, c] */
+            slice_item(L, lua_gettop(L) - 2, it);
+            lua_pop(L, 3);
+            return;
+        }
+        /* x[{":", {pos, pos + n}}]: the older spelling of slice(pos, pos + n), kept while code
+         * moves to slice() (deprecated, docs/CHOICES.md); a table with no SymInt in its first
+         * three items is a list index */
         bool sym = false;
         lua_Integer len = (lua_Integer)lua_rawlen(L, idx);
         for (lua_Integer k = 1; k <= len && k <= 3; k++) {
@@ -137,23 +270,11 @@ static void parse_item(lua_State *L, int idx, item *it) {
             lua_pop(L, 1);
         }
         if (sym && (len == 2 || len == 3)) {
-            it->kind = IT_SLICE;
-            it->sym = true;
-            it->start = 0, it->stop = INT64_MAX, it->step = 1;
             lua_rawgeti(L, idx, 1);
             lua_rawgeti(L, idx, 2);
             lua_rawgeti(L, idx, 3); /* [.., a, b, c] */
-            bool ok = lx_to_symint(L, -3, &it->sstart) && lx_to_symint(L, -2, &it->sstop);
-            if (ok && !lua_isnil(L, -1)) {
-                fx_symint st;
-                ok = lx_to_symint(L, -1, &st) && !st.expr;
-                it->step = st.hint;
-            }
+            slice_item(L, lua_gettop(L) - 2, it);
             lua_pop(L, 3);
-            if (!ok)
-                index_error(L, "a slice table is {start, stop[, step]} of integers (%s)",
-                            "the step must be a plain integer");
-            if (it->step <= 0) lx_errorf(L, FX_EARG, "index", "step must be greater than zero");
             return;
         }
     }
@@ -252,9 +373,9 @@ static void do_slice(lua_State *L, int cur, int64_t dim, const item *it) {
     const fx_opdef *op = lx_op(L, "slice.Tensor");
     fx_ivalue *a = lx_ivbox_new(L, op->schema.nargs);
     a[1] = fx_iv_int(dim);
-    a[2] = it->sym ? fx_iv_symint(it->sstart) : fx_iv_int(it->start);
-    a[3] = it->sym ? fx_iv_symint(it->sstop) : fx_iv_int(it->stop);
-    a[4] = fx_iv_int(it->step);
+    a[2] = fx_si_is_sym(it->sstart) ? fx_iv_symint(it->sstart) : fx_iv_int(it->start);
+    a[3] = fx_si_is_sym(it->sstop) ? fx_iv_symint(it->sstop) : fx_iv_int(it->stop);
+    a[4] = fx_si_is_sym(it->sstep) ? fx_iv_symint(it->sstep) : fx_iv_int(it->step);
     apply(L, cur, op, a);
 }
 

@@ -700,4 +700,5 @@ void lx_open_tensor(lua_State *L) {
     lua_pushcclosure(L, t_index, 1);  /* [mt, __index] */
     lua_setfield(L, -2, "__index");   /* [mt] */
     lua_pop(L, 1);                    /* [] */
+    lx_open_slice(L);
 }

@@ -84,10 +84,10 @@ T.test("x:size(d), x.shape and SymInt arithmetic in forward", function()
   T.truthy(tostring(ep):find('view: "f32[s0, 2, 2]"', 1, true), tostring(ep))
 end)
 
-T.test("a slice bound that is a size: x[{':', {a, b}}]", function()
+T.test("a slice bound that is a size: x[{slice(a, b)}]", function()
   local m = module(function(self, x, y)
     local n = y:size(0)
-    return x[{{1, n + 1}}]
+    return x[{slice(1, n + 1)}]
   end)
   local ep = torch.export.export(m, {torch.randn(10, 2), torch.randn(3)},
                                  {dynamic_shapes = {y = {[0] = Dim("n", {max = 8})}}})
@@ -160,11 +160,11 @@ end)
 
 T.test("derived dims: 2*dx and dx + 1", function()
   local m = module(function(self, x, y, z)
-    return x:repeat_(2) + y, z[{{1, z:size(0)}}] + x
+    return x:repeat_(2) + y, z[{slice(1, z:size(0))}] + x
   end)
   if not torch.zeros(1).repeat_ then
     m = module(function(self, x, y, z)
-      return torch.cat({x, x}) + y, z[{{1, z:size(0)}}] + x
+      return torch.cat({x, x}) + y, z[{slice(1, z:size(0))}] + x
     end)
   end
   local dx = Dim("dx", {max = 100})

@@ -282,7 +282,9 @@ T.test("two item() values and a check over both", function()
   local text = tostring(ep)
   T.truthy(text:find('lt: "Sym(u0 < u1)" = _local_scalar_dense < _local_scalar_dense_1', 1, true),
            text)
-  T.truthy(text:find("Range constraints: {u0: VR[0, int_oo], u1: VR[0, int_oo]}", 1, true), text)
+  -- u0 < u1 with u0 >= 0 refines u1 to [1, int_oo] (ShapeEnv._refine_ranges), asserted at u1
+  T.truthy(text:find("Range constraints: {u0: VR[0, int_oo], u1: VR[1, int_oo]}", 1, true), text)
+  T.truthy(text:find('ge_1: "Sym(u1 >= 1)" = _local_scalar_dense_1 >= 1', 1, true), text)
   local got = fxdb.run(ep, {torch.tensor(1), torch.tensor(3)}).outputs
   T.eq(got[1]:numel(), 1)
   T.eq(got[2]:numel(), 3)

@@ -549,11 +549,16 @@ static void test_item_asserts(void **state) {
         "_assert_scalar_default_1 = None\n"
         "    _local_scalar_dense_1: \"Sym(u1)\" = "
         "torch.ops.aten._local_scalar_dense.default(x);  x = None\n"
+        /* u0 < u1 with u0 >= 0 gives u1 >= 1 (ShapeEnv._refine_ranges) */
+        "    ge_1: \"Sym(u1 >= 1)\" = _local_scalar_dense_1 >= 1\n"
+        "    _assert_scalar_default_2 = torch.ops.aten._assert_scalar.default(ge_1, \"Runtime "
+        "assertion failed for expression u1 >= 1 on node 'ge_1'\");  ge_1 = "
+        "_assert_scalar_default_2 = None\n"
         "    lt: \"Sym(u0 < u1)\" = _local_scalar_dense < _local_scalar_dense_1;  "
         "_local_scalar_dense = None\n"
-        "    _assert_scalar_default_2 = torch.ops.aten._assert_scalar.default(lt, \"Runtime "
+        "    _assert_scalar_default_3 = torch.ops.aten._assert_scalar.default(lt, \"Runtime "
         "assertion failed for expression u0 < u1 on node 'lt'\");  lt = "
-        "_assert_scalar_default_2 = None\n"
+        "_assert_scalar_default_3 = None\n"
         "    return (_local_scalar_dense_1,)\n\n");
     fx_strbuf_free(&sb);
     fx_ivalue_clear(&outs[0]);
