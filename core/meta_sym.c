@@ -193,15 +193,28 @@ static int bcast_args(fx_opctx *ctx, const fx_ivalue *a, int first, int last, in
     return FX_OK;
 }
 
+/* An op writing into self (add_, masked_fill_, copy_): the broadcast shape of its operands must
+ * be self's own, each dim guarded equal (TensorIterator's "output with shape [1] doesn't match
+ * the broadcast shape [0]" when a symbolic operand dim could grow self's size-1 dim). */
+static int keep_self_shape(fx_opctx *ctx, const fx_tensor *self, int nd, const fx_symint *sz) {
+    if (nd != self->ndim) return SYM_SPECIALIZE;
+    for (int d = 0; d < nd; d++) {
+        int rc = need_eq(ctx, SZ(self, d), sz[d]);
+        if (rc) return rc;
+    }
+    return FX_OK;
+}
+
 /* Elementwise ops (binary, where, clamp, masked_fill): the broadcast of the tensor operands;
- * an in-place op keeps self (only the guards matter). */
+ * an in-place op keeps self, guarded to be the broadcast shape. */
 static int rule_bcast(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
     (void)h;
     fx_symint sz[FX_MAX_DIMS];
     int nd, rc = bcast_args(ctx, a, 0, 3, &nd, sz);
     if (rc) return rc;
     fx_tensor *o = out_t(out, 0);
-    if (!o || is_input(ctx, a, o)) return FX_OK;
+    if (!o) return FX_OK;
+    if (is_input(ctx, a, o)) return keep_self_shape(ctx, o, nd, sz);
     return set_fresh(ctx, o, nd, sz);
 }
 
@@ -231,7 +244,7 @@ static int rule_same(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_i
     return FX_OK;
 }
 
-/* copy_ / index_put_ etc.: in-place on self, nothing new; copy_ guards that src broadcasts. */
+/* copy_ / copy: self's shape; src guarded to broadcast to it (expand_as). */
 static int rule_copy(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
     const fx_tensor *self = arg_t(a, 0), *src = arg_t(a, 1);
     if (!self || !src) return SYM_SPECIALIZE;
@@ -239,7 +252,7 @@ static int rule_copy(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_i
     sizes_of(self, s);
     sizes_of(src, t);
     int n, rc = bcast(ctx, self->ndim, s, src->ndim, t, &n, r);
-    if (rc) return rc;
+    if (rc || (rc = keep_self_shape(ctx, self, n, r))) return rc;
     return rule_same(ctx, a, h, out);
 }
 
@@ -870,7 +883,8 @@ static int rule_mm(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_iva
         if ((rc = bcast(ctx, self->ndim, s, nd, sz, &rn, r))) return rc;
     }
     fx_tensor *o = out_t(out, 0);
-    if (!o || is_input(ctx, a, o)) return FX_OK;
+    if (!o) return FX_OK;
+    if (is_input(ctx, a, o)) return keep_self_shape(ctx, o, nd, sz); /* addmm_, baddbmm_ */
     return set_fresh(ctx, o, nd, sz);
 }
 

@@ -245,4 +245,43 @@ T.test("a reinplaced program on empty views agrees with eager (was: internal ove
   T.eq(re.b1:sum():item(), 66)
 end)
 
+-- ---- random-program tester, --dynamic seed 448 -----------------------------------------------------
+
+T.test("an in-place op on a dynamic operand guards that the operand keeps self's shape", function()
+  -- x:slice(1, -3, 1, 3) has ((-s0)//3) + 2 columns: 1 at s0 = 3, 0 at s0 = 4, where eager's add_
+  -- refuses ("output with shape [4, 1] doesn't match the broadcast shape [4, 0]"); the program
+  -- must refuse too, not write an empty broadcast into b
+  local Dim = torch.export.Dim
+  for _, write in ipairs{
+    function(b, v) b:add_(v) end,
+    function(b, v) b:copy_(v) end,
+    function(b, v) b:masked_fill_(v:gt(0), 5) end,
+    function(b, v) b:mul_(v) end,
+  } do
+    local M = module(function(self) self:register_buffer("b", torch.zeros(4, 1)) end,
+                     function(self, x)
+                       write(self.b, x:slice(1, -3, 1, 3))
+                       return self.b + 0
+                     end)
+    local ep = torch.export.export(M(), {torch.ones(4, 3)}, {dynamic_shapes = {{[1] = Dim.AUTO}}})
+    T.eq(fxdb._max_abs_diff(fxdb.run(ep, {torch.ones(4, 3)}).outputs[1], M()(torch.ones(4, 3))), 0)
+    T.falsy(pcall(M(), torch.ones(4, 4)), "eager refuses at 4 columns")
+    local e = err_of("argument", fxdb.run, ep, {torch.ones(4, 4)})
+    T.truthy(tostring(e):find("Expected the input sizes to satisfy the guard", 1, true), tostring(e))
+    local gm = ep:module()
+    T.falsy(pcall(gm, torch.ones(4, 4)), "the unlifted module refuses at 4 columns")
+    T.eq(gm.b:sum():item(), 0, "and leaves its buffer as it was")
+  end
+  -- addmm_ writes the product into self: its dims are guarded equal to self's
+  local A = module(function(self) self:register_buffer("b", torch.zeros(2, 1)) end,
+                   function(self, x, y)
+                     self.b:addmm_(x, y:slice(1, -3, 1, 3))
+                     return self.b + 0
+                   end)
+  local ep2 = torch.export.export(A(), {torch.ones(2, 3), torch.ones(3, 3)},
+                                  {dynamic_shapes = {nil, {[1] = Dim.AUTO}}})
+  T.falsy(pcall(A(), torch.ones(2, 3), torch.ones(3, 4)), "eager refuses at 4 columns")
+  err_of("argument", fxdb.run, ep2, {torch.ones(2, 3), torch.ones(3, 4)})
+end)
+
 T.done()
