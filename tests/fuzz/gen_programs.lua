@@ -5,9 +5,11 @@
 -- Generates N small modules as Lua source (seeds SEED .. SEED+N-1): 1-3 buffers and 1-2 user
 -- inputs of small shapes holding integer-valued float32 data, and a forward made of view ops,
 -- in-place ops, index assignments (basic, int64/int32 tensor indices, boolean masks,
--- accumulating index_put_), functional ops, buffer reassignment and 1-3 returns (views of
--- inputs and buffers included). Every statement is executed eagerly while it is generated, so
--- only statements PyTorch accepts are kept (shapes, broadcasting, no writes into expanded views).
+-- accumulating index_put_), functional ops, buffer reassignment (rarely with another shape or
+-- dtype, which export must refuse) and 1-3 returns (views of inputs and buffers included); some
+-- tensors have no elements, some buffers are views of another and some inputs views of a buffer.
+-- Every statement is executed eagerly while it is generated, so only statements PyTorch accepts
+-- are kept (shapes, broadcasting, no writes into expanded views).
 --
 -- Each program runs eagerly (twice, on clones), is exported strict and non-strict, runs exported
 -- (fxdb.run), runs unlifted (ep:module(), twice), through the training IR and
@@ -128,6 +130,7 @@ local function random_shape()
   local nd = R.int(1, 3)
   local s = {}
   for d = 1, nd do s[d] = R.int(1, 4) end
+  if R.chance(0.04) then s[R.int(1, nd)] = 0 end -- now and then a tensor without elements
   return s
 end
 
@@ -182,7 +185,9 @@ local function program_source(p, opts)
   L[#L + 1] = "function Fuzz:init()"
   if sub then L[#L + 1] = "  self.sub = Sub()" end
   for _, b in ipairs(p.buffers) do
-    if not b.name:find(".", 1, true) then
+    if b.alias then -- a view of an earlier buffer: both share storage
+      L[#L + 1] = '  self:register_buffer("' .. b.name .. '", self.' .. b.alias.of .. b.alias.expr .. ")"
+    elseif not b.name:find(".", 1, true) then
       L[#L + 1] = '  self:register_buffer("' .. b.name .. '", ' .. literal(b.shape, b.vals, b.dtype) .. ")"
     end
   end
@@ -197,7 +202,13 @@ local function program_source(p, opts)
   L[#L + 1] = "end"
   local ins = {}
   for i, x in ipairs(p.inputs) do ins[i] = literal(x.shape, x.vals, x.dtype) end
-  L[#L + 1] = "return Fuzz, {" .. table.concat(ins, ", ") .. "}"
+  -- inputs that are views of the module's buffers: a third value makes them from a module
+  local views = {}
+  for i, x in ipairs(p.inputs) do
+    if x.view_of then views[#views + 1] = "a[" .. i .. "] = m." .. x.view_of.buffer .. x.view_of.expr end
+  end
+  local with_views = #views > 0 and (", function(m, a) " .. table.concat(views, "; ") .. "; return a end") or ""
+  L[#L + 1] = "return Fuzz, {" .. table.concat(ins, ", ") .. "}" .. with_views
   return table.concat(L, "\n") .. "\n"
 end
 F.program_source = program_source
@@ -234,6 +245,7 @@ local function new_gen(seed)
     g.p.buffers[#g.p.buffers + 1] = {name = "sub.c0", shape = s, vals = random_values(numel(s)), dtype = random_dtype()}
     g.sub = true
   end
+  g:alias_buffer()
   for i = 1, R.int(1, 2) do
     local s = R.chance(0.3) and g.p.buffers[R.int(1, #g.p.buffers)].shape or random_shape()
     g.p.inputs[i] = {name = "x" .. (i - 1), shape = s, vals = random_values(numel(s)), dtype = random_dtype()}
@@ -244,13 +256,64 @@ local function new_gen(seed)
   g.env = setmetatable({self = g.module}, {__index = _G})
   for _, b in ipairs(g.p.buffers) do
     g.gens[b.name] = 0
-    g.vars[#g.vars + 1] = {expr = "self." .. b.name, base = "buf:" .. b.name .. "#0", kind = "buffer", buffer = b.name}
+    local base = "buf:" .. (b.alias and b.alias.of or b.name) .. "#0"
+    g.vars[#g.vars + 1] = {expr = "self." .. b.name, base = base, kind = "buffer", buffer = b.name}
   end
   for _, x in ipairs(g.p.inputs) do
     g.env[x.name] = load("return " .. literal(x.shape, x.vals, x.dtype))()
     g.vars[#g.vars + 1] = {expr = x.name, base = "in:" .. x.name, kind = "input"}
   end
+  g:view_inputs()
   return g
+end
+
+-- ---- aliasing between buffers and inputs (export refuses mutating shared storage) ----------
+
+-- A view expression of a tensor of shape s that PyTorch can register as a buffer or pass as an
+-- input: narrow, select, t, view / unsqueeze / flatten (all of the same storage).
+local function alias_view(s)
+  local forms = {}
+  local d = R.int(0, #s - 1)
+  if s[d + 1] > 0 then
+    local start = R.int(0, s[d + 1] - 1)
+    forms[#forms + 1] = ":narrow(" .. d .. ", " .. start .. ", " .. R.int(0, s[d + 1] - start) .. ")"
+    if #s > 1 then forms[#forms + 1] = ":select(" .. d .. ", " .. start .. ")" end
+  end
+  if #s <= 2 then forms[#forms + 1] = ":t()" end
+  forms[#forms + 1] = ":unsqueeze(0)"
+  forms[#forms + 1] = ":view(-1)"
+  return R.pick(forms)
+end
+
+-- Sometimes the last buffer (of two or more) is registered as a view of the first one.
+function Gen:alias_buffer()
+  local bs = self.p.buffers
+  if #bs < 2 or bs[#bs].name:find(".", 1, true) or not R.chance(0.06) then return end
+  local of, b = bs[1], bs[#bs]
+  b.alias = {of = of.name, expr = alias_view(of.shape)}
+  local t = load("return " .. literal(of.shape, of.vals, of.dtype) .. b.alias.expr)()
+  b.shape, b.dtype, b.vals = t.shape, of.dtype, nil
+end
+
+-- Sometimes an input is a view of a buffer of the module it is passed to (the third value of the
+-- program's chunk makes it); the literal keeps its values for fxdb.run and the unlifted module.
+function Gen:view_inputs()
+  for i, x in ipairs(self.p.inputs) do
+    local b = R.pick(self.p.buffers)
+    if R.chance(0.04) and not b.name:find(".", 1, true) then
+      local cur = self:value("self." .. b.name)
+      local expr = alias_view(cur.shape)
+      local okv, t = pcall(self.value, self, "self." .. b.name .. expr)
+      if not okv then goto next_input end -- view(-1) of a transposed buffer
+      local vals = {}
+      for j, v in ipairs(t:reshape(-1):tolist()) do vals[j] = math.tointeger(v) or v end
+      x.view_of = {buffer = b.name, expr = expr}
+      x.shape, x.vals, x.dtype = t.shape, vals, b.dtype
+      self.env[x.name] = t
+      self.vars[#self.vars + i - #self.p.inputs].base = "buf:" .. (b.alias and b.alias.of or b.name) .. "#0"
+    end
+    ::next_input::
+  end
 end
 
 function Gen:value(expr)
@@ -744,6 +807,30 @@ function Gen:reassign_stmt()
   return stmt
 end
 
+-- self.bK = <a tensor of another shape or dtype>: export must refuse the program (kind
+-- buffer_metadata_mutation), whatever else it does.
+function Gen:reassign_other_stmt()
+  local b = R.pick(self.p.buffers)
+  if b.name:find(".", 1, true) then return nil end
+  local cur = self:value("self." .. b.name)
+  local e = "self." .. b.name
+  local x = R.pick(self.p.inputs).name
+  local forms = {e .. ":to(torch.float64)", e .. ":to(torch.int64)", e .. ":unsqueeze(0) * 2",
+                 e .. " + torch.zeros(2, " .. shape_str(cur.shape) .. ")", x .. " * 2", x .. ":double()",
+                 "torch.ones(" .. shape_str(cur.shape) .. ", 1)"}
+  if #cur.shape > 1 then forms[#forms + 1] = e .. ":flatten():clone()" end
+  if #cur.shape == 2 then forms[#forms + 1] = e .. ":t()" end
+  local stmt = {text = "self." .. b.name .. " = " .. R.pick(forms)}
+  if not self:try(stmt) then return nil end
+  local now = self:value("self." .. b.name)
+  if shape_str(now.shape) == shape_str(cur.shape) and now.dtype == cur.dtype then return stmt end
+  self.gens[b.name] = self.gens[b.name] + 1
+  for _, v in ipairs(self.vars) do
+    if v.buffer == b.name then v.base, v.ro = "buf:" .. b.name .. "#" .. self.gens[b.name], nil end
+  end
+  return stmt
+end
+
 local function generate(seed)
   local g = new_gen(seed)
   local want = R.int(2, 12)
@@ -758,7 +845,8 @@ local function generate(seed)
     elseif r < 0.82 then stmt, var = g:functional_stmt()
     elseif r < 0.87 then stmt, var = g:subcall_stmt()
     elseif r < 0.92 then stmt = g:rebind_stmt()
-    else stmt = g:reassign_stmt() end
+    elseif r < 0.996 then stmt = g:reassign_stmt()
+    else stmt = g:reassign_other_stmt() end
     if stmt then
       g.p.stmts[#g.p.stmts + 1] = stmt
       if var then g.vars[#g.vars + 1] = var end
@@ -812,14 +900,30 @@ local function aliases(t, old)
   return changed
 end
 
--- Eager reference: two calls of one module on fresh clones of the inputs.
-local function eager_reference(Fuzz, inputs, p)
+-- Eager reference: two calls of one module on fresh clones of the inputs (made views of the
+-- module's buffers by with_views, when the program has such inputs).
+local function eager_reference(Fuzz, inputs, p, with_views)
   local m = Fuzz()
   local calls = {}
+  -- the first call records whether forward assigned a buffer a tensor of another shape or dtype
+  -- than the one registered, even if a later assignment puts them back (export refuses both)
+  local registered = {}
+  for _, b in ipairs(p.buffers) do
+    local t = get_path(m, b.name)
+    registered[b.name] = shape_str(t.shape) .. " " .. tostring(t.dtype)
+  end
+  local function on_setattr(mod, k, v)
+    if rawequal(mod, m) and registered[k] and torch.is_tensor(v)
+        and shape_str(v.shape) .. " " .. tostring(v.dtype) ~= registered[k] then
+      calls.metadata_assigned = true
+    end
+  end
   for c = 1, 2 do
-    local args = clone_list(inputs)
+    local args = with_views(m, clone_list(inputs))
     fuzz_log = {}
+    nn._on_setattr = c == 1 and on_setattr or nil
     local res = table.pack(pcall(m, table.unpack(args)))
+    nn._on_setattr = nil
     local log = fuzz_log
     if not res[1] then
       -- the first call may leave state the program cannot run on again (a buffer reassigned
@@ -923,6 +1027,64 @@ end
 
 local NOT_YET = "not_implemented"
 
+local function note(text) F.notes[text] = (F.notes[text] or 0) + 1 end
+
+-- The kind of error export must raise for this program, from what eager did: a buffer whose
+-- shape or dtype the first call changed (self.b = <another shape or dtype>) must be refused. (One
+-- changed and then put back may be refused too, or exported; see check.)
+local function expected_refusal(p, initial, calls)
+  for _, b in ipairs(p.buffers) do
+    local was, now = initial[b.name], calls[1].buffers[b.name]
+    if shape_str(was.shape) ~= shape_str(now.shape) or was.dtype ~= now.dtype then
+      return "buffer_metadata_mutation"
+    end
+  end
+  return nil
+end
+
+-- True when two of the module's buffers and the arguments share a storage at the start (a buffer
+-- registered as a view of another, an input that is a view of a buffer; even a view without
+-- elements, as PyTorch compares storages): export may then refuse a program that mutates one of
+-- them (kind aliased_input_mutation), or must agree with eager.
+local function shares_storage(m, args, p)
+  local ts = {}
+  for _, b in ipairs(p.buffers) do ts[#ts + 1] = get_path(m, b.name) end
+  for _, a in ipairs(args) do ts[#ts + 1] = a end
+  for i = 1, #ts do
+    for j = i + 1, #ts do
+      if fxdb._same_storage(ts[i], ts[j]) then return true end
+    end
+  end
+  return false
+end
+
+-- A program eager runs but export must refuse: both modes raise `kind` (or, when inputs and
+-- buffers share memory, aliased_input_mutation), and leave the module and the inputs unchanged.
+local function check_refused(Fuzz, inputs, p, initial, with_views, kind)
+  for _, strict in ipairs{true, false} do
+    local mode = strict and "strict" or "non-strict"
+    local m = Fuzz()
+    local args = with_views(m, clone_list(inputs))
+    local sharing = shares_storage(m, args, p)
+    local ok, e = pcall(torch.export.export, m, args, {strict = strict})
+    if ok then
+      fail(mode .. ": export", "accepted a program eager says it must refuse (" .. kind .. ")")
+    end
+    if type(e) == "table" and e.kind == NOT_YET then
+      error({fuzz_skip = true, reason = tostring(e.message or e)}, 0)
+    end
+    local got = type(e) == "table" and e.kind or "(no kind)"
+    if got ~= kind and not (sharing and got == "aliased_input_mutation") then
+      fail(mode .. ": export", "expected an error of kind " .. kind .. ", got " .. got .. ": " .. tostring(e))
+    end
+    for i, x in ipairs(p.inputs) do expect(mode .. ": export", args[i], inputs[i], "example input " .. x.name .. " after export") end
+    for _, b in ipairs(p.buffers) do
+      expect(mode .. ": export", get_path(m, b.name), initial[b.name], "module buffer " .. b.name .. " after export")
+    end
+  end
+  note("refused as expected: " .. kind)
+end
+
 local function ops_of(ep)
   local seq = {}
   for _, n in ipairs(ep.graph.nodes) do seq[#seq + 1] = n.name .. "=" .. (n.op == "call_function" and n.target or n.op) end
@@ -937,19 +1099,49 @@ local function check(p)
   local src = program_source(p)
   local chunk, perr = load(src, "=fuzz program", "t")
   if not chunk then return "invalid", perr end
-  local ok, Fuzz, inputs = pcall(chunk)
+  local ok, Fuzz, inputs, with_views = pcall(chunk)
   if not ok then return "invalid", tostring(Fuzz) end
+  with_views = with_views or function(_, a) return a end
   local initial = buffers_of(Fuzz(), p)
-  local okr, calls = pcall(eager_reference, Fuzz, inputs, p)
+  local okr, calls = pcall(eager_reference, Fuzz, inputs, p, with_views)
   if not okr then return "invalid", tostring(calls) end
+  local refusal = expected_refusal(p, initial, calls)
 
   local okc, e = pcall(function()
-    if DYNAMIC then return check_dynamic(p, Fuzz, inputs, initial, calls) end
+    if refusal then return check_refused(Fuzz, inputs, p, initial, with_views, refusal) end
+    if DYNAMIC then
+      -- sharing and a buffer changing shape or dtype on the way are the static check's
+      local m0 = Fuzz()
+      if calls.metadata_assigned or shares_storage(m0, with_views(m0, clone_list(inputs)), p) then
+        note("dynamic: left to the static check (shared storage, or a buffer assigned another shape or dtype)")
+        return
+      end
+      return check_dynamic(p, Fuzz, inputs, initial, calls)
+    end
     for _, strict in ipairs{true, false} do
       local mode = strict and "strict" or "non-strict"
       local m = Fuzz()
-      local args = clone_list(inputs)
+      local args = with_views(m, clone_list(inputs))
+      local sharing = shares_storage(m, args, p)
       local oke, ep = pcall(torch.export.export, m, args, {strict = strict})
+      if not oke and sharing and type(ep) == "table" and ep.kind == "aliased_input_mutation" then
+        -- refusing to mutate memory that inputs or buffers share is allowed (PyTorch does too)
+        for _, b in ipairs(p.buffers) do
+          expect(mode .. ": export", get_path(m, b.name), initial[b.name], "module buffer " .. b.name .. " after a refused export")
+        end
+        note("refused: a mutation of memory that buffers or inputs share (aliased_input_mutation)")
+        goto next_mode
+      end
+      if not oke and calls.metadata_assigned and type(ep) == "table" and ep.kind == "buffer_metadata_mutation" then
+        -- a buffer assigned another shape or dtype on the way, and its own at the end: refusing
+        -- at the assignment is allowed, as is exporting what eager does
+        for _, b in ipairs(p.buffers) do
+          expect(mode .. ": export", get_path(m, b.name), initial[b.name], "module buffer " .. b.name .. " after a refused export")
+        end
+        note("refused: a buffer assigned another shape or dtype, then its own (buffer_metadata_mutation)")
+        goto next_mode
+      end
+      if oke and sharing then note("buffers or inputs share a storage, exported: checked against eager") end
       if not oke then
         if type(ep) == "table" and ep.kind == NOT_YET then
           error({fuzz_skip = true, reason = tostring(ep.message or ep)}, 0)
@@ -984,7 +1176,8 @@ local function check(p)
       if CUSTOM and strict and next(p.custom_ops) then
         -- auto_functionalized_v2 (the option): the same numbers, exported, unlifted, reinplaced
         okx, ex = pcall(function()
-          local ep2 = torch.export.export(Fuzz(), clone_list(inputs), {auto_functionalized_v2 = true})
+          local m2 = Fuzz()
+          local ep2 = torch.export.export(m2, with_views(m2, clone_list(inputs)), {auto_functionalized_v2 = true})
           check_run(mode .. ": v2 fxdb.run", ep2, p, inputs, initial, calls[1])
           check_module(mode .. ": v2 unlifted", ep2:module(), p, inputs, calls)
           local re = fxdb.reinplace(ep2)
@@ -998,7 +1191,8 @@ local function check(p)
       do
         -- training IR (in-place ops kept) and its run_decompositions
         okx, ex = pcall(function()
-          local tr = torch.export.export(Fuzz(), clone_list(inputs), {strict = strict, ir = "training"})
+          local mt = Fuzz()
+          local tr = torch.export.export(mt, with_views(mt, clone_list(inputs)), {strict = strict, ir = "training"})
           check_module(mode .. ": training IR unlifted", tr:module(), p, inputs, calls)
           -- lowered to core ATen by the default table: the same numbers
           local dec = tr:run_decompositions()
@@ -1019,6 +1213,7 @@ local function check(p)
           fail(mode .. ": training IR", tostring(ex))
         end
       end
+      ::next_mode::
     end
   end)
   if okc then return "pass" end
