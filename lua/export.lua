@@ -636,20 +636,27 @@ local function export_begin(m, args, opts, strict, tr)
           co = coroutine.create(function(...) return m(...) end)}
 end
 
--- Runs (or resumes) forward in job.co bound to the tracer, with the job's module paths, module
--- stack and (strict) attribute watch installed only while it runs; returns coroutine.resume's
--- results, packed.
-local function export_resume(job, ...)
-  local outer_stack, outer_paths, outer_hook = nn._module_stack, nn._paths, nn._on_setattr
-  local outer_tracer, outer_strict = E.active_tracer, E.active_strict
+local function resume_bound(job, ...)
   nn._module_stack, nn._paths = job.module_stack, job.paths
   nn._on_setattr = job.strict and strict_hook(job.tr) or nonstrict_hook(job)
   E.active_tracer, E.active_strict = job.tr, job.strict -- higher-order ops record here (hop.lua)
   job.tr:bind(job.co, job.strict)
-  local res = table.pack(coroutine.resume(job.co, ...))
+  return table.pack(coroutine.resume(job.co, ...))
+end
+
+-- Runs (or resumes) forward in job.co bound to the tracer, with the job's module paths, module
+-- stack and (strict) attribute watch installed only while it runs; returns coroutine.resume's
+-- results, packed. Whatever fails on the way (Lua running out of memory while installing them,
+-- resuming or packing the results), they are all put back and the tracer unbound before the
+-- error goes on: putting back assigns existing fields or nil, which needs no memory.
+local function export_resume(job, ...)
+  local outer_stack, outer_paths, outer_hook = nn._module_stack, nn._paths, nn._on_setattr
+  local outer_tracer, outer_strict = E.active_tracer, E.active_strict
+  local ok, res = pcall(resume_bound, job, ...)
   job.tr:unbind(job.co)
   nn._module_stack, nn._paths, nn._on_setattr = outer_stack, outer_paths, outer_hook
   E.active_tracer, E.active_strict = outer_tracer, outer_strict
+  if not ok then error(res, 0) end
   return res
 end
 

@@ -389,6 +389,15 @@ local function replay(ep, tr, tbl)
   return statelist, outs or {}
 end
 
+-- Replays ep in coroutine co bound to tr, with the decomposition table active; returns
+-- coroutine.resume's results, packed.
+local function replay_bound(tr, co, ep, tbl)
+  active = tbl
+  E.active_tracer, E.active_strict = tr, false -- higher-order ops record their bodies here
+  tr:bind(co, false)
+  return table.pack(coroutine.resume(co, ep, tr, tbl))
+end
+
 -- ep:run_decompositions([decomp_table]) -> a new ExportedProgram in the functional IR whose ops
 -- are lowered through decomp_table (default: torch.export.default_decompositions(); `{}` only
 -- functionalizes). The program itself is not changed.
@@ -402,13 +411,13 @@ function E.program_methods.run_decompositions(ep, decomp_table)
   tr:use_shape_env(ep) -- a dynamic program stays dynamic: same symbols and range constraints
   local co = coroutine.create(replay)
   local prev_active, prev_tracer, prev_strict = active, E.active_tracer, E.active_strict
-  active = tbl
-  E.active_tracer, E.active_strict = tr, false -- higher-order ops record their bodies here
-  tr:bind(co, false)
-  local res = table.pack(coroutine.resume(co, ep, tr, tbl))
+  -- put back even when Lua runs out of memory installing them, resuming or packing the results
+  -- (putting back assigns existing fields or nil, which needs no memory)
+  local ok, res = pcall(replay_bound, tr, co, ep, tbl)
   tr:unbind(co)
   tr:set_location(nil)
   active, E.active_tracer, E.active_strict = prev_active, prev_tracer, prev_strict
+  if not ok then error(res, 0) end
   if not res[1] then error(res[2], 0) end
   tr:finish(res[3])
   local out = tr:build(res[2], {training_ir = false})

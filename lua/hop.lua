@@ -45,6 +45,12 @@ local function sym_sizes(t, drop)
   return any and out or nil
 end
 
+-- pcall(fn, table.unpack(inputs)), packed (called through pcall, fn's frame names no caller's
+-- variable: a body's stack trace says "in ?", as for any function value).
+local function call_packed(fn, inputs)
+  return table.pack(pcall(fn, table.unpack(inputs)))
+end
+
 -- Traces fn(inputs...) as a body of the op being recorded into `parent`. examples: the tensors
 -- the placeholders stand for; names: their placeholder names; no_alias: the op's name when its
 -- outputs may not alias its inputs (cond); shapes[i]: the symbolic sizes of placeholder i when
@@ -65,9 +71,10 @@ local function trace_body(parent, fn, examples, names, no_alias, shapes)
   end
   local thread = coroutine.running()
   body:bind(thread, false)
-  local res = table.pack(pcall(fn, table.unpack(inputs)))
+  local ok, res = pcall(call_packed, fn, inputs) -- whatever fails, the body is unbound
   body:unbind(thread)
   parent:bind(thread, E.active_strict)
+  if not ok then error(res, 0) end
   if not res[1] then error(res[2], 0) end
   local outs = {}
   for i = 2, res.n do flatten(res[i], outs) end

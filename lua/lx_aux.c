@@ -60,6 +60,24 @@ fx_ivalue *lx_ivbox_new(lua_State *L, int n) {
     return b->v;
 }
 
+/* lx_push_strbuf's protected part: [sb] -> its text. */
+static int push_text(lua_State *L) {
+    const fx_strbuf *sb = lua_touserdata(L, 1);
+    if (sb->oom)
+        lua_pushliteral(L, "<oom>");
+    else
+        lua_pushlstring(L, fx_strbuf_cstr(sb), sb->len);
+    return 1;
+}
+
+void lx_push_strbuf(lua_State *L, fx_strbuf *sb) {
+    lua_pushcfunction(L, push_text);
+    lua_pushlightuserdata(L, sb);
+    int rc = lua_pcall(L, 1, 1, 0);
+    fx_strbuf_free(sb);
+    if (rc != LUA_OK) lua_error(L);
+}
+
 /* ==== per-thread dispatch state ============================================================== */
 
 /* Box of the eager state: the context lives inside, st.ctx points at it. */

@@ -727,7 +727,6 @@ int lx_call_overloads(lua_State *L, const lx_overloads *set, const char *name, i
             fx_strbuf_append(&sb, text);
         fx_strbuf_free(&one);
     }
-    lua_pushstring(L, fx_strbuf_cstr(&sb)); /* [.., msg] */
-    fx_strbuf_free(&sb);
+    lx_push_strbuf(L, &sb); /* [.., msg] */
     return lx_errorf(L, FX_EARG, NULL, "%s", lua_tostring(L, -1));
 }

@@ -43,8 +43,7 @@ static int prov_tostring(lua_State *L) {
         fx_strbuf_free(&sb);
         return lx_errorf(L, FX_ENOMEM, NULL, "not enough memory");
     }
-    lua_pushlstring(L, fx_strbuf_cstr(&sb), sb.len);
-    fx_strbuf_free(&sb);
+    lx_push_strbuf(L, &sb);
     return 1;
 }
 
@@ -208,8 +207,7 @@ static int l_readable(lua_State *L) {
         fx_strbuf_free(&sb);
         return lx_errorf(L, FX_ENOMEM, NULL, "not enough memory");
     }
-    lua_pushlstring(L, fx_strbuf_cstr(&sb), sb.len);
-    fx_strbuf_free(&sb);
+    lx_push_strbuf(L, &sb);
     return 1;
 }
 

@@ -239,8 +239,7 @@ static int l_tracer_input(lua_State *L) {
     fx_err_clear(&err);
     fx_tensor *out;
     if (fx_tracer_input(t->tr, kind, name, target, persistent, ex, &out, &err)) return lx_error(L, &err);
-    lx_push_tensor(L, out);
-    fx_tensor_release(out);
+    lx_push_tensor_owned(L, out);
     return 1;
 }
 
@@ -311,8 +310,7 @@ static int l_tracer_input_sym(lua_State *L) {
     fx_tensor *out;
     if (fx_tracer_input_sym(t->tr, FX_INPUT_USER_INPUT, name, ex, sz, &out, &err))
         return lx_error(L, &err);
-    lx_push_tensor(L, out);
-    fx_tensor_release(out);
+    lx_push_tensor_owned(L, out);
     return 1;
 }
 
@@ -333,8 +331,7 @@ static void push_vr(lua_State *L, fx_vr r) {
 static void push_sym_string(lua_State *L, const fx_sym *e) {
     fx_strbuf sb = FX_STRBUF_INIT;
     fx_sym_format(&sb, e);
-    lua_pushstring(L, sb.oom ? "<oom>" : fx_strbuf_cstr(&sb));
-    fx_strbuf_free(&sb);
+    lx_push_strbuf(L, &sb);
 }
 
 /* Pushes {symbols = {{name, hint, range = {lo, hi}, declared = {lo, hi}, source, loc,
@@ -433,8 +430,7 @@ static int l_tracer_constant(lua_State *L) {
     fx_err_clear(&err);
     fx_tensor *out;
     if (fx_tracer_constant(t->tr, v, &out, &err)) return lx_error(L, &err);
-    lx_push_tensor(L, out);
-    fx_tensor_release(out);
+    lx_push_tensor_owned(L, out);
     return 1;
 }
 
@@ -556,8 +552,7 @@ static int program_tostring(lua_State *L) {
         fx_strbuf_free(&sb);
         return lx_error(L, &err);
     }
-    lua_pushlstring(L, fx_strbuf_cstr(&sb), sb.len);
-    fx_strbuf_free(&sb);
+    lx_push_strbuf(L, &sb);
     return 1;
 }
 
@@ -566,8 +561,7 @@ static void push_strbuf(lua_State *L, fx_strbuf *sb) {
         fx_strbuf_free(sb);
         lx_errorf(L, FX_ENOMEM, NULL, "not enough memory");
     }
-    lua_pushlstring(L, fx_strbuf_cstr(sb), sb->len);
-    fx_strbuf_free(sb);
+    lx_push_strbuf(L, sb);
 }
 
 static int signature_tostring(lua_State *L) {
@@ -776,6 +770,7 @@ static int l_tracer_build(lua_State *L) {
         lua_pop(L, 3);
     }
     int n = (int)lua_rawlen(L, 2);
+    fx_program **slot = lx_push_program_slot(L); /* [.., ep]: made before the program is */
     /* The names and tensors stay referenced by the table at index 2 during the build. */
     fx_named_tensor *st = lua_newuserdatauv(L, sizeof *st * (size_t)(n + 1), 0); /* [.., st] */
     for (int i = 0; i < n; i++) {
@@ -798,9 +793,8 @@ static int l_tracer_build(lua_State *L) {
         return lx_error(L, &err);
     if (fx_tracer_take(t->tr, &raw, &infos, &ninfos, &err)) return lx_error(L, &err);
     tracer_unwatch_guards(t); /* the program's later guards are not the session's */
-    fx_program *p;
-    if (fx_export_build(raw, infos, ninfos, st, n, &o, &p, &err)) return lx_error(L, &err);
-    lx_push_program(L, p);
+    if (fx_export_build(raw, infos, ninfos, st, n, &o, slot, &err)) return lx_error(L, &err);
+    lua_pop(L, 1); /* [.., ep] */
     return 1;
 }
 
@@ -918,8 +912,7 @@ static int l_module(lua_State *L) {
         fx_strbuf_free(&why);
         return lx_error(L, &err);
     }
-    lua_pushstring(L, why.len ? fx_strbuf_cstr(&why) : ""); /* [ep, opts?, gm, why] */
-    fx_strbuf_free(&why);
+    lx_push_strbuf(L, &why); /* [ep, opts?, gm, why] */
     lua_insert(L, -2);                                      /* [ep, opts?, why, gm] */
     int n = p->nstate + p->nconstants;
     m->attrs = fx_calloc((size_t)n + 1, sizeof *m->attrs);
@@ -1096,8 +1089,7 @@ static int l_slice_meta(lua_State *L) {
         if (i != d) sizes[k++] = fx_tensor_size(t, i);
     fx_tensor *m;
     if (fx_tensor_empty(nd - 1, sizes, fx_tensor_dtype(t), FX_DEVICE_META, &m, &err)) return lx_error(L, &err);
-    lx_push_tensor(L, m);
-    fx_tensor_release(m);
+    lx_push_tensor_owned(L, m);
     return 1;
 }
 

@@ -121,8 +121,7 @@ static int push_strbuf(lua_State *L, fx_strbuf *sb) {
         fx_strbuf_free(sb);
         return lx_error(L, &e);
     }
-    lua_pushstring(L, fx_strbuf_cstr(sb));
-    fx_strbuf_free(sb);
+    lx_push_strbuf(L, sb);
     return 1;
 }
 
@@ -359,8 +358,7 @@ static void push_meta(lua_State *L, const fx_node *n, int gidx) {
     if (n->val.tag == FX_IV_TENSOR) {
         fx_strbuf sb = FX_STRBUF_INIT;
         format_tensor_type(&sb, n->val.u.t);
-        lua_pushstring(L, fx_strbuf_cstr(&sb));
-        fx_strbuf_free(&sb);
+        lx_push_strbuf(L, &sb);
         lua_setfield(L, -2, "type");
         lx_push_tensor(L, n->val.u.t);
         lua_setfield(L, -2, "val");
@@ -378,8 +376,7 @@ static void push_meta(lua_State *L, const fx_node *n, int gidx) {
                 if (e->tag == FX_IV_TENSOR && which == 1) {
                     fx_strbuf sb = FX_STRBUF_INIT;
                     format_tensor_type(&sb, e->u.t);
-                    lua_pushstring(L, fx_strbuf_cstr(&sb));
-                    fx_strbuf_free(&sb);
+                    lx_push_strbuf(L, &sb);
                 } else {
                     lx_push_ivalue(L, e);
                 }
@@ -394,8 +391,7 @@ static void push_meta(lua_State *L, const fx_node *n, int gidx) {
     if (n->nstack > 0) {
         fx_strbuf sb = FX_STRBUF_INIT;
         format_stack(&sb, n);
-        lua_pushstring(L, fx_strbuf_cstr(&sb));
-        fx_strbuf_free(&sb);
+        lx_push_strbuf(L, &sb);
         lua_setfield(L, -2, "stack_trace");
     }
     lua_createtable(L, n->nmodules, 0); /* [meta, mods] */
@@ -415,8 +411,7 @@ static void push_meta(lua_State *L, const fx_node *n, int gidx) {
         fx_strbuf_append(&key, "L__self__");
         if (*path) fx_strbuf_append(&key, "_");
         for (const char *c = path; *c; c++) fx_strbuf_appendf(&key, "%c", *c == '.' ? '_' : *c);
-        lua_pushstring(L, fx_strbuf_cstr(&key));
-        fx_strbuf_free(&key);
+        lx_push_strbuf(L, &key);
         lua_setfield(L, -2, "key");
         lua_rawseti(L, -2, i + 1);
     }

@@ -76,6 +76,14 @@ void lx_to_ivalue(lua_State *L, int idx, fx_ivalue *out);
 /* Pushes an op result: tensor -> Tensor, list -> table, numbers, bools, None -> nil.
  * [-0, +1, e] */
 void lx_push_ivalue(lua_State *L, const fx_ivalue *v);
+/* Pushes the n values of v (lx_push_ivalue each) and clears v, taking over the references v
+ * holds: when pushing fails (Lua out of memory making a Tensor userdata or a table) the values are
+ * cleared all the same and the error is raised, so nothing they hold is lost. The caller has
+ * n + 2 free stack slots (luaL_checkstack before it takes the references).  [-0, +n, m] */
+void lx_push_owned(lua_State *L, fx_ivalue *v, int n);
+/* Pushes t and releases the caller's reference to it (lx_push_owned of one tensor): for a tensor
+ * a core call has just made.  [-0, +1, m] */
+void lx_push_tensor_owned(lua_State *L, fx_tensor *t);
 /* Dispatches op with args (schema order; FX_IV_UNSET = default) in the current thread's context,
  * raising an fxdb error with the Lua location on failure, and pushes all results (one Lua value
  * per schema return). Returns the number pushed. The args stay owned by the caller.
@@ -147,8 +155,11 @@ fx_dtype lx_to_dtype(lua_State *L, int idx);               /* UNDEFINED if not a
 typedef struct lx_program {
     fx_program *p; /* owned; NULL after __gc */
 } lx_program;
-/* Pushes an ExportedProgram userdata that owns p (freed on __gc).  [-0, +1, e] */
-void lx_push_program(lua_State *L, fx_program *p);
+/* Pushes an ExportedProgram userdata holding no program yet and returns its slot: the caller
+ * makes the program into *slot, which the userdata then owns (freed on __gc). Made before the
+ * program, so that Lua running out of memory cannot lose it. The userdata must not reach Lua code
+ * while *slot is NULL.  [-0, +1, m] */
+fx_program **lx_push_program_slot(lua_State *L);
 
 /* ---- graphs (lx_graph.c) ------------------------------------------------------------------------ */
 /* Pushes a Graph userdata for g. `owner_idx` is a stack index of the value that keeps g alive
@@ -189,6 +200,9 @@ fx_device lx_default_device(lua_State *L);
  * lx_torch.c -------------------------------------------------------------------------------------- */
 #define LX_SIZE "fxdb.Size"  /* metatable of shape tables (torch.Size): __tostring, __eq */
 
+/* Pushes sb's text ("<oom>" when an append failed) and frees sb, even when Lua runs out of
+ * memory making the string (sb is freed, then the error raised).  [-0, +1, m] */
+void lx_push_strbuf(lua_State *L, fx_strbuf *sb);
 /* Pushes a box of n FX_IV_UNSET ivalues that __gc clears, and returns its array: the way to own
  * ivalues across calls that may raise.  [-0, +1, e] */
 fx_ivalue *lx_ivbox_new(lua_State *L, int n);

@@ -45,7 +45,7 @@ static int take_result(lua_State *L, int idx, const fx_opdef *op, int r, fx_ival
         return FX_OK;
     case FX_TY_TENSOR_LIST: {
         if (!lua_istable(L, idx)) break;
-        int n = (int)luaL_len(L, idx);
+        int n = (int)lua_rawlen(L, idx); /* no __len: nothing may raise here */
         if (fx_iv_list(n, out, err)) return err->code;
         for (int i = 0; i < n; i++) {
             lua_rawgeti(L, idx, i + 1);
@@ -81,23 +81,61 @@ bad:
                        rs->type == FX_TY_TENSOR ? "Tensor" : rs->type == FX_TY_TENSOR_LIST ? "Tensor[]" : "a number");
 }
 
-/* Calls op's Lua function for `key` on a[0..nargs) and stores its nrets results in out. */
+/* call_lua's protected part: [call] -> the impl's results, or nothing when op has no impl for
+ * the key. Finding the impl and pushing the arguments may run out of memory: core's frames below
+ * call_lua must never be jumped over, so all of it runs inside lua_pcall. */
+typedef struct impl_call {
+    const fx_opdef *op;
+    const char *key;
+    const fx_ivalue *a;
+    bool found;
+} impl_call;
+
+static int run_impl(lua_State *L) {
+    impl_call *c = lua_touserdata(L, 1);
+    lua_settop(L, 0);
+    luaL_checkstack(L, c->op->schema.nargs + 4, "too many arguments");
+    if (!(c->found = push_impl(L, c->op, c->key))) return 0;
+    for (int i = 0; i < c->op->schema.nargs; i++) lx_push_ivalue(L, &c->a[i]);
+    lua_call(L, c->op->schema.nargs, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+/* __tostring of the value at 1 (an fxdb error object says what it is through it). */
+static int to_text(lua_State *L) {
+    luaL_tolstring(L, 1, NULL);
+    return 1;
+}
+
+/* Calls op's Lua function for `key` on a[0..nargs) and stores its nrets results in out; 1 when
+ * there is none. An error inside (the impl's own, or Lua out of memory) becomes err (FX_ENOMEM for
+ * a memory error); nothing raises through core. */
 static int call_lua(fx_opctx *oc, const char *key, const fx_ivalue *a, fx_ivalue *out) {
     const fx_opdef *op = oc->op;
     fx_err *err = oc->err;
     lua_State *L = callback_thread();
     if (!L) return fx_err_setf(err, FX_EINTERNAL, "%s: no Lua state to run its impl", op->target);
     int base = lua_gettop(L);
-    if (!lua_checkstack(L, op->schema.nargs + 8))
-        return fx_err_setf(err, FX_ENOMEM, "Lua stack overflow");
-    if (!push_impl(L, op, key)) return 1; /* the caller words the error */
-    for (int i = 0; i < op->schema.nargs; i++) lx_push_ivalue(L, &a[i]);
-    if (lua_pcall(L, op->schema.nargs, LUA_MULTRET, 0) != LUA_OK) {
-        /* an error object (fxdb's errors are tables) says what it is through __tostring */
-        const char *m = lua_isstring(L, -1) ? lua_tostring(L, -1) : luaL_tolstring(L, -1, NULL);
-        fx_err_setf(err, FX_EARG, "%s", m ? m : "error in a custom op impl");
+    if (!lua_checkstack(L, 8)) return fx_err_setf(err, FX_ENOMEM, "Lua stack overflow");
+    impl_call c = {op, key, a, false};
+    lua_pushcfunction(L, run_impl);
+    lua_pushlightuserdata(L, &c);
+    int status = lua_pcall(L, 1, LUA_MULTRET, 0);
+    if (status != LUA_OK) {
+        const char *m = lua_tostring(L, -1); /* a string (a memory error is one) needs no memory */
+        if (!m) {
+            lua_pushcfunction(L, to_text);
+            lua_pushvalue(L, -2);
+            m = lua_pcall(L, 1, 1, 0) == LUA_OK ? lua_tostring(L, -1) : NULL;
+        }
+        int code = status == LUA_ERRMEM ? FX_ENOMEM : FX_EARG;
+        fx_err_setf(err, code, "%s", m ? m : "error in a custom op impl");
         lua_settop(L, base);
-        return FX_EARG;
+        return code;
+    }
+    if (!c.found) {
+        lua_settop(L, base);
+        return 1; /* the caller words the error */
     }
     int got = lua_gettop(L) - base, rc = FX_OK, n = 0;
     int want = op->schema.nrets;

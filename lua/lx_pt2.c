@@ -36,9 +36,8 @@ static int l_load(lua_State *L) {
     const char *path = lx_checkstring(L, 1);
     fx_err err;
     fx_err_clear(&err);
-    fx_program *p;
-    if (fx_pt2_load(path, &p, &err)) return lx_error(L, &err);
-    lx_push_program(L, p);
+    fx_program **slot = lx_push_program_slot(L);
+    if (fx_pt2_load(path, slot, &err)) return lx_error(L, &err);
     return 1;
 }
 

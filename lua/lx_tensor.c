@@ -503,8 +503,7 @@ static int t_tostring(lua_State *L) {
         fx_strbuf_free(&sb);
         return lx_error(L, &e);
     }
-    lua_pushstring(L, fx_strbuf_cstr(&sb));
-    fx_strbuf_free(&sb);
+    lx_push_strbuf(L, &sb);
     return 1;
 }
 

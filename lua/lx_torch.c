@@ -271,6 +271,50 @@ static int l_fail_alloc_at(lua_State *L) {
     return 0;
 }
 
+/* The Lua allocator torch._fail_lua_alloc_at installs: the state's own allocator, except that
+ * from the countdown's n-th growing request on (a new block, or a block made larger) every one
+ * fails until the sweep turns it off. Freeing and shrinking always succeed (Lua assumes they
+ * do). */
+static struct {
+    lua_Alloc f;      /* the allocator the state had */
+    void *ud;         /* its user data */
+    lua_Integer left; /* growing requests before the failing one (> 0) */
+    int failing;      /* 1 from the failing request on */
+} g_lua_fail;
+
+static void *failing_lua_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+    (void)ud;
+    /* when ptr is NULL, osize holds the kind of object, not a size */
+    bool grows = nsize > 0 && (ptr == NULL || nsize > osize);
+    if (grows && (g_lua_fail.failing || --g_lua_fail.left == 0)) {
+        g_lua_fail.failing = 1;
+        return NULL;
+    }
+    return g_lua_fail.f(g_lua_fail.ud, ptr, osize, nsize);
+}
+
+/* torch._fail_lua_alloc_at(n): makes the n-th growing request to this Lua state's allocator from
+ * now fail, and every one after it (Lua raises its "not enough memory" error, after an emergency
+ * collection); n <= 0 puts the state's own allocator back. Returns whether an allocation failed
+ * since the previous call. For the Lua allocation-failure sweep (tests/lua/test_lua_oom_sweep.lua);
+ * one state per process at a time, single-threaded use only.  [-0, +1, e] */
+static int l_fail_lua_alloc_at(lua_State *L) {
+    lua_Integer n = lx_checkinteger(L, 1);
+    int failed = g_lua_fail.failing;
+    if (g_lua_fail.f) { /* the state's own allocator back first */
+        lua_setallocf(L, g_lua_fail.f, g_lua_fail.ud);
+        g_lua_fail.f = NULL;
+    }
+    g_lua_fail.failing = 0;
+    if (n > 0) {
+        g_lua_fail.f = lua_getallocf(L, &g_lua_fail.ud);
+        g_lua_fail.left = n;
+        lua_setallocf(L, failing_lua_alloc, NULL);
+    }
+    lua_pushboolean(L, failed); /* a boolean needs no allocation */
+    return 1;
+}
+
 /* torch.set_num_threads(n): the threads large kernels use (n >= 1), as PyTorch's intra-op
  * setting; torch.set_num_threads(0) returns to fxdb's automatic count, which uses idle CPUs only
  * (core/parallel.h).  [-0, +0, e] */
@@ -515,6 +559,7 @@ static const luaL_Reg torch_funcs[] = {
     {"_has_op", l_has_op},
     {"_memory_stats", l_memory_stats},
     {"_fail_alloc_at", l_fail_alloc_at},
+    {"_fail_lua_alloc_at", l_fail_lua_alloc_at},
     {"set_default_device", l_set_default_device},
     {"_perf_counter", l_perf_counter},
     {"set_num_threads", l_set_num_threads},

@@ -179,8 +179,7 @@ static int symint_tostring(lua_State *L) {
     fx_symint v = check_si(L, 1, "tostring");
     fx_strbuf sb = FX_STRBUF_INIT;
     fx_si_format(&sb, v);
-    lua_pushstring(L, sb.oom ? "<oom>" : fx_strbuf_cstr(&sb));
-    fx_strbuf_free(&sb);
+    lx_push_strbuf(L, &sb);
     return 1;
 }
 
@@ -493,6 +492,35 @@ void lx_push_ivalue(lua_State *L, const fx_ivalue *v) {
     lua_pushnil(L);
 }
 
+/* lx_push_owned's protected part: [job] -> the job's values. */
+typedef struct push_job {
+    fx_ivalue *v;
+    int n;
+} push_job;
+
+static int push_values(lua_State *L) {
+    const push_job *j = lua_touserdata(L, 1);
+    lua_pop(L, 1);
+    for (int i = 0; i < j->n; i++) lx_push_ivalue(L, &j->v[i]);
+    return j->n;
+}
+
+void lx_push_owned(lua_State *L, fx_ivalue *v, int n) {
+    push_job j = {v, n};
+    /* neither pushing a C function nor a light userdata allocates; the call's own frame and every
+     * userdata or table the values need are made inside the protected call */
+    lua_pushcfunction(L, push_values);
+    lua_pushlightuserdata(L, &j);
+    int rc = lua_pcall(L, 1, n, 0);
+    for (int i = 0; i < n; i++) fx_ivalue_clear(&v[i]); /* the pushed ones hold their own */
+    if (rc != LUA_OK) lua_error(L);
+}
+
+void lx_push_tensor_owned(lua_State *L, fx_tensor *t) {
+    fx_ivalue v = fx_iv_tensor_steal(t);
+    lx_push_owned(L, &v, 1);
+}
+
 int lx_dispatch(lua_State *L, const fx_opdef *op, fx_ivalue *args) {
     return lx_dispatch_at(L, op, args, NULL);
 }
@@ -508,8 +536,8 @@ int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int 
             if (op->schema.args[i].type == FX_TY_DEVICE &&
                 (args[i].tag == FX_IV_UNSET || args[i].tag == FX_IV_NONE))
                 args[i] = fx_iv_device(FX_DEVICE_META);
-    /* The results live on the C stack, not in an ivalue box: only a Lua out-of-memory error
-     * while pushing them could skip their release (and leak them). */
+    /* The results live on the C stack, not in an ivalue box: lx_push_owned releases them even
+     * when Lua runs out of memory pushing them. */
     fx_ivalue outs[FX_SCHEMA_MAX_RETS];
     memset(outs, 0, sizeof outs);
     luaL_checkstack(L, nrets + 2, "too many results");
@@ -532,17 +560,24 @@ int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int 
                                                                             : NULL;
     bool discard = src && src->tag == FX_IV_TENSOR && fx_dtype_is_complex(fx_tensor_dtype(src->u.t)) &&
                    outs[0].tag == FX_IV_TENSOR && !fx_dtype_is_complex(fx_tensor_dtype(outs[0].u.t));
-    for (int i = 0; i < nrets; i++) { /* [r1..rn] */
-        int from = 0;
-        for (int k = 0; stack_of && !from && outs[i].tag == FX_IV_TENSOR && k < op->schema.nargs; k++)
-            if (stack_of[k] > 0 && args[k].tag == FX_IV_TENSOR && args[k].u.t == outs[i].u.t)
-                from = stack_of[k];
-        if (from)
-            lua_pushvalue(L, from);
-        else
-            lx_push_ivalue(L, &outs[i]);
-    }
-    for (int i = 0; i < nrets; i++) fx_ivalue_clear(&outs[i]);
+    /* [r1..rn]: a result that is a tensor argument held at a known stack index (an in-place
+     * op's self) is taken from there; the others are pushed by lx_push_owned, which releases
+     * them even if Lua runs out of memory making their userdata */
+    int from[FX_SCHEMA_MAX_RETS] = {0};
+    for (int i = 0; i < nrets; i++)
+        for (int k = 0; stack_of && outs[i].tag == FX_IV_TENSOR && k < op->schema.nargs; k++)
+            if (stack_of[k] > 0 && args[k].tag == FX_IV_TENSOR && args[k].u.t == outs[i].u.t) {
+                from[i] = stack_of[k];
+                fx_ivalue_clear(&outs[i]); /* UNSET: pushed as nil, replaced below */
+                break;
+            }
+    int base = lua_gettop(L);
+    lx_push_owned(L, outs, nrets);
+    for (int i = 0; i < nrets; i++)
+        if (from[i]) {
+            lua_pushvalue(L, from[i]);
+            lua_replace(L, base + 1 + i);
+        }
     if (discard) {
         int top = lua_gettop(L);
         if (lua_getglobal(L, "torch") == LUA_TTABLE && lua_getfield(L, -1, "_export") == LUA_TTABLE &&
@@ -573,12 +608,13 @@ const fx_program *fxlua_check_program(lua_State *L, int idx) {
     return b->p;
 }
 
-void lx_push_program(lua_State *L, fx_program *p) {
+fx_program **lx_push_program_slot(lua_State *L) {
     lx_program *b = lua_newuserdatauv(L, sizeof *b, 1); /* [ep] */
-    b->p = p;
+    b->p = NULL;
     luaL_setmetatable(L, LX_PROGRAM);
     lua_newtable(L);                                    /* [ep, cache] */
     lua_setiuservalue(L, -2, 1);                        /* [ep] */
+    return &b->p;
 }
 
 /* ==== opening ================================================================================ */
