@@ -12,9 +12,12 @@
 -- lua/lx_aux.c; op bindings in lua/lx_bind.c).
 --
 -- Signature syntax: "name:type, name:type?, ..." where type is one or more of the names in IS
--- joined by '|', "opts:options.KIND" checks an options table against OPTIONS[KIND], a trailing
--- '?' allows nil, and a trailing "..." accepts any further arguments. Without "...", passing more
--- arguments than the signature has is an error, as a Python call would be.
+-- joined by '|', "opts:options.KIND" checks an options table against OPTIONS[KIND] (it may be
+-- one of the types: "bias:boolean|options.linear"), a trailing '?' allows nil, a trailing "..."
+-- accepts any further arguments, and a trailing "{KIND}" says that a last argument which is a
+-- plain table without list items is PyTorch-style keyword arguments, checked against
+-- OPTIONS[KIND], after any of the positional ones (nn.Conv2d(3, 8, 3, {stride = 2})). Without
+-- "...", passing more arguments than the signature has is an error, as a Python call would be.
 
 local C = {}
 local ERROR_MT = debug.getregistry()["fxdb.Error"]
@@ -33,6 +36,20 @@ C.OPTIONS = {
   custom_op = {"schema", "mutates_args", "device_types"},
   render = {"why", "depth", "expand", "collapse", "module", "params", "edge_shapes", "legend",
             "progress", "title"},   -- repl/render_bind.c's options (viz owns them)
+  scan = {"dim", "reverse", "additional_inputs"},
+  -- keyword arguments of nn's constructors and F functions (lua/nn.lua)
+  linear = {"bias", "dtype"},
+  conv = {"stride", "padding", "dilation", "groups", "bias", "padding_mode", "dtype"},
+  gelu = {"approximate"},
+  dropout = {"p", "inplace"},
+  F_dropout = {"p", "training", "inplace"},
+  embedding = {"padding_idx", "dtype"},
+  layer_norm = {"eps", "elementwise_affine", "bias"},
+  rms_norm = {"eps", "elementwise_affine"},
+  batch_norm = {"eps", "momentum", "affine", "track_running_stats", "dtype"},
+  F_batch_norm = {"weight", "bias", "training", "momentum", "eps"},
+  group_norm = {"eps", "affine", "dtype"},
+  F_group_norm = {"weight", "bias", "eps"},
 }
 
 local function udata_is(name)
@@ -77,6 +94,8 @@ C.SIGNATURES = {
   ["torch.export.default_decompositions"] = "",
   ["torch.export.dims"] = "name:string, ...",
   ["torch.export.refine_dynamic_shapes_from_suggested_fixes"] = "msg:string|table, dynamic_shapes:table",
+  ["torch.export.dynamic_shapes.refine_dynamic_shapes_from_suggested_fixes"] =
+    "msg:string|table, dynamic_shapes:table",
   ["torch.sym_max"] = "a:number|SymInt, b:number|SymInt",
   ["torch.sym_min"] = "a:number|SymInt, b:number|SymInt",
   ["torch.sym_int"] = "v:number|SymInt",
@@ -157,8 +176,44 @@ C.SIGNATURES = {
   ["torch.linalg.vector_norm"] = "x:Tensor, ord:number|table?, dim:integer|table?, keepdim:boolean|table?, opts:table?",
   ["torch.arange"] = "...",       -- checked by the op binding it calls
   ["nn.Parameter"] = "data:Tensor, requires_grad:boolean?",
+  ["nn.functional.dropout"] = "input:Tensor, p:number?, training:boolean?, inplace:boolean?, {F_dropout}",
+  ["nn.functional.batch_norm"] = "input:Tensor, running_mean:Tensor?, running_var:Tensor?, " ..
+    "weight:Tensor?, bias:Tensor?, training:boolean?, momentum:number?, eps:number?, {F_batch_norm}",
+  ["nn.functional.group_norm"] = "input:Tensor, num_groups:integer, weight:Tensor?, bias:Tensor?, " ..
+    "eps:number?, {F_group_norm}",
+  ["torch.library.impl_abstract"] = "qualname:string|table, fn:callable?",
+  ["torch.ops.higher_order.cond"] = "pred:Tensor|boolean|number, true_fn:callable, false_fn:callable, operands:table?",
+  ["torch.ops.higher_order.map"] = "f:callable, xs:Tensor|table, ...",
+  ["torch.ops.higher_order.scan"] = "combine_fn:callable, init:Tensor|table, xs:Tensor|table, " ..
+    "dim:integer|options.scan?, reverse:boolean?, additional_inputs:table?",
   ["nn.is_module"] = "value:any?",
   ["nn.is_parameter"] = "value:any?",
+}
+
+-- nn's classes: what their constructors take (the checks run before the class's init).
+C.CLASS_SIGNATURES = {
+  ["nn.Linear"] = "in_features:integer, out_features:integer, bias:boolean|options.linear?",
+  ["nn.Conv1d"] = "in_channels:integer, out_channels:integer, kernel_size:integer|table, " ..
+    "stride:integer|table?, padding:integer|table|string?, dilation:integer|table?, groups:integer?, " ..
+    "bias:boolean?, {conv}",
+  ["nn.Conv2d"] = "in_channels:integer, out_channels:integer, kernel_size:integer|table, " ..
+    "stride:integer|table?, padding:integer|table|string?, dilation:integer|table?, groups:integer?, " ..
+    "bias:boolean?, {conv}",
+  ["nn.GELU"] = "approximate:string|options.gelu?",
+  ["nn.Dropout"] = "p:number|options.dropout?, inplace:boolean?",
+  ["nn.Embedding"] = "num_embeddings:integer, embedding_dim:integer, opts:options.embedding?",
+  ["nn.LayerNorm"] = "normalized_shape:integer|table, opts:options.layer_norm?",
+  ["nn.RMSNorm"] = "normalized_shape:integer|table, opts:options.rms_norm?",
+  ["nn.BatchNorm1d"] = "num_features:integer, eps:number?, momentum:number|boolean?, affine:boolean?, " ..
+    "track_running_stats:boolean?, {batch_norm}",
+  ["nn.BatchNorm2d"] = "num_features:integer, eps:number?, momentum:number|boolean?, affine:boolean?, " ..
+    "track_running_stats:boolean?, {batch_norm}",
+  ["nn.BatchNorm3d"] = "num_features:integer, eps:number?, momentum:number|boolean?, affine:boolean?, " ..
+    "track_running_stats:boolean?, {batch_norm}",
+  ["nn.GroupNorm"] = "num_groups:integer, num_channels:integer, eps:number?, affine:boolean?, {group_norm}",
+  ["nn.Sequential"] = "...",  -- modules, or one list of them (checked by add_module)
+  ["nn.ModuleList"] = "modules:table?",
+  ["nn.ModuleDict"] = "modules:table?",
 }
 
 -- Parses "a:T1|T2?, b:options.export?, ..." into {params = {{name, types, optional, options}},
@@ -169,22 +224,25 @@ local function parse(qual, sig)
     item = item:match("^%s*(.-)%s*$")
     if item == "..." then
       out.varargs = true
+    elseif item:match("^{[%w_]+}$") then
+      out.kwargs = assert(C.OPTIONS[item:sub(2, -2)], "lua/check.lua: no options list " .. item)
     elseif item ~= "" then
       local name, ty = item:match("^([%w_]+):(.+)$")
       assert(name, "lua/check.lua: bad signature of " .. qual .. ": " .. item)
-      local p = {name = name, optional = ty:sub(-1) == "?"}
+      local p = {name = name, optional = ty:sub(-1) == "?", types = {}}
       if p.optional then ty = ty:sub(1, -2) end
-      local kind = ty:match("^options%.([%w_]+)$")
-      if kind then
-        p.options = assert(C.OPTIONS[kind], "lua/check.lua: no options list " .. kind)
-        p.types, p.expected = {C.IS.table}, "options table"
-      else
-        p.types = {}
-        for t in ty:gmatch("[^|]+") do
+      local names = {}
+      for t in ty:gmatch("[^|]+") do
+        local kind = t:match("^options%.([%w_]+)$")
+        if kind then
+          p.options = assert(C.OPTIONS[kind], "lua/check.lua: no options list " .. kind)
+          p.types[#p.types + 1], names[#names + 1] = C.IS.table, "options table"
+        else
           p.types[#p.types + 1] = assert(C.IS[t], "lua/check.lua: unknown type " .. t .. " in " .. qual)
+          names[#names + 1] = t
         end
-        p.expected = ty:gsub("|", " or ")
       end
+      p.expected = table.concat(names, " or ")
       out.params[#out.params + 1] = p
     end
   end
@@ -212,12 +270,20 @@ end
 -- Checks the arguments of one call against a parsed signature.
 local function check_call(qual, s, n, ...)
   local params = s.params
+  if s.kwargs and n > 0 then -- PyTorch-style keyword arguments last
+    local last = select(n, ...)
+    if type(last) == "table" and getmetatable(last) == nil and rawlen(last) == 0 then
+      fxdb._check_options(qual, last, s.kwargs)
+      n = n - 1
+    end
+  end
   if n > #params and not s.varargs then
     arg_error(string.format("%s() takes %d argument%s but %d were given", qual, #params,
                                   #params == 1 and "" or "s", n))
   end
   for i = 1, #params do
-    local p, v = params[i], (select(i, ...))
+    local p, v = params[i], nil
+    if i <= n then v = select(i, ...) end
     if v == nil then
       if not p.optional then
         arg_error(string.format("bad argument #%d '%s' to '%s' (%s expected, got no value)",
@@ -232,7 +298,7 @@ local function check_call(qual, s, n, ...)
         arg_error(string.format("bad argument #%d '%s' to '%s' (%s expected, got %s)", i,
                                       p.name, qual, p.expected, type_of(v)))
       end
-      if p.options then fxdb._check_options(qual, v, p.options) end
+      if p.options and type(v) == "table" then fxdb._check_options(qual, v, p.options) end
     end
   end
 end
@@ -255,6 +321,20 @@ local function wrap(qual, sig)
 end
 
 for qual, sig in pairs(C.SIGNATURES) do wrap(qual, sig) end
+
+-- Wraps the init of class `qual` ("nn.Linear", inherited or its own) with the checks of its
+-- constructor's signature: nn.Linear(3, "2") fails at the user's line before init runs.
+local function wrap_class(qual, sig)
+  local cls = load("return " .. qual)()
+  if type(cls) ~= "table" then return end -- an op this build lacks (nn.lua defines it only then)
+  local init, s = cls.init, parse(qual, sig)
+  rawset(cls, "init", function(self, ...)
+    check_call(qual, s, select("#", ...), ...)
+    if init then return init(self, ...) end
+  end)
+end
+
+for qual, sig in pairs(C.CLASS_SIGNATURES) do wrap_class(qual, sig) end
 
 -- for tests and for other chunks that add a public function later
 C.wrap, C.parse = wrap, parse

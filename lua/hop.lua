@@ -30,6 +30,14 @@ local function check_no_alias(outs, inputs, what)
   end
 end
 
+-- scan's combine_fn: a function or a callable object (a Module), as PyTorch's callable() check.
+local function check_callable(fn)
+  local mt = getmetatable(fn)
+  if type(fn) ~= "function" and not (type(mt) == "table" and mt.__call) then
+    fxdb._argcheck.arg_error("bad argument #1 to 'scan' (function expected, got " .. type(fn) .. ")")
+  end
+end
+
 -- The sizes of tensor t as a list when one of them is symbolic (a SymInt), else nil; without
 -- dim `drop` (0-based) when given (a slice along it).
 local function sym_sizes(t, drop)
@@ -98,10 +106,15 @@ local function scan(combine_fn, init, xs, dim, reverse, additional)
     dim, reverse, additional = o.dim, o.reverse, o.additional_inputs
   end
   dim, reverse, additional = dim or 0, reverse or false, additional or {}
-  if type(combine_fn) ~= "function" then
-    error("bad argument #1 to 'scan' (function expected, got " .. type(combine_fn) .. ")", 2)
-  end
+  check_callable(combine_fn)
   init, xs, additional = flatten(init, {}), flatten(xs, {}), flatten(additional, {})
+  for _, x in ipairs(xs) do -- as map: every leaf a tensor with the scanned dim
+    if not torch.is_tensor(x) or x:dim() == 0 then
+      fxdb._argcheck.arg_error("scan() expects xs to be a tensor or a table of tensors with at " ..
+        "least one dimension, got " .. (torch.is_tensor(x) and "a 0-dim tensor" or type(x)))
+    end
+  end
+  if #xs == 0 then fxdb._argcheck.arg_error("scan() expects at least one tensor in xs") end
   local parent = E.active_tracer
   if not parent then -- eager: run the Lua function step by step
     local n = xs[1]:size(dim)
@@ -169,11 +182,9 @@ end
 -- next_carry shaped like init; the result is (final carry, ys) with ys shaped like y, each
 -- leaf stacked along dim. Flattened, it is the scan HOP above.
 local function scan_tree(combine_fn, init, xs, opts)
-  if type(combine_fn) ~= "function" then
-    error("bad argument #1 to 'scan' (function expected, got " .. type(combine_fn) .. ")", 2)
-  end
+  check_callable(combine_fn)
   if opts ~= nil and type(opts) ~= "table" then
-    error("bad argument #4 to 'scan' (options table expected, got " .. type(opts) .. ")", 2)
+    fxdb._argcheck.arg_error("bad argument #4 to 'scan' (options table expected, got " .. type(opts) .. ")")
   end
   opts = opts or {}
   local leaves_init, leaves_xs = flatten(init, {}), flatten(xs, {})

@@ -13,6 +13,12 @@ torch.library = torch.library or {}
 local L = torch.library
 local impls = fxdb._library_impls
 
+-- A wrong argument or value (PyTorch's message): an fxdb error of kind "argument" at the user's
+-- line (lua/check.lua's arg_error; check.lua loads after this file, before anything runs).
+local function lib_error(msg)
+  fxdb._argcheck.arg_error(msg)
+end
+
 local KEYS = {
   cpu = "CPU", CPU = "CPU", default = "CompositeExplicitAutograd",
   CompositeExplicitAutograd = "CompositeExplicitAutograd",
@@ -24,16 +30,16 @@ local KEYS = {
 local function split_qualname(qualname, fname, level)
   level = level or 3
   if type(qualname) ~= "string" then
-    error(("bad argument #1 to '%s' (string expected, got %s)"):format(fname, type(qualname)), level)
+    lib_error(("bad argument #1 to '%s' (string expected, got %s)"):format(fname, type(qualname)))
   end
   local ns, rest = qualname:match("^([%a_][%w_]*)::(.+)$")
   if not ns then
-    error(("%s: expected a qualname like \"mylib::foo\", got \"%s\""):format(fname, qualname), level)
+    lib_error(("%s: expected a qualname like \"mylib::foo\", got \"%s\""):format(fname, qualname))
   end
   local name, ov = rest:match("^([%a_][%w_]*)%.([%a_][%w_]*)$")
   if not name then name, ov = rest:match("^([%a_][%w_]*)$"), "default" end
   if not name then
-    error(("%s: \"%s\" is not a valid operator name"):format(fname, qualname), level)
+    lib_error(("%s: \"%s\" is not a valid operator name"):format(fname, qualname))
   end
   return ns, name, ov
 end
@@ -81,8 +87,8 @@ local function entry(qualname, fname, level)
   local target = ns .. "." .. name .. "." .. ov
   local e = impls[target]
   if not e then
-    error(("%s: operator %s::%s does not exist: define it first (torch.library.define)")
-      :format(fname, ns, name .. (ov ~= "default" and "." .. ov or "")), level)
+    lib_error(("%s: operator %s::%s does not exist: define it first (torch.library.define)")
+      :format(fname, ns, name .. (ov ~= "default" and "." .. ov or "")))
   end
   return e, target
 end
@@ -91,7 +97,7 @@ end
 function L.define(qualname, schema)
   local ns, name, ov = split_qualname(qualname, "define")
   if type(schema) ~= "string" then
-    error("bad argument #2 to 'define' (schema string expected, got " .. type(schema) .. ")", 2)
+    lib_error("bad argument #2 to 'define' (schema string expected, got " .. type(schema) .. ")")
   end
   local full = name .. (ov ~= "default" and "." .. ov or "") .. schema
   local target = fxdb._library_register(ns, full)
@@ -103,7 +109,7 @@ end
 local function set_impl(qualname, key, fn, fname)
   local e, target = entry(qualname, fname, 4)
   if type(fn) ~= "function" then
-    error(("bad argument to '%s' (function expected, got %s)"):format(fname, type(fn)), 3)
+    lib_error(("bad argument to '%s' (function expected, got %s)"):format(fname, type(fn)))
   end
   e[key] = fn
   if key == "CompositeImplicitAutograd" then fxdb._library_set_composite(target, true) end
@@ -115,8 +121,8 @@ function L.impl(qualname, types, fn)
   local list = type(types) == "table" and types or {types}
   for _, t in ipairs(list) do
     if not KEYS[t] then
-      error(("impl: unknown device type or dispatch key '%s' (fxdb has cpu, "
-        .. "CompositeExplicitAutograd, CompositeImplicitAutograd, Meta)"):format(tostring(t)), 2)
+      lib_error(("impl: unknown device type or dispatch key '%s' (fxdb has cpu, "
+        .. "CompositeExplicitAutograd, CompositeImplicitAutograd, Meta)"):format(tostring(t)))
     end
   end
   entry(qualname, "impl", 3) -- an undefined op is named at the caller's line
@@ -144,12 +150,12 @@ L.impl_abstract = L.register_fake
 -- exactly the (a!) arguments.
 function L.custom_op(qualname, fn, opts)
   if type(fn) ~= "function" then
-    error("bad argument #2 to 'custom_op' (function expected, got " .. type(fn) .. ")", 2)
+    lib_error("bad argument #2 to 'custom_op' (function expected, got " .. type(fn) .. ")")
   end
   opts = opts or {}
   if type(opts.schema) ~= "string" then
-    error("custom_op: Lua functions carry no type annotations: give the schema, e.g. "
-      .. "{schema = \"(Tensor x) -> Tensor\", mutates_args = {}}", 2)
+    lib_error("custom_op: Lua functions carry no type annotations: give the schema, e.g. "
+      .. "{schema = \"(Tensor x) -> Tensor\", mutates_args = {}}")
   end
   local ovl = L.define(qualname, opts.schema)
   set_impl(qualname, "CompositeExplicitAutograd", fn, "custom_op")
@@ -159,15 +165,15 @@ function L.custom_op(qualname, fn, opts)
     for a in opts.schema:gmatch("Tensor%(%a+!%)[%?%[%]%d]*%s+([%w_]+)") do marked[a] = true end
     for _, a in ipairs(opts.mutates_args) do
       if not marked[a] then
-        error(("custom_op: mutates_args names '%s' but the schema does not mark it Tensor(a!)")
-          :format(a), 2)
+        lib_error(("custom_op: mutates_args names '%s' but the schema does not mark it Tensor(a!)")
+          :format(a))
       end
       marked[a] = nil
     end
     local left = next(marked)
     if left then
-      error(("custom_op: the schema marks '%s' Tensor(a!) but mutates_args does not name it")
-        :format(left), 2)
+      lib_error(("custom_op: the schema marks '%s' Tensor(a!) but mutates_args does not name it")
+        :format(left))
     end
   end
   local op = {_qualname = qualname, _opoverload = ovl}
@@ -194,22 +200,22 @@ function L._register_effectful_op(op, effect)
   local name = type(op) == "table" and op._qualname or op
   if type(op) == "userdata" then name = tostring(op) end
   if type(name) ~= "string" then
-    error("bad argument #1 to '_register_effectful_op' (op or qualname expected, got " .. type(op) .. ")", 2)
+    lib_error("bad argument #1 to '_register_effectful_op' (op or qualname expected, got " .. type(op) .. ")")
   end
   if effect ~= nil and effect ~= false and effect ~= "ORDERED" then
-    error("_register_effectful_op: unknown effect type '" .. tostring(effect) .. "' (fxdb knows ORDERED)", 2)
+    lib_error("_register_effectful_op: unknown effect type '" .. tostring(effect) .. "' (fxdb knows ORDERED)")
   end
   local ok, target = pcall(fxdb._library_set_effectful, name, effect ~= false)
   if not ok then
-    error("_register_effectful_op: there is no op " .. name, 2)
+    lib_error("_register_effectful_op: there is no op " .. name)
   end
   -- torch asserts not has_aliasing(op): an op that mutates or aliases an argument cannot carry
   -- an effect token (its schema has Tensor(a) / Tensor(a!))
   local ovl = fxdb._op_overload(target)
   if effect ~= false and ovl.schema:find("Tensor%(%a") then
     fxdb._library_set_effectful(name, false)
-    error("_register_effectful_op: " .. target .. " has aliasing annotations in its schema ("
-      .. ovl.schema .. "); only ops that neither mutate nor alias their arguments can be effectful", 2)
+    lib_error("_register_effectful_op: " .. target .. " has aliasing annotations in its schema ("
+      .. ovl.schema .. "); only ops that neither mutate nor alias their arguments can be effectful")
   end
   return target
 end
@@ -217,21 +223,21 @@ end
 -- torch.library.Library("mylib", "DEF" | "FRAGMENT" | "IMPL"): lib:define(schema),
 -- lib:impl(name, fn, key).
 function L.Library(ns, kind)
-  if type(ns) ~= "string" then error("bad argument #1 to 'Library' (string expected)", 2) end
+  if type(ns) ~= "string" then lib_error("bad argument #1 to 'Library' (string expected)") end
   if kind ~= nil and kind ~= "DEF" and kind ~= "IMPL" and kind ~= "FRAGMENT" then
-    error("Library: Unsupported kind: " .. tostring(kind) .. " (DEF, IMPL or FRAGMENT)", 2) -- torch's ValueError
+    lib_error("Library: Unsupported kind: " .. tostring(kind) .. " (DEF, IMPL or FRAGMENT)") -- torch's ValueError
   end
   local lib = {ns = ns, kind = kind}
   function lib.define(self, schema)
     if type(schema) ~= "string" then
-      error("bad argument #1 to 'define' (schema string expected, got " .. type(schema) .. ")", 2)
+      lib_error("bad argument #1 to 'define' (schema string expected, got " .. type(schema) .. ")")
     end
     local name, ov, rest = schema:match("^%s*([%a_][%w_]*)%.([%a_][%w_]*)(%b().*)$")
     if not name then
       name, rest = schema:match("^%s*([%a_][%w_]*)(%b().*)$")
       ov = "default"
     end
-    if not name then error("define: cannot parse the schema \"" .. schema .. "\"", 2) end
+    if not name then lib_error("define: cannot parse the schema \"" .. schema .. "\"") end
     return L.define(self.ns .. "::" .. name .. (ov ~= "default" and "." .. ov or ""), rest)
   end
   function lib.impl(self, name, fn, key)

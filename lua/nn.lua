@@ -19,6 +19,13 @@ nn._module_stack = {}   -- {path = ..., cls = ...} per active module call, inner
 nn._paths = nil         -- module -> dotted path, set by export
 nn._on_setattr = nil    -- function(module, name, value) -> true to skip the assignment
 
+-- A constructor, F function or module call given a value PyTorch refuses (PyTorch's message): an
+-- fxdb error of kind "argument" at the user's line (lua/check.lua's arg_error; check.lua loads
+-- after this file, before anything runs).
+local function value_error(msg)
+  fxdb._argcheck.arg_error(msg)
+end
+
 -- ==== parameters ===================================================================================
 
 local param_set = setmetatable({}, {__mode = "k"})
@@ -370,7 +377,7 @@ end
 -- m:add_module(name, module_or_nil) / m:register_module(...)
 function Module:add_module(name, m)
   if m ~= nil and not is_module(m) then
-    error(typename(m) .. " is not a Module subclass", 2)
+    value_error(typename(m) .. " is not a Module subclass")
   end
   check_name("module", name, self, "_modules")
   om_set(dict(self)._modules, name, m)
@@ -829,15 +836,15 @@ local function conv_class(name, nsp, fn)
   function C:init(in_channels, out_channels, kernel_size, ...)
     local arg, opts = py_args(...)
     local groups = arg(4, "groups", 1)
-    if groups <= 0 then error("groups must be a positive integer", 2) end
-    if in_channels % groups ~= 0 then error("in_channels must be divisible by groups", 2) end
-    if out_channels % groups ~= 0 then error("out_channels must be divisible by groups", 2) end
+    if groups <= 0 then value_error("groups must be a positive integer") end
+    if in_channels % groups ~= 0 then value_error("in_channels must be divisible by groups") end
+    if out_channels % groups ~= 0 then value_error("out_channels must be divisible by groups") end
     local padding = arg(2, "padding", 0)
     local padding_mode = opt(opts, "padding_mode", "zeros")
     local modes = {zeros = true, reflect = true, replicate = true, circular = true}
     if not modes[padding_mode] then
-      error("padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], but got " ..
-            "padding_mode='" .. tostring(padding_mode) .. "'", 2)
+      value_error("padding_mode must be one of ['zeros', 'reflect', 'replicate', 'circular'], " ..
+                  "but got padding_mode='" .. tostring(padding_mode) .. "'")
     end
     self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
     self.kernel_size = tuple_of(kernel_size, nsp)
@@ -845,10 +852,10 @@ local function conv_class(name, nsp, fn)
     self.dilation = tuple_of(arg(3, "dilation", 1), nsp)
     if type(padding) == "string" then
       if padding ~= "same" and padding ~= "valid" then
-        error("Invalid padding string '" .. padding .. "', should be one of {'valid', 'same'}", 2)
+        value_error("Invalid padding string '" .. padding .. "', should be one of {'valid', 'same'}")
       end
       if padding == "same" and not all_eq(self.stride, 1) then
-        error("padding='same' is not supported for strided convolutions", 2)
+        value_error("padding='same' is not supported for strided convolutions")
       end
       self.padding = padding
     else
@@ -943,7 +950,7 @@ local function F_dropout(input, ...)
   local arg = py_args(...)
   local p, training, inplace = arg(1, "p", 0.5), arg(2, "training", true), arg(3, "inplace", false)
   if type(p) ~= "number" or p < 0 or p > 1 then
-    error("dropout probability has to be between 0 and 1, but got " .. tostring(p), 2)
+    value_error("dropout probability has to be between 0 and 1, but got " .. tostring(p))
   end
   local out
   if inplace then out = torch.dropout_(input, p, training) else out = torch.dropout(input, p, training) end
@@ -957,7 +964,7 @@ if has("dropout.default") then
     if type(p) == "table" then p, inplace = p.p, p.inplace end
     p = p or 0.5
     if type(p) ~= "number" or p < 0 or p > 1 then
-      error("dropout probability has to be between 0 and 1, but got " .. tostring(p), 2)
+      value_error("dropout probability has to be between 0 and 1, but got " .. tostring(p))
     end
     self.p, self.inplace = p, inplace == true
   end
@@ -981,8 +988,9 @@ if has("embedding.default") then
     self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
     local pad = opt(opts, "padding_idx", nil)
     if pad ~= nil then
-      if pad >= 0 and pad >= num_embeddings then error("Padding_idx must be within num_embeddings", 2) end
-      if pad < 0 and pad < -num_embeddings then error("Padding_idx must be within num_embeddings", 2) end
+      if pad >= num_embeddings or pad < -num_embeddings then
+        value_error("Padding_idx must be within num_embeddings")
+      end
       if pad < 0 then pad = num_embeddings + pad end
     end
     self.padding_idx = pad
@@ -1076,8 +1084,8 @@ local function F_batch_norm(input, running_mean, running_var, ...)
     local prods = size[1]
     for i = 3, #size do prods = prods * size[i] end
     if prods == 1 then
-      error("Expected more than 1 value per channel when training, got input size torch.Size([" ..
-            table.concat(size, ", ") .. "])", 2)
+      value_error("Expected more than 1 value per channel when training, got input size " ..
+                  "torch.Size([" .. table.concat(size, ", ") .. "])")
     end
   end
   local out = torch.batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, true)
@@ -1128,7 +1136,9 @@ local function batch_norm_class(name, dims_ok, dims_text)
   end
   function B:forward(input)
     local nd = input:dim()
-    if not dims_ok[nd] then error("expected " .. dims_text .. " input (got " .. nd .. "D input)", 2) end
+    if not dims_ok[nd] then
+      value_error("expected " .. dims_text .. " input (got " .. nd .. "D input)")
+    end
     local factor = self.momentum or 0.0
     if self.training and self.track_running_stats and self.num_batches_tracked ~= nil then
       self.num_batches_tracked:add_(1)
@@ -1160,7 +1170,7 @@ local function F_group_norm(input, num_groups, ...)
   local arg = py_args(...)
   local nd = input:dim()
   if nd < 2 then
-    error("Expected at least 2 dimensions for input tensor but received " .. nd, 2)
+    value_error("Expected at least 2 dimensions for input tensor but received " .. nd)
   end
   local out = torch.group_norm(input, num_groups, arg(1, "weight", nil), arg(2, "bias", nil),
                                arg(3, "eps", 1e-5))
@@ -1173,7 +1183,9 @@ if has("group_norm.default") then
   nn.GroupNorm = Module:extend("GroupNorm")
   function nn.GroupNorm:init(num_groups, num_channels, ...)
     local arg, opts = py_args(...)
-    if num_channels % num_groups ~= 0 then error("num_channels must be divisible by num_groups", 2) end
+    if num_channels % num_groups ~= 0 then
+      value_error("num_channels must be divisible by num_groups")
+    end
     self.num_groups, self.num_channels = num_groups, num_channels
     self.eps = arg(1, "eps", 1e-5)
     self.affine = arg(2, "affine", true)
