@@ -334,6 +334,52 @@ static int size_args(fstate *s, fx_node *p, const fx_node *cause, fx_ivalue *out
     return rc;
 }
 
+/* The inverse of unfold(dim, size, step) view r of p, for new window values val: PyTorch's
+ * unfold_backward(val, p's sizes, dim, size, step) (FunctionalInverses.cpp), which refuses
+ * overlapping windows (size > step) with its "internal overlap" error. unfold_backward leaves 0
+ * where no window reaches (step > size, or a tail shorter than a window), so unless the windows
+ * tile the dim exactly fxdb keeps p there: where(unfold_backward(ones_like(val, bool)), ..., p)
+ * (docs/CHOICES.md). */
+static fx_node *unfold_inverse(fstate *s, const fx_node *r, fx_node *p, fx_node *val,
+                               const fx_node *cause) {
+    const fx_tensor *pt = fx_node_tensor(p);
+    int64_t size = r->args[2].u.i, step = r->args[3].u.i;
+    if (!pt) return NULL;
+    if (size > step) {
+        fx_err_setf(s->err, FX_EEXPORT,
+                    "While executing unfold, functionalization encountered a tensor being mutated "
+                    "that has internal overlap. When using torch.compile (or running "
+                    "functionalization directly), this is banned as the behavior is not well "
+                    "defined. Consider cloning the tensor before mutating it, or removing the "
+                    "mutation from your model.");
+        fx_err_hintf(s->err, "windows of %lld elements %lld apart share elements: write into "
+                             "x:unfold(...):clone() or into the base tensor instead",
+                     (long long)size, (long long)step);
+        fail_at(s, cause, FX_EEXPORT, "unsupported_view_write");
+        return NULL;
+    }
+    int d = 0, nd = fx_tensor_ndim(pt);
+    if (fx_wrap_dim(r->args[1].u.i, nd, &d, s->err)) return NULL;
+    fx_symint n = nd ? fx_tensor_sym_size(pt, d) : FX_SI(1);
+    bool tiles = size == step && size > 0 && !fx_si_is_sym(n) && n.hint % size == 0;
+    fx_ivalue l;
+    if (size_args(s, p, cause, &l)) return NULL;
+    fx_ivalue a[5] = {fx_iv_node(val), l, r->args[1], r->args[2], r->args[3]};
+    fx_node *back = emit(s, FX_OP_UNFOLD_BACKWARD, a, 5, cause), *res = back;
+    if (back && !tiles) {
+        fx_ivalue o[2] = {fx_iv_node(val), fx_iv_dtype(FX_DTYPE_BOOL)};
+        fx_node *ones = emit(s, FX_OP_ONES_LIKE, o, 2, cause), *mask = NULL;
+        if (ones) {
+            a[0] = fx_iv_node(ones);
+            mask = emit(s, FX_OP_UNFOLD_BACKWARD, a, 5, cause);
+        }
+        fx_ivalue w[3] = {fx_iv_node(mask), fx_iv_node(back), fx_iv_node(p)};
+        res = mask ? emit(s, FX_OP_WHERE_SELF, w, 3, cause) : NULL;
+    }
+    fx_ivalue_clear(&l);
+    return res;
+}
+
 /* Writes `val` (new value of view i) back into view i's parent; returns the parent's new value. */
 static fx_node *scatter_one(fstate *s, int i, fx_node *val, const fx_node *cause) {
     const fx_node *r = s->raw_nodes[i];
@@ -405,6 +451,7 @@ static fx_node *scatter_one(fstate *s, int i, fx_node *val, const fx_node *cause
         a[0] = fx_iv_node(p), a[1] = fx_iv_node(val);
         for (int k = 1; k <= 3; k++) a[k + 1] = r->args[k];
         return emit_mapped(s, FX_OP_AS_STRIDED_SCATTER, a, 2, 5, cause);
+    case FX_OP_UNFOLD: return unfold_inverse(s, r, p, val, cause);
     case FX_OP_EXPAND:
         fx_err_setf(s->err, FX_EEXPORT,
                     "unsupported operation: more than one element of the written-to tensor refers "

@@ -521,6 +521,79 @@ int fx_meta_diagonal(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     return fx_kb_view(ctx, self, g.ndim, g.sizes, g.strides, g.offset, out);
 }
 
+int fx_unfold_geom(int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
+                   int64_t dim, int64_t size, int64_t step, fx_view_geom *g, fx_err *err) {
+    int d, rc;
+    if ((rc = fx_wrap_dim(dim, ndim, &d, err))) return rc;
+    int64_t max_size = ndim == 0 ? 1 : sizes[d];
+    if (size > max_size)
+        return fx_err_setf(err, FX_EARG, "maximum size for tensor at dimension %d is %lld but size is %lld",
+                           d, (long long)max_size, (long long)size);
+    if (size < 0) return fx_err_setf(err, FX_EARG, "size is %lld but must be >= 0", (long long)size);
+    if (step <= 0) return fx_err_setf(err, FX_EARG, "step is %lld but must be > 0", (long long)step);
+    if (ndim + 1 > FX_MAX_DIMS)
+        return fx_err_setf(err, FX_ESHAPE, "fxdb supports at most %d dimensions, got %d", FX_MAX_DIMS,
+                           ndim + 1);
+    g->ndim = ndim + 1;
+    memcpy(g->sizes, sizes, sizeof(int64_t) * (size_t)ndim);
+    memcpy(g->strides, strides, sizeof(int64_t) * (size_t)ndim);
+    g->offset = offset;
+    g->sizes[ndim] = size;
+    g->strides[ndim] = ndim == 0 ? 1 : strides[d];
+    if (ndim > 0) {
+        g->sizes[d] = (sizes[d] - size) / step + 1;
+        g->strides[d] = strides[d] * step;
+    }
+    return FX_OK;
+}
+
+/* unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a): every window of `size`
+ * elements along `dimension`, `step` apart, as a new last dim of that size; `dimension` keeps
+ * (n - size) / step + 1 windows (stride * step). A 0-dim self is one window of size 0 or 1.
+ * Messages of TensorShape.cpp's unfold. */
+int fx_meta_unfold(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *self;
+    fx_view_geom g;
+    int rc;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &self)) ||
+        (rc = fx_unfold_geom(self->ndim, self->sizes, self->strides, self->offset, a[1].u.i,
+                             a[2].u.i, a[3].u.i, &g, ctx->err)))
+        return rc;
+    return fx_kb_view(ctx, self, g.ndim, g.sizes, g.strides, g.offset, out);
+}
+
+/* unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor:
+ * a fresh contiguous tensor of input_sizes (grad_in's dtype); grad_in must have the shape
+ * unfold(dim, size, step) gives a tensor of input_sizes. */
+int fx_meta_unfold_backward(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *grad;
+    int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+    int n, rc;
+    fx_view_geom g;
+    if ((rc = fx_kb_tensor_arg(ctx, a, 0, &grad)) || (rc = fx_kb_ints_arg(ctx, a, 1, sizes, &n)))
+        return rc;
+    for (int d = 0; d < n; d++)
+        if (sizes[d] < 0)
+            return fx_err_setf(ctx->err, FX_EARG, "unfold_backward: input_sizes has a negative size %lld",
+                               (long long)sizes[d]);
+    fx_contiguous_strides(n, sizes, strides);
+    if ((rc = fx_unfold_geom(n, sizes, strides, 0, a[2].u.i, a[3].u.i, a[4].u.i, &g, ctx->err)))
+        return rc;
+    bool same = grad->ndim == g.ndim;
+    for (int d = 0; same && d < g.ndim; d++) same = grad->sizes[d] == g.sizes[d];
+    if (!same) {
+        char want[160], have[160], in[160];
+        return fx_err_setf(ctx->err, FX_ESHAPE,
+                           "unfold_backward: grad_in has shape %s but unfold(%lld, %lld, %lld) of a "
+                           "tensor of sizes %s has shape %s",
+                           fx_shape_str(grad->ndim, grad->sizes, have, sizeof have),
+                           (long long)a[2].u.i, (long long)a[3].u.i, (long long)a[4].u.i,
+                           fx_shape_str(n, sizes, in, sizeof in),
+                           fx_shape_str(g.ndim, g.sizes, want, sizeof want));
+    }
+    return fresh_tensor(ctx, n, sizes, grad->dtype, out);
+}
+
 /* ====================================================================================== */
 /* List-returning views: split, split_with_sizes, unbind                                   */
 /* ====================================================================================== */

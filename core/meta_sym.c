@@ -679,6 +679,46 @@ static int rule_as_strided(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h
     return set_geom(ctx, out_t(out, 0), &g);
 }
 
+/* unfold(dim, size, step): the windows dim has (n - size) // step + 1 entries (n >= size guarded,
+ * as the meta's "maximum size" check), stride * step; the window dim is the plain size at the old
+ * stride. */
+static int rule_unfold(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    const fx_tensor *self = arg_t(a, 0);
+    if (!self || h[1].tag != FX_IV_INT || h[2].tag != FX_IV_INT || h[3].tag != FX_IV_INT)
+        return SYM_SPECIALIZE;
+    int64_t size = h[2].u.i, step = h[3].u.i;
+    sgeom g;
+    geom_of(self, &g);
+    if (g.nd + 1 > FX_MAX_DIMS) return SYM_SPECIALIZE;
+    if (self->ndim == 0) {
+        g.sz[0] = FX_SI(size);
+        g.st[0] = FX_SI(1);
+        g.nd = 1;
+        return set_geom(ctx, out_t(out, 0), &g);
+    }
+    int d = wrap(h[1].u.i, self->ndim), rc;
+    bool fits;
+    if ((rc = fx_si_cmp(FX_SYM_LE, FX_SI(size), g.sz[d], &fits, ctx->err))) return rc;
+    if (!fits) return SYM_SPECIALIZE; /* the meta function accepted it under the hints */
+    fx_symint n;
+    if ((rc = fx_si_floordiv(fx_si_sub(g.sz[d], FX_SI(size)), FX_SI(step), &n, ctx->err))) return rc;
+    g.sz[g.nd] = FX_SI(size);
+    g.st[g.nd] = g.st[d];
+    g.sz[d] = fx_si_add(n, FX_SI(1));
+    g.st[d] = fx_si_mul(g.st[d], FX_SI(step));
+    g.nd++;
+    return set_geom(ctx, out_t(out, 0), &g);
+}
+
+/* unfold_backward(grad, input_sizes, ...): a fresh tensor of input_sizes. */
+static int rule_unfold_backward(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    fx_symint sz[FX_MAX_DIMS];
+    int n, rc = arg_sis(ctx, &a[1], sz, &n);
+    if (rc) return rc;
+    return set_fresh(ctx, out_t(out, 0), n, sz);
+}
+
 /* split.Tensor / split_with_sizes: item i is the slice [start_i, start_i + len_i) along dim. The
  * number of pieces must be a plain number: it is guarded to its value. */
 static int rule_split(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
@@ -1261,6 +1301,8 @@ static const struct {
     {fx_meta_expand, rule_expand},
     {fx_meta_alias, rule_alias},
     {fx_meta_as_strided, rule_as_strided},
+    {fx_meta_unfold, rule_unfold},
+    {fx_meta_unfold_backward, rule_unfold_backward},
     {fx_meta_split, rule_split},
     {fx_meta_unbind, rule_unbind},
     {fx_meta_cat, rule_cat},

@@ -53,6 +53,13 @@ int fx_slice_geom(const fx_tensor *t, int64_t dim, const fx_ivalue *start, const
  * the diagonal becomes the last dim (empty when offset runs off the matrix). */
 int fx_diagonal_geom(const fx_tensor *t, int64_t offset, int64_t dim1, int64_t dim2,
                      fx_view_geom *g, fx_err *err);
+/* unfold(dim, size, step) of a tensor of the given geometry: dim wrapped (a 0-dim tensor counts
+ * as one of size 1), then TensorShape.cpp's checks in its order: "maximum size for tensor at
+ * dimension 0 is 6 but size is 7", "size is -1 but must be >= 0", "step is 0 but must be > 0".
+ * The windows dim keeps (n - size) / step + 1 entries at stride * step; the window is the new
+ * last dim at the old stride. */
+int fx_unfold_geom(int ndim, const int64_t *sizes, const int64_t *strides, int64_t offset,
+                   int64_t dim, int64_t size, int64_t step, fx_view_geom *g, fx_err *err);
 /* as_strided(self, a[first], a[first + 1], a[first + 2]): sizes, strides, optional absolute
  * storage offset (default self's), with as_strided's checks against self's storage. */
 int fx_as_strided_geom(fx_opctx *ctx, const fx_tensor *self, const fx_ivalue *a, int first,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/fx_alloc.h"
+#include "core/kernels/k_iter.h"
 #include "core/ops_impl.h"
 #include "core/ops_shape.h"
 #include "core/shape.h"
@@ -415,6 +416,14 @@ static inline void acc_elem(fx_dtype dt, char *d, const char *s) {
     case FX_DTYPE_I8: *(int8_t *)d = (int8_t)(*(int8_t *)d + *(const int8_t *)s); break;
     case FX_DTYPE_U8: *(uint8_t *)d = (uint8_t)(*(uint8_t *)d + *(const uint8_t *)s); break;
     case FX_DTYPE_BOOL: *(uint8_t *)d = *(uint8_t *)d || *(const uint8_t *)s; break;
+    case FX_DTYPE_C64: /* real and imaginary parts add separately */
+        ((float *)d)[0] += ((const float *)s)[0];
+        ((float *)d)[1] += ((const float *)s)[1];
+        break;
+    case FX_DTYPE_C128:
+        ((double *)d)[0] += ((const double *)s)[0];
+        ((double *)d)[1] += ((const double *)s)[1];
+        break;
     default: break;
     }
 }
@@ -535,5 +544,39 @@ int fx_k_scatter_view(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         memcpy(res->storage->data, self->storage->data, (size_t)self->storage->size_bytes);
     fx_kb_copy(view, src);
     fx_tensor_release(view);
+    return FX_OK;
+}
+
+/* unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor:
+ * out[0] (fresh, contiguous, input_sizes) = zeros, then every element of grad_in added at the
+ * place unfold(dim, size, step) of out reads it from: windows that overlap sum, places no window
+ * covers stay 0 (UnfoldBackward.h; the gradient of unfold, and PyTorch's functional inverse of
+ * the unfold view). Stops on Ctrl-C between chunks. */
+int fx_k_unfold_backward(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    fx_tensor *grad = a[0].u.t, *res = out[0].u.t;
+    size_t item = fx_dtype_size(res->dtype);
+    int64_t total = fx_tensor_numel(res);
+    if (total > 0) memset(fx_tensor_data(res), 0, (size_t)total * item);
+    fx_view_geom g;
+    int rc = fx_unfold_geom(res->ndim, res->sizes, res->strides, res->offset, a[2].u.i, a[3].u.i,
+                            a[4].u.i, &g, ctx->err);
+    if (rc) return rc;
+    int64_t numel = fx_tensor_numel(grad);
+    if (numel == 0) return FX_OK;
+    kb_walk w;
+    walk_init(&w, g.ndim, g.sizes, 2);
+    memcpy(w.st[0], g.strides, sizeof(int64_t) * (size_t)g.ndim);
+    memcpy(w.st[1], grad->strides, sizeof(int64_t) * (size_t)grad->ndim);
+    w.off[0] = g.offset;
+    w.off[1] = grad->offset;
+    char *d = res->storage->data; /* the walk's offsets are storage offsets */
+    const char *s = grad->storage->data;
+    for (int64_t i = 0; i < numel; i++, walk_next(&w)) {
+        if (i > 0 && i % FX_ITER_CANCEL_CHUNK == 0 && fx_interrupt_pending()) {
+            fx_interrupt_stopped();
+            return FX_OK;
+        }
+        acc_elem(res->dtype, d + w.off[0] * (int64_t)item, s + w.off[1] * (int64_t)item);
+    }
     return FX_OK;
 }

@@ -423,6 +423,73 @@ static void test_repeat(void **state) {
     fx_tensor_release(t);
 }
 
+/* ---- unfold and unfold_backward ---------------------------------------------------------------- */
+
+/* unfold over every dtype and layout: a view whose element (..., w, ..., j) is self's element at
+ * w * step + j along dim; unfold_backward of a contiguous grad of that shape against a naive sum
+ * (bool: or) over the windows that reach each place. */
+static void test_unfold(void **state) {
+    (void)state;
+    static const struct { int64_t dim, size, step; } cases[] = {{1, 2, 2}, {1, 3, 1}, {0, 1, 2},
+                                                             {-1, 2, 5}, {1, 0, 3}, {0, 3, 3}};
+    int64_t sizes[2] = {3, 7};
+    for (int di = 0; di < NDT; di++)
+        for (int layout = 0; layout < L_COUNT; layout++)
+            for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+                fx_dtype dt = k_dtypes[di];
+                int d = (int)(cases[ci].dim < 0 ? cases[ci].dim + 2 : cases[ci].dim);
+                int64_t size = cases[ci].size, step = cases[ci].step;
+                fx_tensor *t = make(dt, 2, sizes, layout, 1);
+                fx_ivalue tv = kb_iv(t), dv = fx_iv_int(cases[ci].dim), zv = fx_iv_int(size), sv = fx_iv_int(step);
+                fx_tensor *r = kb_call(&g_eager, FX_OP_UNFOLD, 4, &tv, &dv, &zv, &sv);
+                if (!r) fail_msg("unfold: %s", kb_err.msg);
+                assert_true(fx_tensor_same_storage(r, t));
+                int64_t rs[3] = {sizes[0], sizes[1], size};
+                rs[d] = (sizes[d] - size) / step + 1;
+                assert_true(kb_sizes_are(r, 3, rs));
+                int64_t n = rs[0] * rs[1] * rs[2];
+                for (int64_t e = 0; e < n; e++) {
+                    int64_t ri[3], ti[2];
+                    unravel(e, 3, rs, ri);
+                    ti[0] = ri[0], ti[1] = ri[1];
+                    ti[d] = ri[d] * step + ri[2];
+                    assert_true(fx_tensor_get_f64(r, ri) == fx_tensor_get_f64(t, ti));
+                }
+                fx_tensor *g = make(dt, 3, rs, L_CONTIG, 3);
+                fx_ivalue gv = kb_iv(g), lv;
+                assert_int_equal(fx_iv_int_list(2, sizes, &lv, &kb_err), FX_OK);
+                fx_tensor *b = kb_call(&g_eager, FX_OP_UNFOLD_BACKWARD, 5, &gv, &lv, &dv, &zv, &sv);
+                if (!b) fail_msg("unfold_backward: %s", kb_err.msg);
+                assert_true(kb_sizes_are(b, 2, sizes));
+                double want[3][7] = {{0}};
+                for (int64_t e = 0; e < n; e++) {
+                    int64_t ri[3], ti[2];
+                    unravel(e, 3, rs, ri);
+                    ti[0] = ri[0], ti[1] = ri[1];
+                    ti[d] = ri[d] * step + ri[2];
+                    want[ti[0]][ti[1]] += fx_tensor_get_f64(g, ri);
+                }
+                for (int64_t i = 0; i < 3; i++)
+                    for (int64_t j = 0; j < 7; j++) {
+                        double w = dt == FX_DTYPE_BOOL ? (want[i][j] != 0) : want[i][j];
+                        assert_true(fx_tensor_get_f64(b, (int64_t[]){i, j}) == w);
+                    }
+                fx_ivalue_clear(&lv);
+                fx_tensor_release(b);
+                fx_tensor_release(g);
+                fx_tensor_release(r);
+                fx_tensor_release(t);
+            }
+    fx_tensor *t = make(FX_DTYPE_F32, 1, (int64_t[]){6}, L_CONTIG, 0);
+    fx_ivalue tv = kb_iv(t), z = fx_iv_int(0), two = fx_iv_int(2), seven = fx_iv_int(7), m1 = fx_iv_int(-1);
+    expect_error(FX_OP_UNFOLD, "maximum size for tensor at dimension 0 is 6 but size is 7", 4, &tv, &z, &seven, &two);
+    expect_error(FX_OP_UNFOLD, "size is -1 but must be >= 0", 4, &tv, &z, &m1, &two);
+    expect_error(FX_OP_UNFOLD, "step is 0 but must be > 0", 4, &tv, &z, &two, &z);
+    expect_error(FX_OP_UNFOLD, "Dimension out of range (expected to be in range of [-1, 0], but got 2)", 4, &tv, &two, &two, &two);
+    assert_int_equal(fx_op_get(FX_OP_UNFOLD)->scatter, FX_OP_UNFOLD_BACKWARD);
+    fx_tensor_release(t);
+}
+
 /* ---- diagonal and the scatter inverses ------------------------------------------------------- */
 
 static void test_diagonal(void **state) {
@@ -571,6 +638,7 @@ int main(void) {
         cmocka_unit_test(test_split_family),
         cmocka_unit_test(test_narrow_flatten_unflatten),
         cmocka_unit_test(test_repeat),
+        cmocka_unit_test(test_unfold),
         cmocka_unit_test(test_diagonal),
         cmocka_unit_test(test_as_strided_scatter),
         cmocka_unit_test(test_allocation_failures),

@@ -349,6 +349,12 @@ static const char *const cases[] = {
     "einsum|s:ij->j|L[x]",
     "einsum|s:ij,kj->ik|L[x,w]",
     "einsum|s:ij,ij->i|L[x,x]",
+    "unfold|x|i0|i2|i1",
+    "unfold|x|i0|i1|i3",
+    "unfold|x|i1|i2|i1",
+    "unfold|x|i-1|i3|i3",
+    "unfold_backward|c|L[S]|i0|i1|i1",
+    "unfold_backward|xr|L[S,i4]|i1|i2|i1",
     "sdpa_skip",
 };
 
