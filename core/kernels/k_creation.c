@@ -113,8 +113,7 @@ int fx_k_tril(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     for (int d = 0; d < nd - 2; d++) batch *= res->sizes[d];
     if (R == 0 || C == 0) return FX_OK;
     for (int64_t b = 0; b < batch; b++) {
-        char *base = fx_tensor_data(res);
-        for (int d = 0; d < nd - 2; d++) base += idx[d] * res->strides[d] * es;
+        char *base = (char *)fx_tensor_data(res) + fx_index_offset(nd - 2, idx, res->strides) * es;
         for (int64_t i = 0; i < R; i++) {
             /* the columns to zero: j > i + k (tril) or j < i + k (triu) */
             int64_t j0 = lower ? i + k + 1 : 0, j1 = lower ? C : i + k;
@@ -122,10 +121,7 @@ int fx_k_tril(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
             if (j1 > C) j1 = C;
             for (int64_t j = j0; j < j1; j++) memset(base + i * rs + j * cs, 0, (size_t)es);
         }
-        for (int d = nd - 3; d >= 0; d--) {
-            if (++idx[d] < res->sizes[d]) break;
-            idx[d] = 0;
-        }
+        fx_index_next(nd - 2, res->sizes, idx, -1);
     }
     return FX_OK;
 }

@@ -82,6 +82,35 @@ void fx_iter_run_par(const fx_iter *it, fx_iter_loop fn, void *ud);
 /* Restricts dim d of a built (coalesced) iteration to [start, start + len). */
 void fx_iter_narrow(fx_iter *it, int d, int64_t start, int64_t len);
 
+/* ---- element-by-element walks -------------------------------------------------------------
+ * For kernels that address elements one at a time through a multi-index (flip / roll / pad,
+ * vector_norm, sort, tril / triu) instead of an fx_iter. Sizes and strides are in elements. */
+
+/* The row-major multi-index idx[0..nd) of flat position f over sizes (a zero size gives 0). */
+static inline void fx_index_unravel(int nd, const int64_t *sizes, int64_t f, int64_t *idx) {
+    for (int d = nd - 1; d >= 0; d--) {
+        idx[d] = sizes[d] ? f % sizes[d] : 0;
+        f = sizes[d] ? f / sizes[d] : 0;
+    }
+}
+
+/* The element offset of idx: the sum of idx[d] * strides[d] over d < nd. */
+static inline int64_t fx_index_offset(int nd, const int64_t *idx, const int64_t *strides) {
+    int64_t o = 0;
+    for (int d = 0; d < nd; d++) o += idx[d] * strides[d];
+    return o;
+}
+
+/* Steps idx to the next row-major index over sizes[0..nd), the last dim fastest, leaving dim
+ * `skip` alone (-1: none); back to all zeros after the last index. */
+static inline void fx_index_next(int nd, const int64_t *sizes, int64_t *idx, int skip) {
+    for (int d = nd - 1; d >= 0; d--) {
+        if (d == skip) continue;
+        if (++idx[d] < sizes[d]) return;
+        idx[d] = 0;
+    }
+}
+
 /* ---- layout of fresh outputs ----------------------------------------------------------- */
 
 /* Strides (elements) for a fresh output of shape (ndim, sizes) computed from `n` inputs, as

@@ -35,10 +35,9 @@ int fx_k_vector_norm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
             free(acc);
             return FX_OK;
         }
-        int64_t xo = 0, oo = 0;
-        for (int d = 0; d < x->ndim; d++) xo += idx[d] * x->strides[d], oo += idx[d] * ost[d];
-        double v = fabs(fx_dtype_load_f64(x->dtype, src, xo));
-        double *r = &acc[oo];
+        double v =
+            fabs(fx_dtype_load_f64(x->dtype, src, fx_index_offset(x->ndim, idx, x->strides)));
+        double *r = &acc[fx_index_offset(x->ndim, idx, ost)];
         if (v != v)
             *r = v;
         else if (*r != *r)
@@ -53,10 +52,7 @@ int fx_k_vector_norm(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
             *r += v * v;
         else
             *r += pow(v, p.ord);
-        for (int d = x->ndim - 1; d >= 0; d--) {
-            if (++idx[d] < x->sizes[d]) break;
-            idx[d] = 0;
-        }
+        fx_index_next(x->ndim, x->sizes, idx, -1);
     }
     for (int64_t i = 0; i < m; i++) {
         double r = acc[i];

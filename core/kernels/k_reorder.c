@@ -8,20 +8,6 @@
 #include "core/kernels/k_iter.h"
 #include "core/meta_common.h"
 
-/* The row-major multi-index of flat position f in sizes. */
-static void unravel(int nd, const int64_t *sizes, int64_t f, int64_t *idx) {
-    for (int d = nd - 1; d >= 0; d--) {
-        idx[d] = sizes[d] ? f % sizes[d] : 0;
-        f = sizes[d] ? f / sizes[d] : 0;
-    }
-}
-
-static int64_t offset_of(int nd, const int64_t *idx, const int64_t *strides) {
-    int64_t o = 0;
-    for (int d = 0; d < nd; d++) o += idx[d] * strides[d];
-    return o;
-}
-
 /* flip, roll: out[0] is the fresh result. */
 int fx_k_reorder(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *res = out[0].u.t;
@@ -48,17 +34,17 @@ int fx_k_reorder(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
             return FX_OK;
         }
         if (p.flat) { /* output flat position f takes input flat position f - shift */
-            unravel(nd, x->sizes, ((f - fs) % n + n) % n, si);
-            unravel(nd, x->sizes, f, oi);
+            fx_index_unravel(nd, x->sizes, ((f - fs) % n + n) % n, si);
+            fx_index_unravel(nd, x->sizes, f, oi);
         } else {
-            unravel(nd, x->sizes, f, oi);
+            fx_index_unravel(nd, x->sizes, f, oi);
             for (int d = 0; d < nd; d++) {
                 int64_t s = x->sizes[d];
                 si[d] = p.flip[d] ? s - 1 - oi[d] : (oi[d] - sh[d] + s) % s;
             }
         }
-        memcpy(dst + offset_of(nd, oi, res->strides) * (int64_t)es,
-               src + offset_of(nd, si, x->strides) * (int64_t)es, es);
+        memcpy(dst + fx_index_offset(nd, oi, res->strides) * (int64_t)es,
+               src + fx_index_offset(nd, si, x->strides) * (int64_t)es, es);
     }
     return FX_OK;
 }
@@ -87,7 +73,7 @@ int fx_k_pad(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
             fx_interrupt_stopped(); /* Ctrl-C: the dispatcher reports it */
             return FX_OK;
         }
-        unravel(nd, p.out_sizes, f, oi);
+        fx_index_unravel(nd, p.out_sizes, f, oi);
         int64_t so = 0;
         bool inside = true;
         for (int d = 0; d < nd; d++) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/kernels/k_iter.h"
 #include "core/meta_common.h"
 
 typedef struct sort_key {
@@ -62,11 +63,10 @@ int fx_k_sort(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
             fx_interrupt_stopped();
             break;
         }
-        int64_t xo = 0, vo = 0, io = 0;
-        for (int d = 0; d < nd; d++)
-            if (d != p.dim)
-                xo += idx[d] * x->strides[d], vo += idx[d] * vals->strides[d],
-                    io += idx[d] * idxs->strides[d];
+        /* idx[p.dim] stays 0: the offsets of the line's first element */
+        const int64_t xo = fx_index_offset(nd, idx, x->strides),
+                      vo = fx_index_offset(nd, idx, vals->strides),
+                      io = fx_index_offset(nd, idx, idxs->strides);
         for (int64_t k = 0; k < p.len; k++) {
             keys[k].idx = k;
             if (sc.fp)
@@ -80,11 +80,7 @@ int fx_k_sort(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
                    es);
             id[io + k * is] = keys[k].idx;
         }
-        for (int d = nd - 1; d >= 0; d--) { /* next line */
-            if (d == p.dim) continue;
-            if (++idx[d] < x->sizes[d]) break;
-            idx[d] = 0;
-        }
+        fx_index_next(nd, x->sizes, idx, p.dim); /* next line */
     }
     free(keys);
     return FX_OK;
