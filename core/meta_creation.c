@@ -391,16 +391,7 @@ static int check_into(const fx_opctx *ctx, const fx_tensor *dst, const fx_ivalue
         return fx_err_setf(ctx->err, FX_EARG, "Cannot copy out of meta tensor; no data!");
     if ((rc = fx_broadcast_shape(dst->ndim, dst->sizes, s->ndim, s->sizes, &n, shape, ctx->err)))
         return rc;
-    bool same = n == dst->ndim;
-    for (int d = 0; same && d < n; d++) same = shape[d] == dst->sizes[d];
-    if (!same) {
-        char b1[160], b2[160];
-        return fx_err_setf(ctx->err, FX_ESHAPE,
-                           "output with shape %s doesn't match the broadcast shape %s",
-                           fx_shape_str(dst->ndim, dst->sizes, b1, sizeof b1),
-                           fx_shape_str(n, shape, b2, sizeof b2));
-    }
-    return FX_OK;
+    return fx_check_inplace_shape(dst->ndim, dst->sizes, n, shape, ctx->err);
 }
 
 /* copy(self, src, non_blocking): functional copy_ — a fresh tensor with self's shape, dtype

@@ -433,13 +433,7 @@ int fx_meta_masked_fill(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         if ((rc = fx_broadcast_shape(self->ndim, self->sizes, mask->ndim, mask->sizes, &nb, bs,
                                      ctx->err)))
             return rc;
-        if (nb != self->ndim || memcmp(bs, self->sizes, sizeof(int64_t) * (size_t)nb)) {
-            char b1[160], b2[160];
-            return fx_err_setf(ctx->err, FX_ESHAPE,
-                               "output with shape %s doesn't match the broadcast shape %s",
-                               fx_shape_str(self->ndim, self->sizes, b1, sizeof b1),
-                               fx_shape_str(nb, bs, b2, sizeof b2));
-        }
+        if ((rc = fx_check_inplace_shape(self->ndim, self->sizes, nb, bs, ctx->err))) return rc;
         if ((rc = fx_check_no_partial_overlap(self, mask, ctx->err))) return rc;
         return self_out(self, out);
     }

@@ -176,13 +176,9 @@ int fx_meta_linear(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
                                fx_kb_scalar_name(b->dtype), fx_kb_scalar_name(w->dtype));
         int64_t bs[FX_MAX_DIMS];
         int nbs;
-        if ((rc = fx_broadcast_shape(nd, sizes, b->ndim, b->sizes, &nbs, bs, ctx->err))) return rc;
-        if (nbs != nd || memcmp(bs, sizes, sizeof(int64_t) * (size_t)nd)) {
-            char b1[160], b2[160];
-            return fx_err_setf(
-                ctx->err, FX_ESHAPE, "output with shape %s doesn't match the broadcast shape %s",
-                fx_shape_str(nd, sizes, b1, sizeof b1), fx_shape_str(nbs, bs, b2, sizeof b2));
-        }
+        if ((rc = fx_broadcast_shape(nd, sizes, b->ndim, b->sizes, &nbs, bs, ctx->err)) ||
+            (rc = fx_check_inplace_shape(nd, sizes, nbs, bs, ctx->err)))
+            return rc;
     }
     return fresh(ctx, nd, sizes, x->dtype, out);
 }
@@ -561,13 +557,9 @@ int fx_meta_sdpa(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (m) { /* attn.add_(mask): the mask broadcasts into [batch..., L, S] */
         int64_t es[FX_MAX_DIMS];
         int nm;
-        if ((rc = fx_broadcast_shape(nb + 2, osz, m->ndim, m->sizes, &nm, es, ctx->err))) return rc;
-        if (nm != nb + 2 || memcmp(es, osz, sizeof(int64_t) * (size_t)nm)) {
-            char b1[160], b2[160];
-            return fx_err_setf(
-                ctx->err, FX_ESHAPE, "output with shape %s doesn't match the broadcast shape %s",
-                fx_shape_str(nb + 2, osz, b1, sizeof b1), fx_shape_str(nm, es, b2, sizeof b2));
-        }
+        if ((rc = fx_broadcast_shape(nb + 2, osz, m->ndim, m->sizes, &nm, es, ctx->err)) ||
+            (rc = fx_check_inplace_shape(nb + 2, osz, nm, es, ctx->err)))
+            return rc;
     }
     osz[nb + 1] = Ev;
     return fresh(ctx, nb + 2, osz, q->dtype, out);
