@@ -56,33 +56,53 @@ static char *pool_alloc(fx_pool *p, size_t n) {
     return r;
 }
 
+/* The slot of t holding bytes[0..n) (hash h), or NULL when there is none.  */
+static fx_str_slot *table_find(const fx_str_table *t, const void *bytes, size_t n, uint64_t h) {
+    if (!t->cap) return NULL;
+    for (uint64_t j = h & (uint64_t)(t->cap - 1); t->slots[j].s;
+         j = (j + 1) & (uint64_t)(t->cap - 1))
+        if (t->slots[j].hash == h && t->slots[j].len == n && !memcmp(t->slots[j].s, bytes, n))
+            return &t->slots[j];
+    return NULL;
+}
+
+/* The slot of t holding bytes[0..n) (hash h); when there is none, the empty slot where it goes,
+ * after growing t so that one more entry keeps it at most half full: the caller fills that slot
+ * (s, hash, len) and counts it in t->len. NULL on out-of-memory (t unchanged). */
+static fx_str_slot *table_slot(fx_str_table *t, const void *bytes, size_t n, uint64_t h) {
+    if ((t->len + 1) * 2 > t->cap) {
+        int cap = t->cap ? t->cap * 2 : 64;
+        fx_str_slot *ns = fx_calloc((size_t)cap, sizeof *ns);
+        if (!ns) return NULL;
+        for (int i = 0; i < t->cap; i++) {
+            if (!t->slots[i].s) continue;
+            uint64_t j = t->slots[i].hash & (uint64_t)(cap - 1);
+            while (ns[j].s) j = (j + 1) & (uint64_t)(cap - 1);
+            ns[j] = t->slots[i];
+        }
+        fx_free(t->slots);
+        t->slots = ns;
+        t->cap = cap;
+    }
+    uint64_t j = h & (uint64_t)(t->cap - 1);
+    for (; t->slots[j].s; j = (j + 1) & (uint64_t)(t->cap - 1))
+        if (t->slots[j].hash == h && t->slots[j].len == n && !memcmp(t->slots[j].s, bytes, n))
+            break;
+    return &t->slots[j];
+}
+
 /* The pool's copy of bytes[0..n) (followed by a NUL), made on first sight; NULL on OOM. */
 static const char *pool_intern(fx_pool *p, const void *bytes, size_t n) {
     uint64_t h = hash_bytes(bytes, n);
-    if ((p->len + 1) * 2 > p->cap) {
-        int cap = p->cap ? p->cap * 2 : 256;
-        fx_pool_slot *ns = fx_calloc((size_t)cap, sizeof *ns);
-        if (!ns) return NULL;
-        for (int i = 0; i < p->cap; i++) {
-            if (!p->slots[i].p) continue;
-            uint64_t j = p->slots[i].hash & (uint64_t)(cap - 1);
-            while (ns[j].p) j = (j + 1) & (uint64_t)(cap - 1);
-            ns[j] = p->slots[i];
-        }
-        fx_free(p->slots);
-        p->slots = ns;
-        p->cap = cap;
-    }
-    uint64_t j = h & (uint64_t)(p->cap - 1);
-    for (; p->slots[j].p; j = (j + 1) & (uint64_t)(p->cap - 1))
-        if (p->slots[j].hash == h && p->slots[j].len == n && !memcmp(p->slots[j].p, bytes, n))
-            return p->slots[j].p;
+    fx_str_slot *slot = table_slot(&p->index, bytes, n, h);
+    if (!slot) return NULL;
+    if (slot->s) return slot->s;
     char *c = pool_alloc(p, n + 1);
     if (!c) return NULL;
     memcpy(c, bytes, n);
     c[n] = 0;
-    p->slots[j] = (fx_pool_slot){h, c, n};
-    p->len++;
+    *slot = (fx_str_slot){h, c, n, 0};
+    p->index.len++;
     return c;
 }
 
@@ -96,7 +116,7 @@ static void pool_free(fx_pool *p) {
         next = *(void **)c;
         fx_free(c);
     }
-    fx_free(p->slots);
+    fx_free(p->index.slots);
     memset(p, 0, sizeof *p);
 }
 
@@ -141,61 +161,16 @@ static bool is_illegal(const char *s, uint64_t h) {
     return false;
 }
 
-static bool names_has(const fx_graph *g, const char *s, uint64_t h) {
-    if (!g->names_cap) return false;
-    for (uint64_t i = h & (uint64_t)(g->names_cap - 1);; i = (i + 1) & (uint64_t)(g->names_cap - 1)) {
-        if (!g->names[i]) return false;
-        if (!strcmp(g->names[i], s)) return true;
-    }
-}
-
-static int names_insert(fx_graph *g, const char *s, uint64_t h) {
-    if ((g->names_len + 1) * 2 > g->names_cap) {
-        int cap = g->names_cap ? g->names_cap * 2 : 64;
-        const char **nw = fx_calloc((size_t)cap, sizeof *nw);
-        if (!nw) return FX_ENOMEM;
-        for (int i = 0; i < g->names_cap; i++) {
-            if (!g->names[i]) continue;
-            uint64_t j = hash_bytes(g->names[i], strlen(g->names[i])) & (uint64_t)(cap - 1);
-            while (nw[j]) j = (j + 1) & (uint64_t)(cap - 1);
-            nw[j] = g->names[i];
-        }
-        fx_free(g->names);
-        g->names = nw;
-        g->names_cap = cap;
-    }
-    uint64_t j = h & (uint64_t)(g->names_cap - 1);
-    while (g->names[j]) j = (j + 1) & (uint64_t)(g->names_cap - 1);
-    g->names[j] = s;
-    g->names_len++;
-    return FX_OK;
-}
-
 /* The _base_count entry of base (n bytes), made with count 0 on first sight; NULL on OOM. */
-static fx_name_count *base_count(fx_graph *g, const char *base, size_t n) {
+static fx_str_slot *base_count(fx_graph *g, const char *base, size_t n) {
     uint64_t h = hash_bytes(base, n);
-    if ((g->nbases + 1) * 2 > g->bases_cap) {
-        int cap = g->bases_cap ? g->bases_cap * 2 : 64;
-        fx_name_count *nb = fx_calloc((size_t)cap, sizeof *nb);
-        if (!nb) return NULL;
-        for (int i = 0; i < g->bases_cap; i++) {
-            if (!g->bases[i].base) continue;
-            uint64_t j = g->bases[i].hash & (uint64_t)(cap - 1);
-            while (nb[j].base) j = (j + 1) & (uint64_t)(cap - 1);
-            nb[j] = g->bases[i];
-        }
-        fx_free(g->bases);
-        g->bases = nb;
-        g->bases_cap = cap;
-    }
-    uint64_t j = h & (uint64_t)(g->bases_cap - 1);
-    for (; g->bases[j].base; j = (j + 1) & (uint64_t)(g->bases_cap - 1))
-        if (g->bases[j].hash == h && !strcmp(g->bases[j].base, base)) return &g->bases[j];
-    const char *b = pool_intern(&g->pool, base, n);
+    fx_str_slot *slot = table_slot(&g->bases, base, n, h);
+    if (!slot || slot->s) return slot;
+    const char *b = pool_intern(&g->pool, base, n); /* another table: slot stays valid */
     if (!b) return NULL;
-    g->bases[j] = (fx_name_count){b, h, 0};
-    g->nbases++;
-    return &g->bases[j];
+    *slot = (fx_str_slot){h, b, n, 0};
+    g->bases.len++;
+    return slot;
 }
 
 /* Writes base_num into out (room for n + 22 bytes); returns its length. */
@@ -238,18 +213,21 @@ static const char *create_name(fx_graph *g, const char *candidate) {
     memcpy(base, cand, bn);
     base[bn] = 0;
     size_t len = num < 0 ? (memcpy(name, base, bn + 1), bn) : with_suffix(name, base, bn, num);
-    fx_name_count *bc = base_count(g, base, bn);
+    fx_str_slot *bc = base_count(g, base, bn);
     if (!bc) return NULL;
     if (num <= 0) num = bc->count;
     uint64_t h = hash_bytes(name, len);
-    while (names_has(g, name, h) || is_illegal(name, h)) {
+    while (table_find(&g->names, name, len, h) || is_illegal(name, h)) {
         num++;
         len = with_suffix(name, base, bn, num);
         h = hash_bytes(name, len);
     }
     bc->count = num;
     const char *out = pool_intern(&g->pool, name, len);
-    if (!out || names_insert(g, out, h)) return NULL;
+    fx_str_slot *slot = out ? table_slot(&g->names, name, len, h) : NULL;
+    if (!slot) return NULL;
+    *slot = (fx_str_slot){h, out, len, 0};
+    g->names.len++;
     return out;
 }
 
@@ -302,8 +280,8 @@ void fx_graph_free(fx_graph *g) {
         next = n->next;
         node_free(n);
     }
-    fx_free(g->names);
-    fx_free(g->bases);
+    fx_free(g->names.slots);
+    fx_free(g->bases.slots);
     pool_free(&g->pool);
     fx_free(g);
 }

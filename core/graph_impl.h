@@ -10,28 +10,30 @@
 
 #include "core/graph.h"
 
-/* FX's _base_count entry: a name base and the highest suffix handed out for it. */
-typedef struct fx_name_count {
-    const char *base; /* in the graph's pool; NULL marks an empty slot */
+/* An open-addressing hash table of byte strings (linear probing, at most half full, cap a power
+ * of two), the one kind of table a graph keeps: the pool's index, the set of used names, FX's
+ * _base_count. A slot holds a string of the graph's pool with its hash and length, and a count
+ * that only _base_count uses (the highest suffix handed out for that base). */
+typedef struct fx_str_slot {
     uint64_t hash;
+    const char *s; /* NULL = empty */
+    size_t len;
     int64_t count;
-} fx_name_count;
+} fx_str_slot;
+
+typedef struct fx_str_table {
+    fx_str_slot *slots; /* (cap,) */
+    int len, cap;
+} fx_str_table;
 
 /* An interning arena: byte strings stored once (NUL-terminated, 8-byte aligned) in chunks freed
  * with the graph; equal contents give the same pointer. Holds node names, name bases, targets and
  * the stack_trace / nn_module_stack / from_node strings and frame arrays that nodes share. */
-typedef struct fx_pool_slot {
-    uint64_t hash;
-    const char *p; /* NULL = empty */
-    size_t len;
-} fx_pool_slot;
-
 typedef struct fx_pool {
-    void *chunks;          /* singly-linked list of arena chunks (first word: the next one) */
-    char *cur;             /* free space in the newest chunk */
+    void *chunks; /* singly-linked list of arena chunks (first word: the next one) */
+    char *cur;    /* free space in the newest chunk */
     size_t left;
-    fx_pool_slot *slots;   /* (cap,) open addressing; cap a power of two */
-    int len, cap;
+    fx_str_table index; /* the strings stored so far */
 } fx_pool;
 
 /* Entry of a graph's memo of frame / module arrays copied in from other graphs. */
@@ -49,10 +51,8 @@ struct fx_graph {
     uint64_t next_uid;
     uint64_t version;
     fx_node *insert_at;         /* new nodes go before it; NULL = end */
-    const char **names;         /* (names_cap,) hash set of used names; NULL slots empty */
-    int names_len, names_cap;
-    fx_name_count *bases;       /* (bases_cap,) FX _base_count as an open-addressing table */
-    int nbases, bases_cap;
+    fx_str_table names;         /* the set of used names */
+    fx_str_table bases;         /* FX's _base_count: name base -> highest suffix handed out */
     fx_pool pool;
     fx_import imports[FX_IMPORT_MEMO];
 };
