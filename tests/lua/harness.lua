@@ -3,6 +3,9 @@
 --         T.test("name", function() T.eq(a, b); T.truthy(x, "why"); T.checkerr("msg", f, ...) end)
 --         T.done()   -- prints "<file>: N passed, N failed" and exits non-zero on failure
 --         T.vals(t), T.targets(ep) -- values and graph targets as strings to compare
+--         T.eqlist(t, {...}, tol), T.same(a, b, tol), T.show(v) -- nested lists (tolist())
+--         T.module(forward[, init[, name]]) -- an instance of a fresh nn.Module class
+--         T.lines_of(s), T.has_line(text, line) -- printouts line by line
 local T = {passed = 0, failed = 0}
 
 local function where(level)
@@ -60,24 +63,82 @@ function T.test(name, f)
   end
 end
 
--- The elements of t (flattened) formatted with fmt (default "%.4f"), space-separated: a compact
--- way to compare values with the ones a PyTorch script printed.
+-- The elements of t (flattened) formatted with fmt (default "%.4f"; booleans as true / false),
+-- space-separated: a compact way to compare values with the ones a PyTorch script printed.
 function T.vals(t, fmt)
   local out = {}
-  for i, v in ipairs(t:reshape(-1):tolist()) do out[i] = string.format(fmt or "%.4f", v) end
+  for i, v in ipairs(t:reshape(-1):tolist()) do
+    out[i] = type(v) == "boolean" and tostring(v) or string.format(fmt or "%.4f", v)
+  end
   return table.concat(out, " ")
 end
 
 -- The targets of ep's call_function nodes in graph order, space-separated (getitem left out when
--- skip_getitem).
-function T.targets(ep, skip_getitem)
+-- skip_getitem; each as "name=target" when with_names).
+function T.targets(ep, skip_getitem, with_names)
   local out = {}
   for _, n in ipairs(ep.graph.nodes) do
     if n.op == "call_function" and not (skip_getitem and n.target == "getitem") then
-      out[#out + 1] = n.target
+      out[#out + 1] = with_names and (n.name .. "=" .. n.target) or n.target
     end
   end
   return table.concat(out, " ")
+end
+
+-- Deep comparison of numbers and nested lists of them (tolist() results): numbers within tol
+-- (default 0), NaN equal to NaN; anything else with ==.
+function T.same(a, b, tol)
+  if type(a) ~= type(b) then return false end
+  if type(a) == "table" then
+    if #a ~= #b then return false end
+    for i = 1, #a do if not T.same(a[i], b[i], tol) then return false end end
+    return true
+  end
+  if type(a) == "number" then
+    if a ~= a and b ~= b then return true end
+    return math.abs(a - b) <= (tol or 0)
+  end
+  return a == b
+end
+
+-- A nested list as "{1, {2, 3}}".
+function T.show(v)
+  if type(v) ~= "table" then return tostring(v) end
+  local p = {}
+  for i = 1, #v do p[i] = T.show(v[i]) end
+  return "{" .. table.concat(p, ", ") .. "}"
+end
+
+-- Asserts that t (a tensor, through tolist(), or a nested list) is T.same as want.
+function T.eqlist(t, want, tol)
+  local got = torch.is_tensor(t) and t:tolist() or t
+  if not T.same(got, want, tol) then
+    fail("expected " .. T.show(want) .. ", got " .. T.show(got), 2)
+  end
+end
+
+-- An instance of a fresh nn.Module class (named name, default "M") with this forward and, when
+-- given, this init.
+function T.module(forward, init, name)
+  local M = nn.Module:extend(name or "M")
+  if init then M.init = init end
+  M.forward = forward
+  return M()
+end
+
+-- The lines of s, as they are.
+function T.lines_of(s)
+  local out = {}
+  for l in (s .. "\n"):gmatch("(.-)\n") do out[#out + 1] = l end
+  return out
+end
+
+-- Whether a line of text, stripped of surrounding spaces, is want.
+function T.has_line(text, want)
+  for _, l in ipairs(T.lines_of(text)) do
+    if l:match("^%s*(.-)%s*$") == want then return true end
+  end
+  return false
 end
 
 function T.done()

@@ -6,19 +6,7 @@
 local T = dofile("tests/lua/harness.lua")
 local F = nn.functional
 
-local function vals(t, fmt)
-  local out = {}
-  for i, v in ipairs(t:reshape(-1):tolist()) do out[i] = string.format(fmt or "%.4f", v) end
-  return table.concat(out, " ")
-end
-
-local function targets(ep)
-  local out = {}
-  for _, n in ipairs(ep.graph.nodes) do
-    if n.op == "call_function" then out[#out + 1] = n.target end
-  end
-  return table.concat(out, " ")
-end
+local vals, targets = T.vals, T.targets
 
 local x = ((torch.arange(2 * 4 * 5 * 5.) % 7 - 3) / 4):reshape(2, 4, 5, 5)
 local w = ((torch.arange(6 * 2 * 3 * 3.) % 5 - 2) / 3):reshape(6, 2, 3, 3)

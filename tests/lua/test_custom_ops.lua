@@ -3,13 +3,7 @@
 -- printed with its namespace), interpreted, found by name; errors as PyTorch words them.
 local T = dofile("tests/lua/harness.lua")
 
-local function targets(ep)
-  local out = {}
-  for _, n in ipairs(ep.graph.nodes) do
-    if n.op == "call_function" then out[#out + 1] = n.name .. "=" .. n.target end
-  end
-  return table.concat(out, " ")
-end
+local function targets(ep) return T.targets(ep, false, true) end
 
 -- a KV-cache write as ExecuTorch's update_cache: cache[pos : pos + len] = value
 torch.library.define("mylib::update_cache", "(Tensor value, Tensor(a!) cache, int pos) -> ()")

@@ -6,24 +6,7 @@
 local T = dofile("tests/lua/harness.lua")
 local Dim = torch.export.Dim
 
-local function module(forward)
-  local M = nn.Module:extend("M")
-  M.forward = forward
-  return M()
-end
-
-local function lines_of(s)
-  local out = {}
-  for l in (s .. "\n"):gmatch("(.-)\n") do out[#out + 1] = l end
-  return out
-end
-
-local function has_line(text, want)
-  for _, l in ipairs(lines_of(text)) do
-    if l:match("^%s*(.-)%s*$") == want then return true end
-  end
-  return false
-end
+local module, has_line = T.module, T.has_line
 
 T.test("a dynamic batch: symbolic placeholders, SymInt arithmetic, range constraints", function()
   local m = module(function(self, x, y)

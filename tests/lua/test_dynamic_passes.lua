@@ -8,12 +8,7 @@
 local T = dofile("tests/lua/harness.lua")
 local Dim = torch.export.Dim
 
-local function module(name, init, forward)
-  local M = nn.Module:extend(name)
-  if init then M.init = init end
-  M.forward = forward
-  return M()
-end
+local function module(name, init, forward) return T.module(forward, init, name) end
 
 local function same(a, b, what)
   T.truthy(torch.is_tensor(a) and torch.is_tensor(b), what)

@@ -4,13 +4,7 @@
 -- state restored after failures. Each program is also checked against eager (fxdb.check).
 local T = dofile("tests/lua/harness.lua")
 
-local function targets(ep)
-  local out = {}
-  for _, n in ipairs(ep.graph.nodes) do
-    if n.op == "call_function" then out[#out + 1] = n.name .. "=" .. n.target end
-  end
-  return table.concat(out, " ")
-end
+local function targets(ep) return T.targets(ep, false, true) end
 
 local function specs(list)
   local out = {}
@@ -91,7 +85,7 @@ T.test("metadata mutation: an error on inputs, a view on intermediates", functio
   local e = T.checkerr("Found an input that received a metadata mutation",
     torch.export.export, Input(), {torch.randn(2, 3)})
   T.eq(e.kind, "metadata_mutation")
-  T.eq(e.location, "tests/lua/test_export.lua:88")
+  T.eq(e.location, "tests/lua/test_export.lua:82")
   local Inter = nn.Module:extend("Inter")
   function Inter:forward(x)
     local y = x + 1
@@ -183,7 +177,7 @@ T.test("a shape error during tracing names the Lua line", function()
   end
   local e = T.checkerr("The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 0",
     torch.export.export, M(), {torch.ones(3)})
-  T.eq(e.location, "tests/lua/test_export.lua:182")
+  T.eq(e.location, "tests/lua/test_export.lua:176")
 end)
 
 T.test("a mutated input that aliases another input is refused", function()

@@ -10,11 +10,7 @@ local function names(pairs_list)
   return table.concat(out, " ")
 end
 
-local function vals(t)
-  local out = {}
-  for i, v in ipairs(t:reshape(-1):tolist()) do out[i] = string.format("%.4f", v) end
-  return table.concat(out, " ")
-end
+local vals = T.vals
 
 -- A small model: M(proj: Linear(4, 4), w, state, cache (non-persistent), a (plain tensor)).
 local M = nn.Module:extend("M")

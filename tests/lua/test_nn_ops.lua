@@ -5,24 +5,11 @@
 -- torch for the same inputs).
 local T = dofile("tests/lua/harness.lua")
 
-local function vals(t, fmt)
-  local out = {}
-  for i, v in ipairs(t:reshape(-1):tolist()) do
-    out[i] = type(v) == "boolean" and tostring(v) or string.format(fmt or "%.4f", v)
-  end
-  return table.concat(out, " ")
-end
+local vals = T.vals
 
 local function shape(t) return table.concat(t.shape, "x") end
 
--- the call_function targets of an exported program, in order
-local function targets(ep)
-  local out = {}
-  for _, n in ipairs(ep.graph.nodes) do
-    if n.op == "call_function" then out[#out + 1] = n.target end
-  end
-  return table.concat(out, " ")
-end
+local targets = T.targets
 
 -- ---- nn modules -------------------------------------------------------------------------------
 

@@ -5,34 +5,7 @@
 -- hand or were printed by PyTorch (torch 1.13) for the same calls.
 local T = dofile("tests/lua/harness.lua")
 
-local function same(a, b, tol)
-  if type(a) ~= type(b) then return false end
-  if type(a) == "table" then
-    if #a ~= #b then return false end
-    for i = 1, #a do if not same(a[i], b[i], tol) then return false end end
-    return true
-  end
-  if type(a) == "number" then
-    if a ~= a and b ~= b then return true end
-    return math.abs(a - b) <= (tol or 0)
-  end
-  return a == b
-end
-
-local function show(v)
-  if type(v) ~= "table" then return tostring(v) end
-  local p = {}
-  for i = 1, #v do p[i] = show(v[i]) end
-  return "{" .. table.concat(p, ", ") .. "}"
-end
-
-local function eqlist(t, want, tol)
-  local got = torch.is_tensor(t) and t:tolist() or t
-  if not same(got, want, tol) then
-    error({harness = true, msg = debug.getinfo(2, "Sl").short_src .. ":" ..
-      debug.getinfo(2, "l").currentline .. ": expected " .. show(want) .. ", got " .. show(got)}, 0)
-  end
-end
+local eqlist = T.eqlist
 
 -- The targets of the call_function nodes of an exported program, in order.
 local function targets(ep)

@@ -7,21 +7,7 @@
 -- for the same inputs.
 local T = dofile("tests/lua/harness.lua")
 
-local function vals(t, fmt)
-  local out = {}
-  for i, v in ipairs(t:reshape(-1):tolist()) do
-    out[i] = type(v) == "boolean" and tostring(v) or string.format(fmt or "%.4f", v)
-  end
-  return table.concat(out, " ")
-end
-
-local function targets(ep)
-  local out = {}
-  for _, n in ipairs(ep.graph.nodes) do
-    if n.op == "call_function" then out[#out + 1] = n.target end
-  end
-  return table.concat(out, " ")
-end
+local vals, targets = T.vals, T.targets
 
 local x = torch.tensor({{-1.5, 2.5, 0.5}, {3.75, -0.25, 1.0}})
 

@@ -4,32 +4,7 @@
 -- never computed with the code under test.
 local T = dofile("tests/lua/harness.lua")
 
--- Deep comparison of nested lists of numbers (tolist() results) with a tolerance.
-local function same(a, b, tol)
-  if type(a) ~= type(b) then return false end
-  if type(a) == "table" then
-    if #a ~= #b then return false end
-    for i = 1, #a do if not same(a[i], b[i], tol) then return false end end
-    return true
-  end
-  if type(a) == "number" then return math.abs(a - b) <= (tol or 0) end
-  return a == b
-end
-
-local function show(v)
-  if type(v) ~= "table" then return tostring(v) end
-  local p = {}
-  for i = 1, #v do p[i] = show(v[i]) end
-  return "{" .. table.concat(p, ", ") .. "}"
-end
-
-local function eqlist(t, want, tol)
-  local got = torch.is_tensor(t) and t:tolist() or t
-  if not same(got, want, tol) then
-    error({harness = true, msg = debug.getinfo(2, "Sl").short_src .. ":" ..
-      debug.getinfo(2, "l").currentline .. ": expected " .. show(want) .. ", got " .. show(got)}, 0)
-  end
-end
+local show, eqlist = T.show, T.eqlist
 
 local function shape(t) return show(t.shape) end
 

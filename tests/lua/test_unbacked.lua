@@ -7,11 +7,7 @@
 local T = dofile("tests/lua/harness.lua")
 local FILE = debug.getinfo(1, "S").short_src
 
-local function module(forward)
-  local M = nn.Module:extend("M")
-  M.forward = forward
-  return M()
-end
+local module = T.module
 
 local function lines_of(s)
   local out = {}
