@@ -31,26 +31,26 @@ enum { G_ODICT = 1, G_REBUILD_TENSOR, G_REBUILD_PARAM, G_STORAGE };
 
 typedef struct pv {
     pvtag tag;
-    int64_t i;        /* ints, bools; the global kind */
+    int64_t i; /* ints, bools; the global kind */
     double f;
-    char *s;          /* strings (owned by the arena) */
+    char *s;           /* strings (owned by the arena) */
     struct pv **items; /* tuples / lists: items; dicts: key, value, key, value ... */
     int n, cap;
-    fx_tensor *t;     /* one reference, released with the arena */
-    fx_dtype dt;      /* storage globals */
+    fx_tensor *t; /* one reference, released with the arena */
+    fx_dtype dt;  /* storage globals */
 } pv;
 
 typedef struct pk {
     const unsigned char *p, *end;
     const char *what;
     fx_err *err;
-    pv **all;          /* arena: every value made */
+    pv **all; /* arena: every value made */
     int nall, capall;
     pv **stack;
     int sp, capstack;
     pv **memo;
-    int64_t nmemo;     /* slots allocated */
-    int64_t nset;      /* slots set (MEMOIZE's next index, as len(memo) in Python) */
+    int64_t nmemo; /* slots allocated */
+    int64_t nset;  /* slots set (MEMOIZE's next index, as len(memo) in Python) */
     pt2_storage_fn storage;
     void *ud;
 } pk;
@@ -88,7 +88,9 @@ static int push(pk *k, pv *v) {
     return FX_OK;
 }
 
-static pv *pop(pk *k) { return k->sp > 0 && k->stack[k->sp - 1]->tag != PV_MARK ? k->stack[--k->sp] : NULL; }
+static pv *pop(pk *k) {
+    return k->sp > 0 && k->stack[k->sp - 1]->tag != PV_MARK ? k->stack[--k->sp] : NULL;
+}
 
 static int add_item(pk *k, pv *c, pv *v) {
     if (c->n == c->cap) {
@@ -148,19 +150,23 @@ static const struct {
     const char *name;
     fx_dtype dt;
 } STORAGES[] = {
-    {"FloatStorage", FX_DTYPE_F32}, {"DoubleStorage", FX_DTYPE_F64}, {"HalfStorage", FX_DTYPE_F16},
-    {"BFloat16Storage", FX_DTYPE_BF16}, {"LongStorage", FX_DTYPE_I64}, {"IntStorage", FX_DTYPE_I32},
-    {"ShortStorage", FX_DTYPE_I16}, {"CharStorage", FX_DTYPE_I8}, {"ByteStorage", FX_DTYPE_U8},
-    {"BoolStorage", FX_DTYPE_BOOL}, {"ComplexFloatStorage", FX_DTYPE_C64},
-    {"ComplexDoubleStorage", FX_DTYPE_C128},
+    {"FloatStorage", FX_DTYPE_F32},        {"DoubleStorage", FX_DTYPE_F64},
+    {"HalfStorage", FX_DTYPE_F16},         {"BFloat16Storage", FX_DTYPE_BF16},
+    {"LongStorage", FX_DTYPE_I64},         {"IntStorage", FX_DTYPE_I32},
+    {"ShortStorage", FX_DTYPE_I16},        {"CharStorage", FX_DTYPE_I8},
+    {"ByteStorage", FX_DTYPE_U8},          {"BoolStorage", FX_DTYPE_BOOL},
+    {"ComplexFloatStorage", FX_DTYPE_C64}, {"ComplexDoubleStorage", FX_DTYPE_C128},
 };
 
 static int global(pk *k, const char *mod, const char *name) {
     pv *g = mk(k, PV_GLOBAL);
     if (!g) return fx_err_setf(k->err, FX_ENOMEM, "out of memory");
-    if (!strcmp(mod, "collections") && !strcmp(name, "OrderedDict")) g->i = G_ODICT;
-    else if (!strcmp(mod, "torch._utils") && !strcmp(name, "_rebuild_tensor_v2")) g->i = G_REBUILD_TENSOR;
-    else if (!strcmp(mod, "torch._utils") && !strcmp(name, "_rebuild_parameter")) g->i = G_REBUILD_PARAM;
+    if (!strcmp(mod, "collections") && !strcmp(name, "OrderedDict"))
+        g->i = G_ODICT;
+    else if (!strcmp(mod, "torch._utils") && !strcmp(name, "_rebuild_tensor_v2"))
+        g->i = G_REBUILD_TENSOR;
+    else if (!strcmp(mod, "torch._utils") && !strcmp(name, "_rebuild_parameter"))
+        g->i = G_REBUILD_PARAM;
     else if (!strcmp(mod, "torch")) {
         for (size_t i = 0; i < sizeof STORAGES / sizeof *STORAGES; i++)
             if (!strcmp(name, STORAGES[i].name)) {
@@ -200,22 +206,26 @@ static int reduce(pk *k) {
     }
     if (fn->i == G_REBUILD_TENSOR) {
         if (args->n < 5 || args->items[0]->tag != PV_TENSOR || args->items[1]->tag != PV_INT ||
-            !is_int_tuple(args->items[2], FX_MAX_DIMS) || !is_int_tuple(args->items[3], FX_MAX_DIMS) ||
-            args->items[2]->n != args->items[3]->n || args->items[4]->tag != PV_BOOL)
+            !is_int_tuple(args->items[2], FX_MAX_DIMS) ||
+            !is_int_tuple(args->items[3], FX_MAX_DIMS) || args->items[2]->n != args->items[3]->n ||
+            args->items[4]->tag != PV_BOOL)
             return fail(k, "_rebuild_tensor_v2 with unexpected arguments", NULL);
         int nd = args->items[2]->n;
         int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
         for (int d = 0; d < nd; d++) {
             sizes[d] = args->items[2]->items[d]->i;
             strides[d] = args->items[3]->items[d]->i;
-            if (sizes[d] < 0 || strides[d] < 0) return fail(k, "a tensor with a negative size or stride", NULL);
+            if (sizes[d] < 0 || strides[d] < 0)
+                return fail(k, "a tensor with a negative size or stride", NULL);
         }
         pv *t = mk(k, PV_TENSOR);
         if (!t) return fx_err_setf(k->err, FX_ENOMEM, "out of memory");
         fx_err e2;
         fx_err_clear(&e2);
-        if (fx_tensor_as_strided(args->items[0]->t, nd, sizes, strides, args->items[1]->i, &t->t, &e2))
-            return fx_err_setf(k->err, FX_EIO, "%s: a tensor does not fit its storage: %s", k->what, e2.msg);
+        if (fx_tensor_as_strided(args->items[0]->t, nd, sizes, strides, args->items[1]->i, &t->t,
+                                 &e2))
+            return fx_err_setf(k->err, FX_EIO, "%s: a tensor does not fit its storage: %s", k->what,
+                               e2.msg);
         if (args->items[4]->i) fx_tensor_set_requires_grad(t->t, true);
         return push(k, t);
     }
@@ -225,8 +235,9 @@ static int reduce(pk *k) {
 static int persid(pk *k) {
     pv *id = pop(k);
     if (!id || id->tag != PV_TUPLE || id->n != 5 || id->items[0]->tag != PV_STR ||
-        strcmp(id->items[0]->s, "storage") || id->items[1]->tag != PV_GLOBAL || id->items[1]->i != G_STORAGE ||
-        id->items[2]->tag != PV_STR || id->items[3]->tag != PV_STR || id->items[4]->tag != PV_INT)
+        strcmp(id->items[0]->s, "storage") || id->items[1]->tag != PV_GLOBAL ||
+        id->items[1]->i != G_STORAGE || id->items[2]->tag != PV_STR ||
+        id->items[3]->tag != PV_STR || id->items[4]->tag != PV_INT)
         return fail(k, "a persistent id that is not ('storage', type, key, location, numel)", NULL);
     const char *key = id->items[2]->s;
     for (const char *c = key; *c; c++)
@@ -250,8 +261,14 @@ int pt2_unpickle_state(const unsigned char *p, size_t len, const char *what, pt2
         if ((rc = need(&k, 1))) break;
         unsigned char op = *k.p++;
         switch (op) {
-        case 0x80: rc = need(&k, 1); k.p += rc ? 0 : 1; break; /* PROTO */
-        case 0x95: rc = need(&k, 8); k.p += rc ? 0 : 8; break; /* FRAME */
+        case 0x80:
+            rc = need(&k, 1);
+            k.p += rc ? 0 : 1;
+            break; /* PROTO */
+        case 0x95:
+            rc = need(&k, 8);
+            k.p += rc ? 0 : 8;
+            break; /* FRAME */
         case '}': rc = push(&k, mk(&k, PV_DICT)); break;
         case ']': rc = push(&k, mk(&k, PV_LIST)); break;
         case ')': rc = push(&k, mk(&k, PV_TUPLE)); break;
@@ -316,7 +333,8 @@ int pt2_unpickle_state(const unsigned char *p, size_t len, const char *what, pt2
         }
         case 'c': { /* GLOBAL "module\nname\n" */
             const unsigned char *a = k.p, *nl1 = memchr(a, '\n', (size_t)(k.end - a));
-            const unsigned char *nl2 = nl1 ? memchr(nl1 + 1, '\n', (size_t)(k.end - nl1 - 1)) : NULL;
+            const unsigned char *nl2 =
+                nl1 ? memchr(nl1 + 1, '\n', (size_t)(k.end - nl1 - 1)) : NULL;
             if (!nl2 || nl1 - a > 200 || nl2 - nl1 > 200) {
                 rc = fail(&k, "a malformed GLOBAL", NULL);
                 break;
@@ -332,8 +350,10 @@ int pt2_unpickle_state(const unsigned char *p, size_t len, const char *what, pt2
         }
         case 0x93: { /* STACK_GLOBAL */
             pv *name = pop(&k), *mod = pop(&k);
-            if (!name || !mod || name->tag != PV_STR || mod->tag != PV_STR) rc = fail(&k, "a malformed STACK_GLOBAL", NULL);
-            else rc = global(&k, mod->s, name->s);
+            if (!name || !mod || name->tag != PV_STR || mod->tag != PV_STR)
+                rc = fail(&k, "a malformed STACK_GLOBAL", NULL);
+            else
+                rc = global(&k, mod->s, name->s);
             break;
         }
         case 'q':
@@ -359,8 +379,10 @@ int pt2_unpickle_state(const unsigned char *p, size_t len, const char *what, pt2
             if ((rc = need(&k, (size_t)w))) break;
             int64_t idx = (int64_t)le(k.p, w);
             k.p += w;
-            if (idx >= k.nmemo || !k.memo[idx]) rc = fail(&k, "BINGET of an unset memo slot", NULL);
-            else rc = push(&k, k.memo[idx]);
+            if (idx >= k.nmemo || !k.memo[idx])
+                rc = fail(&k, "BINGET of an unset memo slot", NULL);
+            else
+                rc = push(&k, k.memo[idx]);
             break;
         }
         case 't':
@@ -422,8 +444,10 @@ int pt2_unpickle_state(const unsigned char *p, size_t len, const char *what, pt2
             break;
         }
         case '.': {
-            if (k.sp != 1) rc = fail(&k, "the pickle ends with a malformed stack", NULL);
-            else result = k.stack[0];
+            if (k.sp != 1)
+                rc = fail(&k, "the pickle ends with a malformed stack", NULL);
+            else
+                result = k.stack[0];
             break;
         }
         default: {
@@ -463,7 +487,8 @@ int pt2_unpickle_state(const unsigned char *p, size_t len, const char *what, pt2
     return rc;
 }
 
-/* ---- the torch.save zip ------------------------------------------------------------------------------ */
+/* ---- the torch.save zip
+ * ------------------------------------------------------------------------------ */
 
 typedef struct tsave {
     zip_t *za;
@@ -480,12 +505,14 @@ static int read_entry(tsave *ts, const char *name, char **out, size_t *len, fx_e
     return pt2_zip_entry(ts->za, full, ts->len, ts->what, out, len, err);
 }
 
-static int storage_cb(void *ud, const char *key, fx_dtype dt, int64_t numel, fx_tensor **out, fx_err *err) {
+static int storage_cb(void *ud, const char *key, fx_dtype dt, int64_t numel, fx_tensor **out,
+                      fx_err *err) {
     tsave *ts = ud;
     for (int i = 0; i < ts->ncache; i++)
         if (!strcmp(ts->cache[i].name, key)) {
             if (fx_tensor_dtype(ts->cache[i].t) != dt || fx_tensor_numel(ts->cache[i].t) != numel)
-                return fx_err_setf(err, FX_EIO, "%s: storage %s is used with two different types", ts->what, key);
+                return fx_err_setf(err, FX_EIO, "%s: storage %s is used with two different types",
+                                   ts->what, key);
             *out = fx_tensor_retain(ts->cache[i].t);
             return FX_OK;
         }
@@ -497,8 +524,9 @@ static int storage_cb(void *ud, const char *key, fx_dtype dt, int64_t numel, fx_
     if (rc) return rc;
     size_t isz = fx_dtype_size(dt);
     if (numel < 0 || (uint64_t)numel > len / isz || len != (size_t)numel * isz) {
-        rc = fx_err_setf(err, FX_EIO, "%s: storage %s holds %zu bytes, but %lld %s elements need %llu", ts->what,
-                         key, len, (long long)numel, fx_dtype_name(dt), (unsigned long long)numel * isz);
+        rc = fx_err_setf(
+            err, FX_EIO, "%s: storage %s holds %zu bytes, but %lld %s elements need %llu", ts->what,
+            key, len, (long long)numel, fx_dtype_name(dt), (unsigned long long)numel * isz);
         fx_free(bytes);
         return rc;
     }
@@ -512,8 +540,8 @@ static int storage_cb(void *ud, const char *key, fx_dtype dt, int64_t numel, fx_
     return FX_OK;
 }
 
-int pt2_read_torch_save(const void *data, size_t len, const char *what, fx_named_tensor **out, int *n,
-                        fx_err *err) {
+int pt2_read_torch_save(const void *data, size_t len, const char *what, fx_named_tensor **out,
+                        int *n, fx_err *err) {
     *out = NULL;
     *n = 0;
     tsave ts = {0};
@@ -524,7 +552,8 @@ int pt2_read_torch_save(const void *data, size_t len, const char *what, fx_named
     zip_source_t *src = zip_source_buffer_create(data, len, 0, &ze);
     if (src) ts.za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
     if (!ts.za) {
-        int rc = fx_err_setf(err, FX_EIO, "%s: not a torch.save zip (%s)%s", what, zip_error_strerror(&ze),
+        int rc = fx_err_setf(err, FX_EIO, "%s: not a torch.save zip (%s)%s", what,
+                             zip_error_strerror(&ze),
                              len >= 2 && ((const unsigned char *)data)[0] == 0x80
                                  ? "; the legacy (non-zip) torch.save format is not supported"
                                  : "");
@@ -545,16 +574,19 @@ int pt2_read_torch_save(const void *data, size_t len, const char *what, fx_named
             found = true;
         }
     }
-    if (!found) rc = fx_err_setf(err, FX_EIO, "%s: no <root>/data.pkl: not a torch.save file", what);
+    if (!found)
+        rc = fx_err_setf(err, FX_EIO, "%s: no <root>/data.pkl: not a torch.save file", what);
     char *bo = NULL, *pkl = NULL;
     size_t bl = 0, pl = 0;
     char bname[300];
     snprintf(bname, sizeof bname, "%sbyteorder", ts.root);
-    if (!rc && zip_name_locate(ts.za, bname, 0) >= 0 && !(rc = read_entry(&ts, "byteorder", &bo, &bl, err)) &&
-        strcmp(bo, "little"))
-        rc = fx_err_setf(err, FX_EIO, "%s: byteorder is '%.20s'; fxdb reads little-endian storages", what, bo);
+    if (!rc && zip_name_locate(ts.za, bname, 0) >= 0 &&
+        !(rc = read_entry(&ts, "byteorder", &bo, &bl, err)) && strcmp(bo, "little"))
+        rc = fx_err_setf(err, FX_EIO, "%s: byteorder is '%.20s'; fxdb reads little-endian storages",
+                         what, bo);
     if (!rc) rc = read_entry(&ts, "data.pkl", &pkl, &pl, err);
-    if (!rc) rc = pt2_unpickle_state((const unsigned char *)pkl, pl, what, storage_cb, &ts, out, n, err);
+    if (!rc)
+        rc = pt2_unpickle_state((const unsigned char *)pkl, pl, what, storage_cb, &ts, out, n, err);
     fx_free(bo);
     fx_free(pkl);
     pt2_free_named(ts.cache, ts.ncache);

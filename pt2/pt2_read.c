@@ -42,20 +42,22 @@ int pt2_add_named(fx_named_tensor **v, int *n, const char *name, fx_tensor *t, f
     return FX_OK;
 }
 
-/* ---- the zip ------------------------------------------------------------------------------------ */
+/* ---- the zip ------------------------------------------------------------------------------------
+ */
 
 typedef struct arch {
     zip_t *za;
-    const char *what;   /* the archive, for messages */
-    char root[256];     /* "model/" or "" */
-    size_t len;         /* the archive's byte size (entries may not claim much more) */
+    const char *what; /* the archive, for messages */
+    char root[256];   /* "model/" or "" */
+    size_t len;       /* the archive's byte size (entries may not claim much more) */
 } arch;
 
 static int arch_open(arch *a, const void *data, size_t len, const char *what, fx_err *err) {
     memset(a, 0, sizeof *a);
     a->what = what;
     a->len = len;
-    if (len == 0) return fx_err_setf(err, FX_EIO, "%s: not a readable zip archive (the file is empty)", what);
+    if (len == 0)
+        return fx_err_setf(err, FX_EIO, "%s: not a readable zip archive (the file is empty)", what);
     zip_error_t ze;
     zip_error_init(&ze);
     zip_source_t *src = zip_source_buffer_create(data, len, 0, &ze);
@@ -135,14 +137,15 @@ static int arch_read(const arch *a, const char *name, char **out, size_t *len, f
     return pt2_zip_entry(a->za, full, a->len, a->what, out, len, err);
 }
 
-/* ---- JSON access with paths in messages ------------------------------------------------------------ */
+/* ---- JSON access with paths in messages
+ * ------------------------------------------------------------ */
 
 typedef struct rctx {
     fx_err *err;
     int rc;
-    const char *file;   /* the entry being read, "models/model.json" */
-    const char *what;   /* the archive */
-    pt2_syms *sy;       /* the program's symbols (NULL where no symbolic size may appear) */
+    const char *file; /* the entry being read, "models/model.json" */
+    const char *what; /* the archive */
+    pt2_syms *sy;     /* the program's symbols (NULL where no symbolic size may appear) */
 } rctx;
 
 /* The first error of a read, with code FX_EIO (malformed) or FX_ENOTIMPL (what fxdb does not
@@ -151,7 +154,8 @@ static int fail_at(rctx *r, int code, const char *path, const char *fmt, va_list
     if (r->rc) return r->rc;
     char m[600];
     vsnprintf(m, sizeof m, fmt, ap);
-    r->rc = fx_err_setf(r->err, code, "%s: %s: %s%s%s", r->what, r->file, path, *path ? ": " : "", m);
+    r->rc =
+        fx_err_setf(r->err, code, "%s: %s: %s%s%s", r->what, r->file, path, *path ? ": " : "", m);
     return r->rc;
 }
 
@@ -295,8 +299,10 @@ static char *prep_json(const char *s, size_t n) {
         if (in_str) {
             *q++ = c;
             i++;
-            if (c == '\\' && i < n) *q++ = s[i++];
-            else if (c == '"') in_str = false;
+            if (c == '\\' && i < n)
+                *q++ = s[i++];
+            else if (c == '"')
+                in_str = false;
             continue;
         }
         if (c == '"') {
@@ -338,7 +344,8 @@ static cJSON *parse_inner(const char *text) {
     return j;
 }
 
-static cJSON *parse_json(const char *what, const char *file, const char *text, size_t len, fx_err *err) {
+static cJSON *parse_json(const char *what, const char *file, const char *text, size_t len,
+                         fx_err *err) {
     char *t = prep_json(text, len);
     if (!t) {
         fx_err_setf(err, FX_ENOMEM, "out of memory");
@@ -354,7 +361,8 @@ static cJSON *parse_json(const char *what, const char *file, const char *text, s
     return j;
 }
 
-/* ---- names -> nodes --------------------------------------------------------------------------------- */
+/* ---- names -> nodes
+ * --------------------------------------------------------------------------------- */
 
 typedef struct nmap {
     char **keys;
@@ -418,22 +426,23 @@ static int nmap_put(nmap *m, const char *k, fx_node *v, fx_err *err) {
     return FX_OK;
 }
 
-/* ---- graphs ------------------------------------------------------------------------------------------ */
+/* ---- graphs
+ * ------------------------------------------------------------------------------------------ */
 
 typedef struct gload {
     rctx *r;
     fx_graph *g;
-    nmap names;              /* serialized value name -> node */
+    nmap names; /* serialized value name -> node */
     const cJSON *tensor_values, *sym_int_values, *sym_float_values, *sym_bool_values;
-    const char *path;        /* JSON path of this graph */
+    const char *path; /* JSON path of this graph */
     int depth;
 } gload;
 
 static fx_graph *load_graph(rctx *r, const cJSON *gj, const char *path, int depth);
 
-static const char *DTYPE_NAMES[] = {"UNKNOWN", "BYTE", "CHAR", "SHORT", "INT", "LONG", "HALF", "FLOAT",
-                                    "DOUBLE", "COMPLEXHALF", "COMPLEXFLOAT", "COMPLEXDOUBLE", "BOOL",
-                                    "BFLOAT16"};
+static const char *DTYPE_NAMES[] = {
+    "UNKNOWN", "BYTE",   "CHAR",        "SHORT",        "INT",           "LONG", "HALF",
+    "FLOAT",   "DOUBLE", "COMPLEXHALF", "COMPLEXFLOAT", "COMPLEXDOUBLE", "BOOL", "BFLOAT16"};
 
 static fx_dtype load_dtype(rctx *r, const cJSON *v, const char *path) {
     int64_t st = jint(r, v, path);
@@ -441,7 +450,9 @@ static fx_dtype load_dtype(rctx *r, const cJSON *v, const char *path) {
     fx_dtype dt = pt2_dtype((int)st);
     if (dt == FX_DTYPE_UNDEFINED || st != (int)st)
         unsupported(r, path, "scalar type %lld (%s) is not one fxdb has", (long long)st,
-                    st >= 0 && st < 14 ? DTYPE_NAMES[st] : st >= 28 && st <= 32 ? "a uint16/float8 type" : "unknown");
+                    st >= 0 && st < 14     ? DTYPE_NAMES[st]
+                    : st >= 28 && st <= 32 ? "a uint16/float8 type"
+                                           : "unknown");
     return dt;
 }
 
@@ -537,8 +548,10 @@ static fx_tensor *load_tensor_meta(rctx *r, const cJSON *m, const char *path, fx
     }
     if (symbolic && fx_tensor_set_sym(t, ssizes, sstrides, FX_SI(0), &e2)) {
         fx_tensor_release(t);
-        if (e2.code == FX_ENOMEM) r->rc = fx_err_setf(r->err, FX_ENOMEM, "out of memory");
-        else bad(r, path, "%s", e2.msg);
+        if (e2.code == FX_ENOMEM)
+            r->rc = fx_err_setf(r->err, FX_ENOMEM, "out of memory");
+        else
+            bad(r, path, "%s", e2.msg);
         return NULL;
     }
     if (cJSON_IsTrue(rg)) fx_tensor_set_requires_grad(t, true);
@@ -579,7 +592,8 @@ static int value_meta(gload *L, const char *name, fx_ivalue *val, const char *pa
             const fx_sym *e = jobjv(r, x, pe) ? load_sym_expr(r, x, pe) : NULL;
             if (!e) return r->rc;
             fx_sym_kind kind = fx_sym_kind_of(e);
-            if (kind != FX_SYM_BOOL && kind < FX_SYM_EQ) return bad(r, pe, "an integer where a relation belongs");
+            if (kind != FX_SYM_BOOL && kind < FX_SYM_EQ)
+                return bad(r, pe, "an integer where a relation belongs");
             *val = fx_iv_symint(fx_si_from_expr(e));
             return r->rc;
         }
@@ -592,7 +606,8 @@ static int value_meta(gload *L, const char *name, fx_ivalue *val, const char *pa
 
 static int node_ref(gload *L, const char *name, fx_ivalue *out, const char *path) {
     fx_node *n = name ? nmap_get(&L->names, name) : NULL;
-    if (!n) return bad(L->r, path, "refers to '%s', which no earlier node defines", name ? name : "?");
+    if (!n)
+        return bad(L->r, path, "refers to '%s', which no earlier node defines", name ? name : "?");
     *out = fx_iv_node(n);
     return FX_OK;
 }
@@ -655,10 +670,14 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
     } else if (!strcmp(k, "as_device")) {
         SUB(pt, p, "type");
         const char *ty = jstr(r, jfield(r, v, "type", p), pt);
-        if (ty && !strcmp(ty, "cpu")) *out = fx_iv_device(FX_DEVICE_CPU);
-        else if (ty && !strcmp(ty, "meta")) *out = fx_iv_device(FX_DEVICE_META);
-        else if (ty) return unsupported(r, pt, "device '%s' (fxdb runs on the cpu)", ty);
-    } else if (!strcmp(k, "as_sym_int") || !strcmp(k, "as_sym_float") || !strcmp(k, "as_sym_bool")) {
+        if (ty && !strcmp(ty, "cpu"))
+            *out = fx_iv_device(FX_DEVICE_CPU);
+        else if (ty && !strcmp(ty, "meta"))
+            *out = fx_iv_device(FX_DEVICE_META);
+        else if (ty)
+            return unsupported(r, pt, "device '%s' (fxdb runs on the cpu)", ty);
+    } else if (!strcmp(k, "as_sym_int") || !strcmp(k, "as_sym_float") ||
+               !strcmp(k, "as_sym_bool")) {
         const char *k2;
         const cJSON *x = junion(r, v, p, &k2);
         if (!x) return r->rc;
@@ -700,7 +719,8 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
                 const char *k2;
                 const cJSON *x = junion(r, e, pe, &k2);
                 if (!x) break;
-                if (!strcmp(k2, "as_none")) *dst = fx_iv_none();
+                if (!strcmp(k2, "as_none"))
+                    *dst = fx_iv_none();
                 else if (!strcmp(k2, "as_tensor")) {
                     const char *nm = tensor_name(r, x, pe);
                     if (nm) node_ref(L, nm, dst, pe);
@@ -720,10 +740,14 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
                     if (!strcmp(k2, "as_name")) {
                         const char *nm = jstr(r, x, pe);
                         if (nm) node_ref(L, nm, dst, pe);
-                    } else if (!strcmp(k2, "as_int")) *dst = fx_iv_int(jint(r, x, pe));
-                    else if (!strcmp(k2, "as_float")) *dst = fx_iv_float(jdouble(r, x, pe));
-                    else if (!strcmp(k2, "as_bool")) *dst = fx_iv_bool(jbool(r, x, pe));
-                    else bad(r, pe, "unknown kind '%s'", k2);
+                    } else if (!strcmp(k2, "as_int"))
+                        *dst = fx_iv_int(jint(r, x, pe));
+                    else if (!strcmp(k2, "as_float"))
+                        *dst = fx_iv_float(jdouble(r, x, pe));
+                    else if (!strcmp(k2, "as_bool"))
+                        *dst = fx_iv_bool(jbool(r, x, pe));
+                    else
+                        bad(r, pe, "unknown kind '%s'", k2);
                 }
                 break;
             }
@@ -767,7 +791,8 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
 
 /* Whether v can stand for schema argument a (so that running the node cannot misread it). */
 static bool arg_fits(const fx_arg_schema *a, const fx_ivalue *v) {
-    if (v->tag == FX_IV_NONE) return a->optional || a->type == FX_TY_GENERATOR || a->type == FX_TY_ANY;
+    if (v->tag == FX_IV_NONE)
+        return a->optional || a->type == FX_TY_GENERATOR || a->type == FX_TY_ANY;
     fx_ivtag vt = v->tag == FX_IV_NODE ? v->u.node->val.tag : v->tag;
     if (vt == FX_IV_SYMINT) vt = FX_IV_INT;
     bool scalar = vt == FX_IV_INT || vt == FX_IV_FLOAT || vt == FX_IV_BOOL;
@@ -788,7 +813,8 @@ static bool arg_fits(const fx_arg_schema *a, const fx_ivalue *v) {
     case FX_TY_FLOAT_LIST:
     case FX_TY_BOOL_LIST:
     case FX_TY_TENSOR_LIST:
-        if (v->tag != FX_IV_LIST) return a->type == FX_TY_INT_LIST && a->list_len > 0 && vt == FX_IV_INT;
+        if (v->tag != FX_IV_LIST)
+            return a->type == FX_TY_INT_LIST && a->list_len > 0 && vt == FX_IV_INT;
         for (int i = 0; i < v->u.list.n; i++) {
             const fx_ivalue *e = &v->u.list.items[i];
             fx_ivtag et = e->tag == FX_IV_NODE ? e->u.node->val.tag : e->tag;
@@ -796,7 +822,7 @@ static bool arg_fits(const fx_arg_schema *a, const fx_ivalue *v) {
             bool ok = a->type == FX_TY_INT_LIST     ? et == FX_IV_INT
                       : a->type == FX_TY_FLOAT_LIST ? et == FX_IV_FLOAT || et == FX_IV_INT
                       : a->type == FX_TY_BOOL_LIST  ? et == FX_IV_BOOL
-                                                    : (e->tag == FX_IV_NODE && et == FX_IV_TENSOR) ||
+                                                   : (e->tag == FX_IV_NODE && et == FX_IV_TENSOR) ||
                                                          (e->tag == FX_IV_NONE && a->elem_optional);
             if (!ok) return false;
         }
@@ -905,9 +931,12 @@ static int set_modules(fx_node *n, const char *s, fx_err *err) {
         int nf = 1, depth = 0;
         const char *q = p;
         for (; *q && !(*q == ';' && depth == 0); q++) {
-            if (*q == '(' || *q == '[') depth++;
-            else if (*q == ')' || *q == ']') depth--;
-            else if (*q == ',' && depth == 0 && nf < 3) f[nf++] = q + 1;
+            if (*q == '(' || *q == '[')
+                depth++;
+            else if (*q == ')' || *q == ']')
+                depth--;
+            else if (*q == ',' && depth == 0 && nf < 3)
+                f[nf++] = q + 1;
         }
         if (nf == 3) {
             size_t lp = (size_t)(f[2] - 1 - f[1]), lt = (size_t)(q - f[2]);
@@ -1003,7 +1032,8 @@ static bool is_hop(const char *t) { return !strncmp(t, "torch.ops.higher_order."
 /* "torch.ops.<namespace>.<op>.<overload>" of an op outside aten (torch.library), each part an
  * identifier. */
 static bool is_custom_op_name(const char *t) {
-    if (strncmp(t, "torch.ops.", 10) || !strncmp(t + 10, "higher_order.", 13) || strlen(t) > 200) return false;
+    if (strncmp(t, "torch.ops.", 10) || !strncmp(t + 10, "higher_order.", 13) || strlen(t) > 200)
+        return false;
     int parts = 1;
     const char *p = t + 10;
     if (!*p || *p == '.') return false;
@@ -1022,9 +1052,11 @@ static bool is_custom_op_name(const char *t) {
 /* auto_functionalized(op, **kwargs) of an op registered here: args[1..] become the op's schema
  * arguments in schema order (the file names them; defaults fill the rest), as fxdb's own node
  * holds them. `names` are the file's argument names. */
-static int af_schema_order(gload *L, fx_ivalue **args, int *nin, const char **names, const char *path) {
+static int af_schema_order(gload *L, fx_ivalue **args, int *nin, const char **names,
+                           const char *path) {
     rctx *r = L->r;
-    if (*nin < 1 || (*args)[0].tag != FX_IV_STR) return bad(r, path, "auto_functionalized takes the op first");
+    if (*nin < 1 || (*args)[0].tag != FX_IV_STR)
+        return bad(r, path, "auto_functionalized takes the op first");
     char full[300];
     snprintf(full, sizeof full, "torch.ops.%s", (*args)[0].u.s);
     const fx_opdef *op = fx_op_lookup(full);
@@ -1036,8 +1068,11 @@ static int af_schema_order(gload *L, fx_ivalue **args, int *nin, const char **na
     (*args)[0] = (fx_ivalue){0};
     for (int i = 1; i < *nin && !r->rc; i++) {
         int ai = names[i] ? fx_schema_arg_index(sc, names[i]) : -1;
-        if (ai < 0) unsupported(r, path, "'%s' is not an argument of %s", names[i] ? names[i] : "", full + 10);
-        else if (na[1 + ai].tag != FX_IV_UNSET) bad(r, path, "argument '%s' given twice", names[i]);
+        if (ai < 0)
+            unsupported(r, path, "'%s' is not an argument of %s", names[i] ? names[i] : "",
+                        full + 10);
+        else if (na[1 + ai].tag != FX_IV_UNSET)
+            bad(r, path, "argument '%s' given twice", names[i]);
         else {
             na[1 + ai] = (*args)[i];
             (*args)[i] = (fx_ivalue){0};
@@ -1045,8 +1080,10 @@ static int af_schema_order(gload *L, fx_ivalue **args, int *nin, const char **na
     }
     for (int a = 0; a < sc->nargs && !r->rc; a++) {
         if (na[1 + a].tag != FX_IV_UNSET) continue;
-        if (!sc->args[a].has_default) bad(r, path, "%s needs argument '%s'", full + 10, sc->args[a].name);
-        else if (fx_ivalue_copy(&na[1 + a], &sc->args[a].def, r->err)) r->rc = r->err->code;
+        if (!sc->args[a].has_default)
+            bad(r, path, "%s needs argument '%s'", full + 10, sc->args[a].name);
+        else if (fx_ivalue_copy(&na[1 + a], &sc->args[a].def, r->err))
+            r->rc = r->err->code;
     }
     for (int i = 0; i < *nin; i++) fx_ivalue_clear(&(*args)[i]);
     fx_free(*args);
@@ -1058,13 +1095,13 @@ static int af_schema_order(gload *L, fx_ivalue **args, int *nin, const char **na
 /* The SymInt arithmetic and comparisons fxdb prints and runs (serialize.py writes operator.add
  * as "_operator.add", torch.sym_max as "torch.sym_max"). */
 static bool is_sym_op(const char *t) {
-    static const char *const ops[] = {"_operator.add",      "_operator.sub",  "_operator.mul",
-                                      "_operator.floordiv", "_operator.mod",  "torch.sym_max",
-                                      "torch.sym_min",      "operator.add",   "operator.sub",
-                                      "operator.mul",       "operator.floordiv", "operator.mod",
+    static const char *const ops[] = {"_operator.add", "_operator.sub", "_operator.mul",
+                                      "_operator.floordiv", "_operator.mod", "torch.sym_max",
+                                      "torch.sym_min", "operator.add", "operator.sub",
+                                      "operator.mul", "operator.floordiv", "operator.mod",
                                       /* the conditions of runtime asserts (SymBool) */
-                                      "_operator.ge",       "_operator.gt",   "_operator.le",
-                                      "_operator.lt",       "_operator.eq",   "_operator.ne"};
+                                      "_operator.ge", "_operator.gt", "_operator.le",
+                                      "_operator.lt", "_operator.eq", "_operator.ne"};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (!strcmp(t, ops[i])) return true;
     return false;
@@ -1113,13 +1150,17 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
         const char *k;
         const cJSON *x = junion(r, o, pe, &k);
         if (!x) break;
-        if (!strcmp(k, "as_none")) vnames[i] = "";
-        else if (!strcmp(k, "as_tensor")) vnames[i] = tensor_name(r, x, pe);
+        if (!strcmp(k, "as_none"))
+            vnames[i] = "";
+        else if (!strcmp(k, "as_tensor"))
+            vnames[i] = tensor_name(r, x, pe);
         else if (!strncmp(k, "as_sym_", 7)) {
             const char *k2;
             const cJSON *y = junion(r, x, pe, &k2);
-            if (y && !strcmp(k2, "as_name")) vnames[i] = jstr(r, y, pe);
-            else if (y) bad(r, pe, "a node output must be named");
+            if (y && !strcmp(k2, "as_name"))
+                vnames[i] = jstr(r, y, pe);
+            else if (y)
+                bad(r, pe, "a node output must be named");
         } else if (!strcmp(k, "as_tensors")) {
             unsupported(r, pe, "a list output among several outputs");
         } else {
@@ -1130,8 +1171,9 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
         fx_free(vnames);
         return r->rc;
     }
-    bool multi = list_ret || nvals > 1 || (is_hop(target) && nvals == 1 && jopt(nj, "is_hop_single_tensor_return") &&
-                                            !cJSON_IsTrue(jopt(nj, "is_hop_single_tensor_return")));
+    bool multi = list_ret || nvals > 1 ||
+                 (is_hop(target) && nvals == 1 && jopt(nj, "is_hop_single_tensor_return") &&
+                  !cJSON_IsTrue(jopt(nj, "is_hop_single_tensor_return")));
 
     /* the call */
     const fx_opdef *op = NULL;
@@ -1230,7 +1272,8 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
         fx_ivalue val = {0};
         if (!value_meta(L, vnames[0], &val, po)) {
             if (fx_node_set_val(n, &val, r->err)) r->rc = r->err->code;
-            if (!r->rc && nmap_get(&L->names, vnames[0])) bad(r, po, "value '%s' is defined twice", vnames[0]);
+            if (!r->rc && nmap_get(&L->names, vnames[0]))
+                bad(r, po, "value '%s' is defined twice", vnames[0]);
             if (!r->rc && nmap_put(&L->names, vnames[0], n, r->err)) r->rc = r->err->code;
         }
         fx_ivalue_clear(&val);
@@ -1251,8 +1294,10 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
                 break;
             }
             if (md && load_getitem_facts(r, gi, md, vnames[k])) break;
-            if (nmap_get(&L->names, vnames[k])) bad(r, po, "value '%s' is defined twice", vnames[k]);
-            else if (nmap_put(&L->names, vnames[k], gi, r->err)) r->rc = r->err->code;
+            if (nmap_get(&L->names, vnames[k]))
+                bad(r, po, "value '%s' is defined twice", vnames[k]);
+            else if (nmap_put(&L->names, vnames[k], gi, r->err))
+                r->rc = r->err->code;
         }
         if (!r->rc && fx_node_set_val(n, &lst, r->err)) r->rc = r->err->code;
         fx_ivalue_clear(&lst);
@@ -1288,16 +1333,20 @@ static fx_graph *load_graph(rctx *r, const cJSON *gj, const char *path, int dept
         const char *k, *nm = NULL;
         const cJSON *x = junion(r, a, pe, &k);
         if (!x) break;
-        if (!strcmp(k, "as_tensor")) nm = tensor_name(r, x, pe);
+        if (!strcmp(k, "as_tensor"))
+            nm = tensor_name(r, x, pe);
         else if (!strcmp(k, "as_sym_int")) {
             const char *k2;
             const cJSON *y = junion(r, x, pe, &k2);
-            if (y && !strcmp(k2, "as_name")) nm = jstr(r, y, pe);
-            else if (y) bad(r, pe, "a constant symint input");
+            if (y && !strcmp(k2, "as_name"))
+                nm = jstr(r, y, pe);
+            else if (y)
+                bad(r, pe, "a constant symint input");
         } else if (!strcmp(k, "as_custom_obj")) {
             unsupported(r, pe, "custom object inputs (torchbind) are not supported by fxdb");
         } else {
-            unsupported(r, pe, "graph input kind '%s' (a constant input) is not supported by fxdb", k);
+            unsupported(r, pe, "graph input kind '%s' (a constant input) is not supported by fxdb",
+                        k);
         }
         if (r->rc) break;
         fx_ivalue val = {0};
@@ -1333,7 +1382,8 @@ static fx_graph *load_graph(rctx *r, const cJSON *gj, const char *path, int dept
     return L.g;
 }
 
-/* ---- the signature ------------------------------------------------------------------------------------ */
+/* ---- the signature
+ * ------------------------------------------------------------------------------------ */
 
 static char *dupn(rctx *r, const char *s) {
     if (r->rc || !s) return NULL;
@@ -1351,7 +1401,8 @@ static int load_signature(rctx *r, const cJSON *sj, const char *path, fx_program
     int ni = cJSON_GetArraySize(ins), no = cJSON_GetArraySize(outs);
     p->sig.inputs = fx_calloc((size_t)ni + 1, sizeof *p->sig.inputs);
     p->sig.outputs = fx_calloc((size_t)no + 1, sizeof *p->sig.outputs);
-    if (!p->sig.inputs || !p->sig.outputs) return r->rc = fx_err_setf(r->err, FX_ENOMEM, "out of memory");
+    if (!p->sig.inputs || !p->sig.outputs)
+        return r->rc = fx_err_setf(r->err, FX_ENOMEM, "out of memory");
     int i = 0;
     for (const cJSON *e = ins->child; e && !r->rc; e = e->next, i++) {
         SUB(pe, pin, "[%d]", i);
@@ -1366,15 +1417,22 @@ static int load_signature(rctx *r, const cJSON *sj, const char *path, fx_program
             s->kind = FX_INPUT_USER_INPUT;
             const char *k2;
             const cJSON *y = junion(r, jfield(r, x, "arg", pk), pa, &k2);
-            if (y && !strcmp(k2, "as_tensor")) arg = tensor_name(r, y, pa);
+            if (y && !strcmp(k2, "as_tensor"))
+                arg = tensor_name(r, y, pa);
             else if (y && !strcmp(k2, "as_sym_int")) {
                 const char *k3;
                 const cJSON *z = junion(r, y, pa, &k3);
                 if (z) arg = jstr(r, z, pa);
-            } else if (y) unsupported(r, pa, "a user input of kind '%s'", k2);
-        } else if (!strcmp(k, "parameter") || !strcmp(k, "buffer") || !strcmp(k, "tensor_constant")) {
-            s->kind = k[0] == 'p' ? FX_INPUT_PARAMETER : k[0] == 'b' ? FX_INPUT_BUFFER : FX_INPUT_CONSTANT_TENSOR;
-            const char *tk = k[0] == 'p' ? "parameter_name" : k[0] == 'b' ? "buffer_name" : "tensor_constant_name";
+            } else if (y)
+                unsupported(r, pa, "a user input of kind '%s'", k2);
+        } else if (!strcmp(k, "parameter") || !strcmp(k, "buffer") ||
+                   !strcmp(k, "tensor_constant")) {
+            s->kind = k[0] == 'p'   ? FX_INPUT_PARAMETER
+                      : k[0] == 'b' ? FX_INPUT_BUFFER
+                                    : FX_INPUT_CONSTANT_TENSOR;
+            const char *tk = k[0] == 'p'   ? "parameter_name"
+                             : k[0] == 'b' ? "buffer_name"
+                                           : "tensor_constant_name";
             arg = tensor_name(r, jfield(r, x, "arg", pk), pa);
             SUB(pt, pk, "%s", tk);
             target = jstr(r, jfield(r, x, tk, pk), pt);
@@ -1411,13 +1469,17 @@ static int load_signature(rctx *r, const cJSON *sj, const char *path, fx_program
             s->kind = FX_OUTPUT_USER_OUTPUT;
             const char *k2;
             const cJSON *y = junion(r, jfield(r, x, "arg", pk), pa, &k2);
-            if (y && !strcmp(k2, "as_tensor")) arg = tensor_name(r, y, pa);
+            if (y && !strcmp(k2, "as_tensor"))
+                arg = tensor_name(r, y, pa);
             else if (y && !strncmp(k2, "as_sym_", 7)) {
                 const char *k3;
                 const cJSON *z = junion(r, y, pa, &k3);
-                if (z && !strcmp(k3, "as_name")) arg = jstr(r, z, pa);
-                else arg = "";
-            } else if (y) arg = ""; /* a constant output */
+                if (z && !strcmp(k3, "as_name"))
+                    arg = jstr(r, z, pa);
+                else
+                    arg = "";
+            } else if (y)
+                arg = ""; /* a constant output */
         } else if (!strcmp(k, "buffer_mutation")) {
             s->kind = FX_OUTPUT_BUFFER_MUTATION, tk = "buffer_name";
         } else if (!strcmp(k, "parameter_mutation")) {
@@ -1429,7 +1491,8 @@ static int load_signature(rctx *r, const cJSON *sj, const char *path, fx_program
             arg = tensor_name(r, jfield(r, x, "arg", pk), pa);
         } else if (!strcmp(k, "loss_output") || !strcmp(k, "gradient_to_parameter") ||
                    !strcmp(k, "gradient_to_user_input")) {
-            unsupported(r, pk, "output spec '%s' (joint training graphs) is not supported by fxdb", k);
+            unsupported(r, pk, "output spec '%s' (joint training graphs) is not supported by fxdb",
+                        k);
         } else {
             bad(r, pe, "unknown output spec kind '%s'", k);
         }
@@ -1450,23 +1513,26 @@ static int load_signature(rctx *r, const cJSON *sj, const char *path, fx_program
  * output spec per output, mutation targets among the inputs. */
 static int check_signature(rctx *r, const char *path, const fx_program *p) {
     int i = 0;
-    for (fx_node *n = fx_graph_first(p->graph); n && n->op == FX_NODE_PLACEHOLDER; n = n->next, i++) {
+    for (fx_node *n = fx_graph_first(p->graph); n && n->op == FX_NODE_PLACEHOLDER;
+         n = n->next, i++) {
         if (i >= p->sig.ninputs)
             return bad(r, path, "the graph has more inputs than input_specs (%d)", p->sig.ninputs);
         if (strcmp(n->name, p->sig.inputs[i].arg))
             return bad(r, path, "input_specs[%d] names '%s', but graph input %d is '%s'", i,
                        p->sig.inputs[i].arg, i, n->name);
     }
-    if (i != p->sig.ninputs) return bad(r, path, "%d input_specs for %d graph inputs", p->sig.ninputs, i);
+    if (i != p->sig.ninputs)
+        return bad(r, path, "%d input_specs for %d graph inputs", p->sig.ninputs, i);
     const fx_node *on = fx_graph_output_node(p->graph);
     int no = on && on->nargs && on->args[0].tag == FX_IV_LIST ? on->args[0].u.list.n : 0;
-    if (no != p->sig.noutputs) return bad(r, path, "%d output_specs for %d graph outputs", p->sig.noutputs, no);
+    if (no != p->sig.noutputs)
+        return bad(r, path, "%d output_specs for %d graph outputs", p->sig.noutputs, no);
     for (i = 0; i < no; i++) {
         const fx_ivalue *v = &on->args[0].u.list.items[i];
         const fx_output_spec *s = &p->sig.outputs[i];
         if (v->tag == FX_IV_NODE && *s->arg && strcmp(v->u.node->name, s->arg))
-            return bad(r, path, "output_specs[%d] names '%s', but graph output %d is '%s'", i, s->arg, i,
-                       v->u.node->name);
+            return bad(r, path, "output_specs[%d] names '%s', but graph output %d is '%s'", i,
+                       s->arg, i, v->u.node->name);
         if (s->kind != FX_OUTPUT_USER_OUTPUT && s->kind != FX_OUTPUT_TOKEN) {
             if (v->tag != FX_IV_NODE || fx_node_tensor(v->u.node) == NULL)
                 return bad(r, path, "output_specs[%d] (a mutation) is not a tensor output", i);
@@ -1480,14 +1546,16 @@ static int check_signature(rctx *r, const char *path, const fx_program *p) {
                                                                   : in->kind == FX_INPUT_PARAMETER);
             }
             if (!found)
-                return bad(r, path, "output_specs[%d] mutates '%s', which is not an input of that kind", i,
+                return bad(r, path,
+                           "output_specs[%d] mutates '%s', which is not an input of that kind", i,
                            s->target);
         }
     }
     return FX_OK;
 }
 
-/* ---- weights and constants ----------------------------------------------------------------------------- */
+/* ---- weights and constants
+ * ----------------------------------------------------------------------------- */
 
 /* A payload config (data/weights/<m>_weights_config.json) and its raw files. */
 static int load_payloads(const arch *a, const char *dir, const char *cfgname, fx_named_tensor **out,
@@ -1538,10 +1606,13 @@ static int load_payloads(const arch *a, const char *dir, const char *cfgname, fx
         uint64_t need = (uint64_t)fx_storage_nbytes(fx_tensor_storage(meta));
         fx_tensor *t = NULL;
         if (need > nb) {
-            bad(&r, pe, "%s holds %zu bytes, but a %s tensor of %lld elements with these strides needs %llu",
+            bad(&r, pe,
+                "%s holds %zu bytes, but a %s tensor of %lld elements with these strides needs "
+                "%llu",
                 fname, nb, fx_dtype_name(dt), (long long)numel, (unsigned long long)need);
         } else if (nb % isz) {
-            bad(&r, pe, "%s holds %zu bytes, not a whole number of %s elements", fname, nb, fx_dtype_name(dt));
+            bad(&r, pe, "%s holds %zu bytes, not a whole number of %s elements", fname, nb,
+                fx_dtype_name(dt));
         } else if (!fx_tensor_empty(nd, sz, dt, FX_DEVICE_CPU, &t, err)) {
             pt2_gather(fx_tensor_data(t), bytes, nd, sz, st, isz);
             if (fx_tensor_requires_grad(meta)) fx_tensor_set_requires_grad(t, true);
@@ -1562,7 +1633,8 @@ static int check_state(const char *what, const fx_program *p, fx_err *err) {
     for (int i = 0; i < p->sig.ninputs; i++) {
         const fx_input_spec *s = &p->sig.inputs[i];
         if (s->kind == FX_INPUT_USER_INPUT || s->kind == FX_INPUT_TOKEN) continue;
-        bool in_state = s->kind == FX_INPUT_PARAMETER || (s->kind == FX_INPUT_BUFFER && s->persistent);
+        bool in_state =
+            s->kind == FX_INPUT_PARAMETER || (s->kind == FX_INPUT_BUFFER && s->persistent);
         const fx_named_tensor *v = in_state ? p->state : p->constants;
         int n = in_state ? p->nstate : p->nconstants;
         const fx_tensor *t = NULL;
@@ -1570,20 +1642,25 @@ static int check_state(const char *what, const fx_program *p, fx_err *err) {
             if (!strcmp(v[k].name, s->target)) t = v[k].t;
         if (!t)
             return fx_err_setf(err, FX_EIO, "%s: %s '%s' has no %s in the archive", what,
-                               fx_input_kind_name(s->kind), s->target, in_state ? "weight" : "constant");
+                               fx_input_kind_name(s->kind), s->target,
+                               in_state ? "weight" : "constant");
         fx_node *ph = fx_graph_find(p->graph, s->arg);
         const fx_tensor *m = ph ? fx_node_tensor(ph) : NULL;
-        bool same = m && fx_tensor_dtype(m) == fx_tensor_dtype(t) && fx_tensor_ndim(m) == fx_tensor_ndim(t);
-        for (int d = 0; same && d < fx_tensor_ndim(t); d++) same = fx_tensor_size(m, d) == fx_tensor_size(t, d);
+        bool same =
+            m && fx_tensor_dtype(m) == fx_tensor_dtype(t) && fx_tensor_ndim(m) == fx_tensor_ndim(t);
+        for (int d = 0; same && d < fx_tensor_ndim(t); d++)
+            same = fx_tensor_size(m, d) == fx_tensor_size(t, d);
         if (!same) {
             fx_strbuf a = FX_STRBUF_INIT, b = FX_STRBUF_INIT;
             fx_node_format_type(&a, ph);
             fx_strbuf_appendf(&b, "%s[", fx_dtype_short(fx_tensor_dtype(t)));
-            for (int d = 0; d < fx_tensor_ndim(t); d++) fx_strbuf_appendf(&b, "%s%lld", d ? ", " : "", (long long)fx_tensor_size(t, d));
+            for (int d = 0; d < fx_tensor_ndim(t); d++)
+                fx_strbuf_appendf(&b, "%s%lld", d ? ", " : "", (long long)fx_tensor_size(t, d));
             fx_strbuf_putc(&b, ']');
-            int rc = fx_err_setf(err, FX_EIO, "%s: %s '%s' is %s in the archive, but its placeholder %s is %s",
-                                 what, fx_input_kind_name(s->kind), s->target, fx_strbuf_cstr(&b), s->arg,
-                                 fx_strbuf_cstr(&a));
+            int rc = fx_err_setf(err, FX_EIO,
+                                 "%s: %s '%s' is %s in the archive, but its placeholder %s is %s",
+                                 what, fx_input_kind_name(s->kind), s->target, fx_strbuf_cstr(&b),
+                                 s->arg, fx_strbuf_cstr(&a));
             fx_strbuf_free(&a);
             fx_strbuf_free(&b);
             return rc;
@@ -1592,7 +1669,8 @@ static int check_state(const char *what, const fx_program *p, fx_err *err) {
     return FX_OK;
 }
 
-/* ---- the program ----------------------------------------------------------------------------------------- */
+/* ---- the program
+ * ----------------------------------------------------------------------------------------- */
 
 /* A range [lo, hi] of fxdb's shape environment record (null = int_oo). */
 static fx_vr load_vr(rctx *r, const cJSON *v, const char *path) {
@@ -1605,7 +1683,8 @@ static fx_vr load_vr(rctx *r, const cJSON *v, const char *path) {
     const cJSON *lo = v->child, *hi = lo->next;
     if (!cJSON_IsNull(lo)) out.lo = jint(r, lo, path);
     if (!cJSON_IsNull(hi)) out.hi = jint(r, hi, path);
-    if (!r->rc && out.lo > out.hi) bad(r, path, "the empty range [%lld, %lld]", (long long)out.lo, (long long)out.hi);
+    if (!r->rc && out.lo > out.hi)
+        bad(r, path, "the empty range [%lld, %lld]", (long long)out.lo, (long long)out.hi);
     return out;
 }
 
@@ -1705,7 +1784,8 @@ static int input_symbols(rctx *r, const cJSON *gj) {
         if (!cJSON_IsString(nm)) continue;
         const cJSON *sizes = jopt(jopt(tv, nm->valuestring), "sizes");
         int d = 0;
-        for (const cJSON *sz = cJSON_IsArray(sizes) ? sizes->child : NULL; sz && !r->rc; sz = sz->next, d++) {
+        for (const cJSON *sz = cJSON_IsArray(sizes) ? sizes->child : NULL; sz && !r->rc;
+             sz = sz->next, d++) {
             const cJSON *x = jopt(sz, "as_expr");
             const cJSON *es = jopt(x, "expr_str");
             char name[24];
@@ -1737,11 +1817,12 @@ static int load_program(rctx *r, const cJSON *ep, fx_program *p) {
     int64_t minor = jopt(sv, "minor") ? jint(r, jopt(sv, "minor"), pmin) : 0;
     if (r->rc) return r->rc;
     if (major != FX_PT2_SCHEMA_MAJOR)
-        return r->rc = fx_err_setf(r->err, FX_EIO,
-                                   "%s: %s: schema version %lld.%lld is not supported: fxdb reads "
-                                   "schema %d.x (written by torch 2.5 and later; fxdb writes %d.%d)",
-                                   r->what, r->file, (long long)major, (long long)minor,
-                                   FX_PT2_SCHEMA_MAJOR, FX_PT2_SCHEMA_MAJOR, FX_PT2_SCHEMA_MINOR);
+        return r->rc =
+                   fx_err_setf(r->err, FX_EIO,
+                               "%s: %s: schema version %lld.%lld is not supported: fxdb reads "
+                               "schema %d.x (written by torch 2.5 and later; fxdb writes %d.%d)",
+                               r->what, r->file, (long long)major, (long long)minor,
+                               FX_PT2_SCHEMA_MAJOR, FX_PT2_SCHEMA_MAJOR, FX_PT2_SCHEMA_MINOR);
     const cJSON *gm = jobjv(r, jfield(r, ep, "graph_module", ""), "graph_module");
     if (!gm) return r->rc;
     const cJSON *rcons = jopt(ep, "range_constraints");
@@ -1760,8 +1841,11 @@ static int load_program(rctx *r, const cJSON *ep, fx_program *p) {
     const cJSON *se = jopt(jopt(cj, "fxdb"), "shape_env");
     if (se) load_shape_env(r, se, "graph_module.metadata.custom.fxdb.shape_env");
     if (!r->rc) input_symbols(r, jopt(gm, "graph"));
-    if (!r->rc) p->graph = load_graph(r, jfield(r, gm, "graph", "graph_module"), "graph_module.graph", 0);
-    if (!p->graph || load_signature(r, jfield(r, gm, "signature", "graph_module"), "graph_module.signature", p) ||
+    if (!r->rc)
+        p->graph = load_graph(r, jfield(r, gm, "graph", "graph_module"), "graph_module.graph", 0);
+    if (!p->graph ||
+        load_signature(r, jfield(r, gm, "signature", "graph_module"), "graph_module.signature",
+                       p) ||
         check_signature(r, "graph_module.signature", p)) {
         cJSON_Delete(cj);
         return r->rc;
@@ -1791,7 +1875,8 @@ static int find_root(arch *a, fx_err *err, bool *legacy) {
         if (!nm) continue;
         const char *slash = strchr(nm, '/');
         const char *rest = slash ? slash + 1 : nm;
-        if (!strcmp(rest, PT2_ARCHIVE_FORMAT) || !strcmp(rest, "serialized_exported_program.json")) {
+        if (!strcmp(rest, PT2_ARCHIVE_FORMAT) ||
+            !strcmp(rest, "serialized_exported_program.json")) {
             if (slash && strchr(rest, '/')) continue;
             size_t rl = slash ? (size_t)(rest - nm) : 0;
             if (rl >= sizeof a->root) continue;
@@ -1808,7 +1893,8 @@ static int find_root(arch *a, fx_err *err, bool *legacy) {
                        a->what);
 }
 
-static int load_torch_save_entry(const arch *a, const char *name, fx_named_tensor **out, int *n, fx_err *err) {
+static int load_torch_save_entry(const arch *a, const char *name, fx_named_tensor **out, int *n,
+                                 fx_err *err) {
     char *bytes;
     size_t len;
     int rc = arch_read(a, name, &bytes, &len, err);
@@ -1820,7 +1906,8 @@ static int load_torch_save_entry(const arch *a, const char *name, fx_named_tenso
     return rc;
 }
 
-int fx_pt2_load_buffer(const void *data, size_t len, const char *what, fx_program **out, fx_err *err) {
+int fx_pt2_load_buffer(const void *data, size_t len, const char *what, fx_program **out,
+                       fx_err *err) {
     *out = NULL;
     int rc = fx_registry_init(err);
     if (rc) return rc;
@@ -1838,13 +1925,15 @@ int fx_pt2_load_buffer(const void *data, size_t len, const char *what, fx_progra
         if ((rc = arch_read(&a, PT2_ARCHIVE_FORMAT, &fmt, &flen, err))) goto done;
         bool ok = flen == 3 && !memcmp(fmt, "pt2", 3);
         if (!ok)
-            rc = fx_err_setf(err, FX_EIO, "%s: %sarchive_format is '%.40s', not 'pt2'", what, a.root, fmt);
+            rc = fx_err_setf(err, FX_EIO, "%s: %sarchive_format is '%.40s', not 'pt2'", what,
+                             a.root, fmt);
         fx_free(fmt);
         if (rc) goto done;
         if (arch_find(&a, PT2_ARCHIVE_VERSION) >= 0) {
             if ((rc = arch_read(&a, PT2_ARCHIVE_VERSION, &fmt, &flen, err))) goto done;
             if (strcmp(fmt, "0"))
-                rc = fx_err_setf(err, FX_EIO, "%s: %sarchive_version is '%.40s'; fxdb reads archive version 0",
+                rc = fx_err_setf(err, FX_EIO,
+                                 "%s: %sarchive_version is '%.40s'; fxdb reads archive version 0",
                                  what, a.root, fmt);
             fx_free(fmt);
             if (rc) goto done;
@@ -1857,7 +1946,8 @@ int fx_pt2_load_buffer(const void *data, size_t len, const char *what, fx_progra
             model[0] = 0;
             for (zip_int64_t i = 0; i < ne && !model[0]; i++) {
                 const char *nm = zip_get_name(a.za, (zip_uint64_t)i, 0);
-                if (!nm || strncmp(nm, a.root, rl) || strncmp(nm + rl, PT2_MODELS_DIR, ml)) continue;
+                if (!nm || strncmp(nm, a.root, rl) || strncmp(nm + rl, PT2_MODELS_DIR, ml))
+                    continue;
                 const char *m = nm + rl + ml;
                 size_t l = strlen(m);
                 if (l > 5 && l < sizeof model && !strcmp(m + l - 5, ".json") && !strchr(m, '/')) {
@@ -1866,7 +1956,8 @@ int fx_pt2_load_buffer(const void *data, size_t len, const char *what, fx_progra
                 }
             }
             if (!model[0]) {
-                rc = fx_err_setf(err, FX_EIO, "%s: the archive holds no program (no %smodels/<name>.json)", what,
+                rc = fx_err_setf(err, FX_EIO,
+                                 "%s: the archive holds no program (no %smodels/<name>.json)", what,
                                  a.root);
                 goto done;
             }
@@ -1891,20 +1982,26 @@ int fx_pt2_load_buffer(const void *data, size_t len, const char *what, fx_progra
     pt2_syms_free(&sy);
     if (rc) goto done;
     if (legacy) {
-        if ((rc = load_torch_save_entry(&a, "serialized_state_dict.pt", &p->state, &p->nstate, err))) goto done;
+        if ((rc =
+                 load_torch_save_entry(&a, "serialized_state_dict.pt", &p->state, &p->nstate, err)))
+            goto done;
         if (arch_find(&a, "serialized_constants.pt") >= 0 &&
-            (rc = load_torch_save_entry(&a, "serialized_constants.pt", &p->constants, &p->nconstants, err)))
+            (rc = load_torch_save_entry(&a, "serialized_constants.pt", &p->constants,
+                                        &p->nconstants, err)))
             goto done;
     } else {
         char cfg[600], pt[600];
         snprintf(pt, sizeof pt, PT2_WEIGHTS_DIR "%s.pt", model);
         snprintf(cfg, sizeof cfg, PT2_WEIGHTS_DIR "%s_weights_config.json", model);
-        if (arch_find(&a, pt) >= 0) rc = load_torch_save_entry(&a, pt, &p->state, &p->nstate, err);
-        else rc = load_payloads(&a, PT2_WEIGHTS_DIR, cfg, &p->state, &p->nstate, err);
+        if (arch_find(&a, pt) >= 0)
+            rc = load_torch_save_entry(&a, pt, &p->state, &p->nstate, err);
+        else
+            rc = load_payloads(&a, PT2_WEIGHTS_DIR, cfg, &p->state, &p->nstate, err);
         if (rc) goto done;
         snprintf(pt, sizeof pt, PT2_CONSTANTS_DIR "%s.pt", model);
         snprintf(cfg, sizeof cfg, PT2_CONSTANTS_DIR "%s_constants_config.json", model);
-        if (arch_find(&a, pt) >= 0) rc = load_torch_save_entry(&a, pt, &p->constants, &p->nconstants, err);
+        if (arch_find(&a, pt) >= 0)
+            rc = load_torch_save_entry(&a, pt, &p->constants, &p->nconstants, err);
         else if (arch_find(&a, cfg) >= 0)
             rc = load_payloads(&a, PT2_CONSTANTS_DIR, cfg, &p->constants, &p->nconstants, err);
         if (rc) goto done;

@@ -59,7 +59,8 @@ int pt2_sym_define(pt2_syms *s, const char *name, fx_symbol_restore *r, const fx
                            "symbol '%.40s' is not one fxdb has (integer sizes s<N> and unbacked "
                            "integers u<N> only)",
                            name);
-    if (pt2_sym_lookup(s, name)) return fx_err_setf(err, FX_EIO, "symbol %s is defined twice", name);
+    if (pt2_sym_lookup(s, name))
+        return fx_err_setf(err, FX_EIO, "symbol %s is defined twice", name);
     if (s->n >= 4096) return fx_err_setf(err, FX_ENOTIMPL, "more than 4096 symbols");
     int rc = ensure_env(s, err);
     if (rc) return rc;
@@ -105,7 +106,8 @@ static int bound_of(const cJSON *v, bool upper, int64_t *out, fx_err *err) {
 int pt2_sym_range(const cJSON *ranges, const char *name, bool *found, fx_vr *out, fx_err *err) {
     *found = false;
     *out = (fx_vr){-FX_INT_OO, FX_INT_OO};
-    const cJSON *rc = cJSON_IsObject(ranges) ? cJSON_GetObjectItemCaseSensitive(ranges, name) : NULL;
+    const cJSON *rc =
+        cJSON_IsObject(ranges) ? cJSON_GetObjectItemCaseSensitive(ranges, name) : NULL;
     if (!rc) return FX_OK;
     if (!cJSON_IsObject(rc)) return fx_err_setf(err, FX_EIO, "expected an object");
     int e = bound_of(cJSON_GetObjectItemCaseSensitive(rc, "min_val"), false, &out->lo, err);
@@ -144,7 +146,8 @@ int pt2_sym_create(pt2_syms *s, const char *name, int64_t hint, bool has_hint, c
     return pt2_sym_define(s, name, &r, out, err);
 }
 
-/* ---- the parser --------------------------------------------------------------------------------- */
+/* ---- the parser ---------------------------------------------------------------------------------
+ */
 
 typedef struct parser {
     pt2_syms *s;
@@ -185,7 +188,9 @@ static bool const_of(const fx_sym *e, int64_t *v) {
 }
 
 static const fx_sym *checked(parser *ps, const fx_sym *e) {
-    if (e && fx_sym_is_error(e)) return perr(ps, FX_EIO, "%s", "an expression fxdb cannot hold (too large, or a division by zero)");
+    if (e && fx_sym_is_error(e))
+        return perr(ps, FX_EIO, "%s",
+                    "an expression fxdb cannot hold (too large, or a division by zero)");
     return e;
 }
 
@@ -213,13 +218,15 @@ static const fx_sym *arith(parser *ps, char op, const fx_sym *a, const fx_sym *b
     case '*': return checked(ps, fx_sym_mul(a, b));
     case '/':
     case '%':
-        if (const_of(b, &c) && c == 0) return perr(ps, FX_EIO, "%s", "integer division or modulo by zero");
+        if (const_of(b, &c) && c == 0)
+            return perr(ps, FX_EIO, "%s", "integer division or modulo by zero");
         return checked(ps, op == '/' ? fx_sym_floordiv(a, b) : fx_sym_mod(a, b));
     case 'M': return checked(ps, fx_sym_max(a, b));
     case 'm': return checked(ps, fx_sym_min(a, b));
     case '^': {
         if (!const_of(b, &c) || c < 0 || c > 64)
-            return perr(ps, FX_ENOTIMPL, "%s", "a power whose exponent is not a constant from 0 to 64");
+            return perr(ps, FX_ENOTIMPL, "%s",
+                        "a power whose exponent is not a constant from 0 to 64");
         const fx_sym *r = fx_sym_int(fx_sym_env(a), 1);
         for (int64_t i = 0; i < c && r; i++) r = checked(ps, fx_sym_mul(r, a));
         return r;
@@ -261,7 +268,8 @@ static bool ident(parser *ps, char *buf, size_t cap) {
 
 /* The arguments of NAME(...) after the '(' (keyword arguments such as integer=True are
  * skipped; a quoted string is allowed as Symbol's first argument). */
-static int call_args(parser *ps, const char *fn, const fx_sym **args, int max, char *str, size_t strcap) {
+static int call_args(parser *ps, const char *fn, const fx_sym **args, int max, char *str,
+                     size_t strcap) {
     int n = 0;
     if (eat(ps, ")")) return 0;
     for (;;) {
@@ -270,7 +278,8 @@ static int call_args(parser *ps, const char *fn, const fx_sym **args, int max, c
         char kw[32];
         if (ident(ps, kw, sizeof kw) && eat(ps, "=")) { /* keyword: its value is skipped */
             char val[32];
-            if (!ident(ps, val, sizeof val)) return perr(ps, FX_EIO, "a bad keyword argument of %s", fn), -1;
+            if (!ident(ps, val, sizeof val))
+                return perr(ps, FX_EIO, "a bad keyword argument of %s", fn), -1;
         } else if (ps->p = save, *ps->p == '\'' || *ps->p == '"') {
             char q = *ps->p++;
             const char *b = ps->p;
@@ -278,7 +287,8 @@ static int call_args(parser *ps, const char *fn, const fx_sym **args, int max, c
             if (!*ps->p) return perr(ps, FX_EIO, "%s", "an unterminated string"), -1;
             size_t l = (size_t)(ps->p - b);
             ps->p++;
-            if (n != 0 || !str || l >= strcap) return perr(ps, FX_EIO, "an unexpected string in %s", fn), -1;
+            if (n != 0 || !str || l >= strcap)
+                return perr(ps, FX_EIO, "an unexpected string in %s", fn), -1;
             memcpy(str, b, l);
             str[l] = 0;
             args[n++] = NULL;
@@ -318,8 +328,8 @@ static const fx_sym *call(parser *ps, const char *fn) {
     static const struct {
         const char *name;
         char op;
-    } bins[] = {{"FloorDiv", '/'}, {"CleanDiv", '/'}, {"Mod", '%'}, {"PythonMod", '%'},
-                {"Pow", '^'},      {"PowByNatural", '^'}};
+    } bins[] = {{"FloorDiv", '/'},  {"CleanDiv", '/'}, {"Mod", '%'},
+                {"PythonMod", '%'}, {"Pow", '^'},      {"PowByNatural", '^'}};
     for (size_t k = 0; k < sizeof bins / sizeof bins[0]; k++)
         if (!strcmp(fn, bins[k].name)) {
             if (n != 2) return perr(ps, FX_EIO, "%s takes 2 arguments", fn);
@@ -328,11 +338,16 @@ static const fx_sym *call(parser *ps, const char *fn) {
     static const struct {
         const char *name;
         fx_sym_kind k;
-    } rels[] = {{"Eq", FX_SYM_EQ},          {"Ne", FX_SYM_NE},
-                {"StrictLessThan", FX_SYM_LT}, {"Lt", FX_SYM_LT},
-                {"LessThan", FX_SYM_LE},       {"Le", FX_SYM_LE},
-                {"StrictGreaterThan", FX_SYM_GT}, {"Gt", FX_SYM_GT},
-                {"GreaterThan", FX_SYM_GE},    {"Ge", FX_SYM_GE}};
+    } rels[] = {{"Eq", FX_SYM_EQ},
+                {"Ne", FX_SYM_NE},
+                {"StrictLessThan", FX_SYM_LT},
+                {"Lt", FX_SYM_LT},
+                {"LessThan", FX_SYM_LE},
+                {"Le", FX_SYM_LE},
+                {"StrictGreaterThan", FX_SYM_GT},
+                {"Gt", FX_SYM_GT},
+                {"GreaterThan", FX_SYM_GE},
+                {"Ge", FX_SYM_GE}};
     for (size_t k = 0; k < sizeof rels / sizeof rels[0]; k++)
         if (!strcmp(fn, rels[k].name)) {
             if (n != 2) return perr(ps, FX_EIO, "%s takes 2 arguments", fn);
@@ -340,7 +355,8 @@ static const fx_sym *call(parser *ps, const char *fn) {
         }
     if (!strcmp(fn, "Integer")) {
         int64_t v;
-        if (n != 1 || !const_of(a[0], &v)) return perr(ps, FX_EIO, "%s", "Integer takes one integer");
+        if (n != 1 || !const_of(a[0], &v))
+            return perr(ps, FX_EIO, "%s", "Integer takes one integer");
         return a[0];
     }
     if (!strcmp(fn, "Not")) {
@@ -352,7 +368,8 @@ static const fx_sym *call(parser *ps, const char *fn) {
 
 static const fx_sym *atom(parser *ps) {
     skip(ps);
-    if (++ps->depth > 64) return perr(ps, FX_ENOTIMPL, "%s", "an expression nested more than 64 deep");
+    if (++ps->depth > 64)
+        return perr(ps, FX_ENOTIMPL, "%s", "an expression nested more than 64 deep");
     const fx_sym *r = NULL;
     char name[64];
     if (eat(ps, "(")) {
@@ -367,12 +384,14 @@ static const fx_sym *atom(parser *ps) {
         if (*end == '.') return perr(ps, FX_ENOTIMPL, "%s", "a float in a size expression");
         r = integer(ps, v);
     } else if (ident(ps, name, sizeof name)) {
-        if (eat(ps, "(")) r = call(ps, name);
+        if (eat(ps, "("))
+            r = call(ps, name);
         else if (!strcmp(name, "True") || !strcmp(name, "true") || !strcmp(name, "False") ||
                  !strcmp(name, "false")) {
             if (ensure_env(ps->s, ps->err)) return ps->rc = ps->err->code, NULL;
             r = fx_sym_bool(ps->s->env, name[0] == 'T' || name[0] == 't');
-        } else r = symbol(ps, name);
+        } else
+            r = symbol(ps, name);
     } else {
         r = perr(ps, FX_EIO, "%s", *ps->p ? "unexpected character" : "unexpected end");
     }
@@ -385,7 +404,8 @@ static const fx_sym *unary(parser *ps);
 static const fx_sym *power(parser *ps) {
     const fx_sym *a = atom(ps);
     if (a && eat(ps, "**")) { /* right-associative: a ** b ** c nests */
-        if (++ps->depth > 64) return perr(ps, FX_ENOTIMPL, "%s", "an expression nested more than 64 deep");
+        if (++ps->depth > 64)
+            return perr(ps, FX_ENOTIMPL, "%s", "an expression nested more than 64 deep");
         const fx_sym *b = unary(ps);
         ps->depth--;
         return b ? arith(ps, '^', a, b) : NULL;
@@ -395,7 +415,8 @@ static const fx_sym *power(parser *ps) {
 
 static const fx_sym *unary(parser *ps) {
     if (eat(ps, "-")) {
-        if (++ps->depth > 64) return perr(ps, FX_ENOTIMPL, "%s", "an expression nested more than 64 deep");
+        if (++ps->depth > 64)
+            return perr(ps, FX_ENOTIMPL, "%s", "an expression nested more than 64 deep");
         const fx_sym *a = unary(ps);
         ps->depth--;
         return a ? arith(ps, '-', integer(ps, 0), a) : NULL;
@@ -426,9 +447,12 @@ static const fx_sym *term(parser *ps) {
 static const fx_sym *sum(parser *ps) {
     const fx_sym *a = term(ps);
     while (a) {
-        if (eat(ps, "+")) a = arith(ps, '+', a, term(ps));
-        else if (eat(ps, "-")) a = arith(ps, '-', a, term(ps));
-        else break;
+        if (eat(ps, "+"))
+            a = arith(ps, '+', a, term(ps));
+        else if (eat(ps, "-"))
+            a = arith(ps, '-', a, term(ps));
+        else
+            break;
     }
     return a;
 }
@@ -439,8 +463,8 @@ static const fx_sym *expr(parser *ps) {
     static const struct {
         const char *tok;
         fx_sym_kind k;
-    } rels[] = {{"<=", FX_SYM_LE}, {">=", FX_SYM_GE}, {"==", FX_SYM_EQ}, {"!=", FX_SYM_NE},
-                {"<", FX_SYM_LT},  {">", FX_SYM_GT}};
+    } rels[] = {{"<=", FX_SYM_LE}, {">=", FX_SYM_GE}, {"==", FX_SYM_EQ},
+                {"!=", FX_SYM_NE}, {"<", FX_SYM_LT},  {">", FX_SYM_GT}};
     for (size_t k = 0; k < sizeof rels / sizeof rels[0]; k++)
         if (eat(ps, rels[k].tok)) return rel_of(ps, rels[k].k, a, sum(ps));
     return a;
@@ -450,7 +474,8 @@ int pt2_sym_parse(pt2_syms *s, const char *text, const fx_sym **out, fx_err *err
     parser ps = {s, text, text, err, FX_OK, 0};
     *out = NULL;
     const fx_sym *e = expr(&ps);
-    if (e && (skip(&ps), *ps.p)) e = perr(&ps, FX_EIO, "%s", "unexpected text after the expression");
+    if (e && (skip(&ps), *ps.p))
+        e = perr(&ps, FX_EIO, "%s", "unexpected text after the expression");
     if (!e) return ps.rc ? ps.rc : fx_err_setf(err, FX_EIO, "cannot read \"%.80s\"", text);
     *out = e;
     return FX_OK;
@@ -474,7 +499,8 @@ bool pt2_sym_bare_name(const char *text, char *name, int cap) {
             e++;
         }
         if (*e != ')') return false;
-        for (e++; *e == ' '; e++) {}
+        for (e++; *e == ' '; e++) {
+        }
         return *e == 0;
     }
     int n = 0;

@@ -14,7 +14,8 @@
 #include "pt2/pt2.h"
 #include "pt2/pt2_impl.h"
 
-/* ---- small helpers ------------------------------------------------------------------------------ */
+/* ---- small helpers ------------------------------------------------------------------------------
+ */
 
 int pt2_scalar_type(fx_dtype dt) {
     switch (dt) {
@@ -67,8 +68,10 @@ int pt2_tensor_bytes(const fx_tensor *t, void **out, size_t *len, fx_err *err) {
     if (!src) return fx_err_setf(err, FX_EARG, "a meta tensor has no bytes to save");
     char *buf = fx_malloc((size_t)numel * isz);
     if (!buf) return fx_err_setf(err, FX_ENOMEM, "out of memory");
-    if (fx_tensor_is_contiguous(t)) memcpy(buf, src, (size_t)numel * isz);
-    else pt2_gather(buf, src, fx_tensor_ndim(t), fx_tensor_sizes(t), fx_tensor_strides(t), isz);
+    if (fx_tensor_is_contiguous(t))
+        memcpy(buf, src, (size_t)numel * isz);
+    else
+        pt2_gather(buf, src, fx_tensor_ndim(t), fx_tensor_sizes(t), fx_tensor_strides(t), isz);
     *out = buf;
     *len = (size_t)numel * isz;
     return FX_OK;
@@ -99,8 +102,10 @@ static cJSON *jfloat(double d) {
 
 static cJSON *jobj1(const char *key, cJSON *v) {
     cJSON *o = cJSON_CreateObject();
-    if (o && v) cJSON_AddItemToObject(o, key, v);
-    else cJSON_Delete(v);
+    if (o && v)
+        cJSON_AddItemToObject(o, key, v);
+    else
+        cJSON_Delete(v);
     return o;
 }
 
@@ -120,7 +125,8 @@ static void fail(wctx *w, int code, const char *fmt, const char *a, const char *
     w->rc = fx_err_setf(w->err, code, "%s", m);
 }
 
-/* ---- tensor metas ------------------------------------------------------------------------------- */
+/* ---- tensor metas -------------------------------------------------------------------------------
+ */
 
 /* e as sympy's srepr, which serialize.py's _print_sympy writes as a SymExpr's expr_str since
  * torch 2.7: Symbol('s0', integer=True, positive=True) for a size symbol, Symbol('u0',
@@ -132,7 +138,9 @@ static void srepr(fx_strbuf *sb, const fx_sym *e) {
     char name[32];
     int n = fx_sym_nargs(e);
     switch (fx_sym_kind_of(e)) {
-    case FX_SYM_CONST: fx_strbuf_appendf(sb, "Integer(%lld)", (long long)fx_sym_const_value(e)); return;
+    case FX_SYM_CONST:
+        fx_strbuf_appendf(sb, "Integer(%lld)", (long long)fx_sym_const_value(e));
+        return;
     case FX_SYM_BOOL: fx_strbuf_append(sb, fx_sym_const_value(e) ? "True" : "False"); return;
     case FX_SYM_SYMBOL:
         fx_sym_str(e, name, sizeof name);
@@ -156,17 +164,24 @@ static void srepr(fx_strbuf *sb, const fx_sym *e) {
             if (i || !one) fx_strbuf_append(sb, ", ");
             if (fx_sym_exp(e, i) > 1) fx_strbuf_append(sb, "Pow(");
             srepr(sb, fx_sym_arg(e, i));
-            if (fx_sym_exp(e, i) > 1) fx_strbuf_appendf(sb, ", Integer(%lld))", (long long)fx_sym_exp(e, i));
+            if (fx_sym_exp(e, i) > 1)
+                fx_strbuf_appendf(sb, ", Integer(%lld))", (long long)fx_sym_exp(e, i));
         }
         if (!one || n > 1) fx_strbuf_putc(sb, ')');
         return;
     }
     default: break;
     }
-    static const char *const names[] = {
-        [FX_SYM_FLOORDIV] = "FloorDiv", [FX_SYM_MOD] = "PythonMod", [FX_SYM_MAX] = "Max",
-        [FX_SYM_MIN] = "Min", [FX_SYM_EQ] = "Eq", [FX_SYM_NE] = "Ne", [FX_SYM_LT] = "StrictLessThan",
-        [FX_SYM_LE] = "LessThan", [FX_SYM_GT] = "StrictGreaterThan", [FX_SYM_GE] = "GreaterThan"};
+    static const char *const names[] = {[FX_SYM_FLOORDIV] = "FloorDiv",
+                                        [FX_SYM_MOD] = "PythonMod",
+                                        [FX_SYM_MAX] = "Max",
+                                        [FX_SYM_MIN] = "Min",
+                                        [FX_SYM_EQ] = "Eq",
+                                        [FX_SYM_NE] = "Ne",
+                                        [FX_SYM_LT] = "StrictLessThan",
+                                        [FX_SYM_LE] = "LessThan",
+                                        [FX_SYM_GT] = "StrictGreaterThan",
+                                        [FX_SYM_GE] = "GreaterThan"};
     fx_sym_kind k = fx_sym_kind_of(e);
     fx_strbuf_appendf(sb, "%s(", k < sizeof names / sizeof names[0] && names[k] ? names[k] : "?");
     for (int i = 0; i < n; i++) {
@@ -205,13 +220,15 @@ static cJSON *tensor_meta(const fx_tensor *t) {
     cJSON_AddStringToObject(dev, "type", "cpu");
     cJSON_AddNullToObject(dev, "index");
     cJSON *strides = cJSON_AddArrayToObject(m, "strides");
-    for (int d = 0; d < nd; d++) cJSON_AddItemToArray(strides, sym_value(fx_tensor_sym_stride(t, d)));
+    for (int d = 0; d < nd; d++)
+        cJSON_AddItemToArray(strides, sym_value(fx_tensor_sym_stride(t, d)));
     cJSON_AddItemToObject(m, "storage_offset", sym_value(fx_tensor_sym_offset(t)));
     cJSON_AddItemToObject(m, "layout", jint(7)); /* Layout.Strided */
     return m;
 }
 
-/* ---- arguments ---------------------------------------------------------------------------------- */
+/* ---- arguments ----------------------------------------------------------------------------------
+ */
 
 typedef struct gctx {
     wctx *w;
@@ -226,7 +243,7 @@ static int enum_of(const char *s, const char *const *names, int n) {
         if (names[i] && !strcmp(s, names[i])) return i;
     return -1;
 }
-static const char *const LAYOUTS[] = {NULL,       "sparse_coo", "sparse_csr", "sparse_csc",
+static const char *const LAYOUTS[] = {NULL,         "sparse_coo", "sparse_csr", "sparse_csc",
                                       "sparse_bsr", "sparse_bsc", "_mkldnn",    "strided"};
 static const char *const MEMFORMATS[] = {NULL, "contiguous_format", "channels_last",
                                          "channels_last_3d", "preserve_format"};
@@ -339,8 +356,8 @@ static cJSON *ser_arg(gctx *c, const fx_arg_schema *a, const fx_ivalue *v) {
             cJSON_AddItemToArray(arr, jobj1("as_none", cJSON_CreateTrue()));
         } else {
             cJSON_Delete(arr);
-            fail(c->w, FX_ENOTIMPL, "a list mixing tensors and other values cannot be serialized%s%s",
-                 "", "");
+            fail(c->w, FX_ENOTIMPL,
+                 "a list mixing tensors and other values cannot be serialized%s%s", "", "");
             return NULL;
         }
     }
@@ -356,7 +373,8 @@ static cJSON *ser_aten_inputs(gctx *c, const fx_node *n) {
     for (int i = 0; i < nargs; i++) {
         const fx_arg_schema *a = &s->args[i];
         if (a->kwarg_only) break;
-        bool dflt = a->has_default && (n->args[i].tag == FX_IV_UNSET || fx_ivalue_equal(&a->def, &n->args[i]));
+        bool dflt = a->has_default &&
+                    (n->args[i].tag == FX_IV_UNSET || fx_ivalue_equal(&a->def, &n->args[i]));
         if (!dflt) pos_end = i + 1;
     }
     cJSON *arr = cJSON_CreateArray();
@@ -380,14 +398,17 @@ static cJSON *ser_aten_inputs(gctx *c, const fx_node *n) {
 /* Whether n is SymInt arithmetic (operator.add, torch.sym_max ...): serialize_sym_op_inputs
  * names its arguments after the Python function's parameters, (a, b). */
 static bool is_sym_op(const fx_node *n) {
-    return !n->aten && (!strncmp(n->target, "operator.", 9) || !strncmp(n->target, "torch.sym_", 10));
+    return !n->aten &&
+           (!strncmp(n->target, "operator.", 9) || !strncmp(n->target, "torch.sym_", 10));
 }
 
 /* The index of the op argument of a higher-order op that wraps one (auto_functionalized(op,
  * ...): 0, with_effects(token, op, ...): 1), or -1. */
 static int wrapped_op_slot(const fx_node *n) {
     if (n->aten || n->nargs < 1) return -1;
-    int k = !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED) ? 0 : !strcmp(n->target, FX_HOP_WITH_EFFECTS) ? 1 : -1;
+    int k = !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED) ? 0
+            : !strcmp(n->target, FX_HOP_WITH_EFFECTS)      ? 1
+                                                           : -1;
     return k >= 0 && k < n->nargs && n->args[k].tag == FX_IV_STR ? k : -1;
 }
 
@@ -403,10 +424,12 @@ static cJSON *ser_plain_inputs(gctx *c, const fx_node *n) {
     bool keywords = opslot == 0;
     for (int i = 0; i < n->nargs; i++) {
         cJSON *na = cJSON_CreateObject();
-        const fx_arg_schema *a = w && i >= first && i - first < w->schema.nargs ? &w->schema.args[i - first] : NULL;
-        cJSON_AddStringToObject(na, "name", a && keywords              ? a->name
-                                            : is_sym_op(n) && i < 2   ? (i ? "b" : "a")
-                                                                      : "");
+        const fx_arg_schema *a =
+            w && i >= first && i - first < w->schema.nargs ? &w->schema.args[i - first] : NULL;
+        cJSON_AddStringToObject(na, "name",
+                                a && keywords           ? a->name
+                                : is_sym_op(n) && i < 2 ? (i ? "b" : "a")
+                                                        : "");
         if (i == opslot) {
             char op[256];
             snprintf(op, sizeof op, "torch.ops.%s", n->args[i].u.s);
@@ -441,7 +464,8 @@ static cJSON *ser_output(gctx *c, const char *name, const fx_ivalue *val) {
         cJSON_AddItemToObject(c->sym_float_values, name, jobj1("as_float", jfloat(val->u.f)));
         return jobj1("as_sym_float", jobj1("as_name", cJSON_CreateString(name)));
     case FX_IV_BOOL:
-        cJSON_AddItemToObject(c->sym_bool_values, name, jobj1("as_bool", cJSON_CreateBool(val->u.b)));
+        cJSON_AddItemToObject(c->sym_bool_values, name,
+                              jobj1("as_bool", cJSON_CreateBool(val->u.b)));
         return jobj1("as_sym_bool", jobj1("as_name", cJSON_CreateString(name)));
     default: return jobj1("as_none", cJSON_CreateTrue());
     }
@@ -451,8 +475,9 @@ static cJSON *ser_output(gctx *c, const char *name, const fx_ivalue *val) {
 static const fx_node *getitem_user(const fx_node *n, int i) {
     for (int u = 0; u < n->nusers; u++) {
         const fx_node *g = n->users[u];
-        if (!g->aten && !strcmp(g->target, "getitem") && g->nargs == 2 && g->args[0].tag == FX_IV_NODE &&
-            g->args[0].u.node == n && g->args[1].tag == FX_IV_INT && g->args[1].u.i == i)
+        if (!g->aten && !strcmp(g->target, "getitem") && g->nargs == 2 &&
+            g->args[0].tag == FX_IV_NODE && g->args[0].u.node == n && g->args[1].tag == FX_IV_INT &&
+            g->args[1].u.i == i)
             return g;
     }
     return NULL;
@@ -460,7 +485,8 @@ static const fx_node *getitem_user(const fx_node *n, int i) {
 
 static cJSON *ser_outputs(gctx *c, const fx_node *n) {
     cJSON *arr = cJSON_CreateArray();
-    bool list_ret = n->aten && n->aten->schema.nrets == 1 && n->aten->schema.rets[0].type == FX_TY_TENSOR_LIST;
+    bool list_ret =
+        n->aten && n->aten->schema.nrets == 1 && n->aten->schema.rets[0].type == FX_TY_TENSOR_LIST;
     if (n->aten && n->aten->schema.nrets == 0) return arr;
     if (n->val.tag != FX_IV_LIST) {
         cJSON_AddItemToArray(arr, ser_output(c, n->name, &n->val));
@@ -487,7 +513,8 @@ static cJSON *ser_outputs(gctx *c, const fx_node *n) {
     return arr;
 }
 
-/* ---- node metadata ------------------------------------------------------------------------------ */
+/* ---- node metadata ------------------------------------------------------------------------------
+ */
 
 /* {"mutation": {...}, "no_grad": true} of node n, or NULL when it has neither. */
 static cJSON *fxdb_facts(const fx_node *n) {
@@ -554,8 +581,8 @@ static cJSON *ser_metadata(const fx_node *n) {
     cJSON *outs = NULL;
     for (int u = 0; u < n->nusers; u++) {
         const fx_node *g = n->users[u];
-        if (g->aten || strcmp(g->target, "getitem") || g->nargs != 2 || g->args[0].tag != FX_IV_NODE ||
-            g->args[0].u.node != n || n->val.tag != FX_IV_LIST)
+        if (g->aten || strcmp(g->target, "getitem") || g->nargs != 2 ||
+            g->args[0].tag != FX_IV_NODE || g->args[0].u.node != n || n->val.tag != FX_IV_LIST)
             continue;
         cJSON *gf = fxdb_facts(g);
         if (!gf) continue;
@@ -576,7 +603,8 @@ static cJSON *ser_metadata(const fx_node *n) {
     return m;
 }
 
-/* ---- graphs --------------------------------------------------------------------------------------- */
+/* ---- graphs
+ * --------------------------------------------------------------------------------------- */
 
 static cJSON *ser_graph(wctx *w, const fx_graph *g) {
     cJSON *gj = cJSON_CreateObject();
@@ -615,19 +643,24 @@ static cJSON *ser_graph(wctx *w, const fx_graph *g) {
                 break; /* named by its producer's outputs */
             cJSON *nj = cJSON_CreateObject();
             char target[200];
-            if (n->aten) snprintf(target, sizeof target, "torch.ops.%s", n->aten->target);
+            if (n->aten)
+                snprintf(target, sizeof target, "torch.ops.%s", n->aten->target);
             else if (!strncmp(n->target, "aten.", 5) || !strncmp(n->target, "higher_order.", 13))
                 snprintf(target, sizeof target, "torch.ops.%s", n->target);
-            else if (!strcmp(n->target, "getitem")) snprintf(target, sizeof target, "_operator.getitem");
+            else if (!strcmp(n->target, "getitem"))
+                snprintf(target, sizeof target, "_operator.getitem");
             else if (!strncmp(n->target, "operator.", 9)) /* operator.add.__module__ is _operator */
                 snprintf(target, sizeof target, "_%s", n->target);
-            else snprintf(target, sizeof target, "%s", n->target);
+            else
+                snprintf(target, sizeof target, "%s", n->target);
             cJSON_AddStringToObject(nj, "target", target);
-            cJSON_AddItemToObject(nj, "inputs", n->aten ? ser_aten_inputs(&c, n) : ser_plain_inputs(&c, n));
+            cJSON_AddItemToObject(nj, "inputs",
+                                  n->aten ? ser_aten_inputs(&c, n) : ser_plain_inputs(&c, n));
             cJSON_AddItemToObject(nj, "outputs", ser_outputs(&c, n));
             cJSON_AddItemToObject(nj, "metadata", ser_metadata(n));
             if (!strncmp(n->target, "higher_order.", 13))
-                cJSON_AddBoolToObject(nj, "is_hop_single_tensor_return", n->val.tag == FX_IV_TENSOR);
+                cJSON_AddBoolToObject(nj, "is_hop_single_tensor_return",
+                                      n->val.tag == FX_IV_TENSOR);
             cJSON_AddStringToObject(nj, "name", n->name);
             cJSON_AddItemToArray(nodes, nj);
             break;
@@ -637,7 +670,8 @@ static cJSON *ser_graph(wctx *w, const fx_graph *g) {
     return gj;
 }
 
-/* ---- signature ---------------------------------------------------------------------------------- */
+/* ---- signature ----------------------------------------------------------------------------------
+ */
 
 static cJSON *ser_signature(const fx_program *p) {
     cJSON *sig = cJSON_CreateObject();
@@ -743,14 +777,16 @@ static cJSON *ser_module_call_graph(const fx_program *p) {
         }
     fx_strbuf sb = FX_STRBUF_INIT;
     const char *leaf = "{\"type\": null, \"context\": null, \"children_spec\": []}";
-    fx_strbuf_appendf(&sb,
-                      "[1, {\"type\": \"builtins.tuple\", \"context\": \"null\", \"children_spec\": "
-                      "[{\"type\": \"builtins.tuple\", \"context\": \"null\", \"children_spec\": [");
+    fx_strbuf_appendf(
+        &sb, "[1, {\"type\": \"builtins.tuple\", \"context\": \"null\", \"children_spec\": "
+             "[{\"type\": \"builtins.tuple\", \"context\": \"null\", \"children_spec\": [");
     for (int i = 0; i < nin; i++) fx_strbuf_appendf(&sb, "%s%s", i ? ", " : "", leaf);
-    fx_strbuf_append(&sb, "]}, {\"type\": \"builtins.dict\", \"context\": \"[]\", \"children_spec\": []}]}]");
+    fx_strbuf_append(
+        &sb, "]}, {\"type\": \"builtins.dict\", \"context\": \"[]\", \"children_spec\": []}]}]");
     cJSON_AddStringToObject(sig, "in_spec", fx_strbuf_cstr(&sb));
     fx_strbuf_free(&sb);
-    fx_strbuf_appendf(&sb, "[1, {\"type\": \"builtins.tuple\", \"context\": \"null\", \"children_spec\": [");
+    fx_strbuf_appendf(
+        &sb, "[1, {\"type\": \"builtins.tuple\", \"context\": \"null\", \"children_spec\": [");
     for (int i = 0; i < nout; i++) fx_strbuf_appendf(&sb, "%s%s", i ? ", " : "", leaf);
     fx_strbuf_append(&sb, "]}]");
     cJSON_AddStringToObject(sig, "out_spec", fx_strbuf_cstr(&sb));
@@ -823,7 +859,8 @@ static cJSON *ser_shape_env(fx_shape_env *env) {
         cJSON_AddItemToArray(syms, s);
     }
     for (int which = 0; which < 2; which++) {
-        const fx_guard *g = which ? fx_shape_env_runtime_asserts(env, &n) : fx_shape_env_guards(env, &n);
+        const fx_guard *g =
+            which ? fx_shape_env_runtime_asserts(env, &n) : fx_shape_env_guards(env, &n);
         cJSON *arr = cJSON_AddArrayToObject(o, which ? "asserts" : "guards");
         for (int i = 0; i < n; i++) {
             cJSON *e = cJSON_CreateObject();
@@ -866,8 +903,10 @@ static cJSON *ser_program(wctx *w, const fx_program *p) {
         cJSON *custom = jobj1("fxdb", fx);
         char *s = cJSON_PrintUnformatted(custom);
         cJSON_Delete(custom);
-        if (s) cJSON_AddStringToObject(meta, "custom", s);
-        else fail(w, FX_ENOMEM, "out of memory%s%s", "", "");
+        if (s)
+            cJSON_AddStringToObject(meta, "custom", s);
+        else
+            fail(w, FX_ENOMEM, "out of memory%s%s", "", "");
         free(s);
     }
     cJSON_AddObjectToObject(gm, "treespec_namedtuple_fields");
@@ -884,7 +923,8 @@ static cJSON *ser_program(wctx *w, const fx_program *p) {
     return ep;
 }
 
-/* ---- the archive ---------------------------------------------------------------------------------- */
+/* ---- the archive
+ * ---------------------------------------------------------------------------------- */
 
 typedef struct zbuf {
     char *name;
@@ -944,7 +984,8 @@ static void zfree(zlist *z) {
 
 static int zip_write_all(const char *path, const char *const *names, const void *const *data,
                          const size_t *lens, int n, fx_err *err) {
-    static const char pad[PT2_ALIGN] = "ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ";
+    static const char pad[PT2_ALIGN] =
+        "ZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZZ";
     uint64_t at = 0; /* where the next local header starts */
     int zerr = 0;
     zip_t *za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
@@ -957,7 +998,8 @@ static int zip_write_all(const char *path, const char *const *names, const void 
     }
     for (int i = 0; i < n; i++) {
         zip_source_t *src = zip_source_buffer(za, data[i], lens[i], 0);
-        zip_int64_t idx = src ? zip_file_add(za, names[i], src, ZIP_FL_ENC_UTF_8 | ZIP_FL_OVERWRITE) : -1;
+        zip_int64_t idx =
+            src ? zip_file_add(za, names[i], src, ZIP_FL_ENC_UTF_8 | ZIP_FL_OVERWRITE) : -1;
         if (idx < 0) {
             if (src) zip_source_free(src);
             int rc = fx_err_setf(err, FX_EIO, "cannot write '%s' (entry %s): %s", path, names[i],
@@ -1021,7 +1063,8 @@ static int add_serialization_id(zlist *z, const char *root, fx_err *err) {
     uint64_t names = 0, crcs = 0;
     for (int i = 0; i < z->n; i++) {
         uint64_t h = 1469598103934665603ull;
-        for (const char *c = sorted[i].name; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+        for (const char *c = sorted[i].name; *c; c++)
+            h = (h ^ (unsigned char)*c) * 1099511628211ull;
         names = hash_combine(names, h);
         crcs = hash_combine(crcs, crc32_of(0, sorted[i].data, sorted[i].len));
     }
@@ -1097,15 +1140,21 @@ int fx_pt2_save(const fx_program *p, const char *path, fx_err *err) {
     int rc = FX_OK;
     cJSON *ep = ser_program(&w, p);
     cJSON *wc = cJSON_CreateObject(), *cc = cJSON_CreateObject();
-    cJSON *wcfg = cJSON_AddObjectToObject(wc, "config"), *ccfg = cJSON_AddObjectToObject(cc, "config");
-    if (w.rc) rc = w.rc;
-    else if (!ep || !wcfg || !ccfg) rc = fx_err_setf(err, FX_ENOMEM, "out of memory");
+    cJSON *wcfg = cJSON_AddObjectToObject(wc, "config"),
+          *ccfg = cJSON_AddObjectToObject(cc, "config");
+    if (w.rc)
+        rc = w.rc;
+    else if (!ep || !wcfg || !ccfg)
+        rc = fx_err_setf(err, FX_ENOMEM, "out of memory");
     if (!rc) rc = zadd_str(&z, root, PT2_ARCHIVE_FORMAT, "pt2", err);
     if (!rc) rc = zadd_str(&z, root, PT2_ARCHIVE_VERSION, "0", err);
     if (!rc) rc = zadd_str(&z, root, "byteorder", "little", err);
-    if (!rc) rc = zadd_str(&z, root, ".data/version", "6\n", err); /* as setMinVersion(6) writes it */
+    if (!rc)
+        rc = zadd_str(&z, root, ".data/version", "6\n", err); /* as setMinVersion(6) writes it */
     if (!rc) rc = add_json(&z, root, PT2_MODELS_DIR "model.json", ep, err);
-    if (!rc) rc = add_payloads(&z, root, PT2_WEIGHTS_DIR, "weight_", p->state, p->nstate, p, true, wcfg, err);
+    if (!rc)
+        rc = add_payloads(&z, root, PT2_WEIGHTS_DIR, "weight_", p->state, p->nstate, p, true, wcfg,
+                          err);
     if (!rc)
         rc = add_payloads(&z, root, PT2_CONSTANTS_DIR, "tensor_", p->constants, p->nconstants, p,
                           false, ccfg, err);
