@@ -558,42 +558,71 @@ static const void *pool_array(fx_pool *p, const void *a, size_t bytes) {
     return bytes ? pool_intern(p, a, bytes) : NULL;
 }
 
+/* s (NULL = "") in the pool: `known` (a pooled string, or NULL) when it has the same text, which
+ * saves hashing s; else interned. */
+static const char *pool_str_like(fx_pool *p, const char *known, const char *s) {
+    if (!s) s = "";
+    if (known && (known == s || !strcmp(known, s))) return known;
+    return pool_str(p, s);
+}
+
 int fx_node_set_stack(fx_node *n, const fx_frame *frames, int nframes, fx_err *err) {
-    fx_pool *p = &n->graph->pool;
+    fx_graph *g = n->graph;
+    fx_pool *p = &g->pool;
+    if (nframes < 0) nframes = 0;
     fx_frame tmp[32], *fs = nframes <= 32 ? tmp : fx_malloc(sizeof *fs * (size_t)nframes);
     if (!fs) return fx_err_setf(err, FX_ENOMEM, "out of memory");
-    memset(fs, 0, sizeof *fs * (size_t)(nframes > 0 ? nframes : 0)); /* padding takes part in the key */
-    bool ok = true;
+    memset(fs, 0, sizeof *fs * (size_t)nframes); /* padding takes part in the key */
+    /* the previous array, aligned at the outermost frame (innermost frames come first) */
+    const fx_frame *prev = g->last_stack;
+    int np = g->last_nstack;
+    bool ok = true, same = nframes == np;
     for (int i = 0; i < nframes && ok; i++) {
-        fs[i].file = pool_str(p, frames[i].file);
-        fs[i].func = pool_str(p, frames[i].func);
-        fs[i].code = pool_str(p, frames[i].code);
+        int j = np - nframes + i;
+        const fx_frame *pf = j >= 0 && j < np ? &prev[j] : NULL;
+        fs[i].file = pool_str_like(p, pf ? pf->file : NULL, frames[i].file);
+        fs[i].func = pool_str_like(p, pf ? pf->func : NULL, frames[i].func);
+        fs[i].code = pool_str_like(p, pf ? pf->code : NULL, frames[i].code);
         fs[i].line = frames[i].line;
         ok = fs[i].file && fs[i].func && fs[i].code;
+        same = same && ok && fs[i].file == pf->file && fs[i].func == pf->func &&
+               fs[i].code == pf->code && fs[i].line == pf->line;
     }
-    const fx_frame *shared = ok && nframes > 0 ? pool_array(p, fs, sizeof *fs * (size_t)nframes) : NULL;
+    const fx_frame *shared = NULL;
+    if (ok && nframes > 0)
+        shared = same ? prev : pool_array(p, fs, sizeof *fs * (size_t)nframes);
     if (fs != tmp) fx_free(fs);
     if (!ok || (nframes > 0 && !shared)) return fx_err_setf(err, FX_ENOMEM, "out of memory");
     n->stack = shared;
-    n->nstack = nframes > 0 ? nframes : 0;
+    n->nstack = nframes;
+    if (shared) g->last_stack = shared, g->last_nstack = nframes;
     return FX_OK;
 }
 
 int fx_node_set_modules(fx_node *n, const fx_module_entry *m, int nm, fx_err *err) {
-    fx_pool *p = &n->graph->pool;
+    fx_graph *g = n->graph;
+    fx_pool *p = &g->pool;
+    if (nm < 0) nm = 0;
     fx_module_entry tmp[32], *ms = nm <= 32 ? tmp : fx_malloc(sizeof *ms * (size_t)nm);
     if (!ms) return fx_err_setf(err, FX_ENOMEM, "out of memory");
-    bool ok = true;
+    /* the previous array, aligned at the outermost module (it comes first) */
+    const fx_module_entry *prev = g->last_modules;
+    int np = g->last_nmodules;
+    bool ok = true, same = nm == np;
     for (int i = 0; i < nm && ok; i++) {
-        ms[i].path = pool_str(p, m[i].path);
-        ms[i].cls = pool_str(p, m[i].cls);
+        const fx_module_entry *pm = i < np ? &prev[i] : NULL;
+        ms[i].path = pool_str_like(p, pm ? pm->path : NULL, m[i].path);
+        ms[i].cls = pool_str_like(p, pm ? pm->cls : NULL, m[i].cls);
         ok = ms[i].path && ms[i].cls;
+        same = same && ok && ms[i].path == pm->path && ms[i].cls == pm->cls;
     }
-    const fx_module_entry *shared = ok && nm > 0 ? pool_array(p, ms, sizeof *ms * (size_t)nm) : NULL;
+    const fx_module_entry *shared = NULL;
+    if (ok && nm > 0) shared = same ? prev : pool_array(p, ms, sizeof *ms * (size_t)nm);
     if (ms != tmp) fx_free(ms);
     if (!ok || (nm > 0 && !shared)) return fx_err_setf(err, FX_ENOMEM, "out of memory");
     n->modules = shared;
-    n->nmodules = nm > 0 ? nm : 0;
+    n->nmodules = nm;
+    if (shared) g->last_modules = shared, g->last_nmodules = nm;
     return FX_OK;
 }
 

@@ -55,6 +55,13 @@ struct fx_graph {
     fx_str_table bases;         /* FX's _base_count: name base -> highest suffix handed out */
     fx_pool pool;
     fx_import imports[FX_IMPORT_MEMO];
+    /* the last stack / module arrays fx_node_set_stack / _modules interned (in pool): consecutive
+     * nodes of one model usually share all but the innermost frame, so a new array is compared
+     * with these before anything is hashed */
+    const fx_frame *last_stack;
+    int last_nstack;
+    const fx_module_entry *last_modules;
+    int last_nmodules;
 };
 
 #endif

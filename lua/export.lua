@@ -136,10 +136,10 @@ end
 
 -- ---- snapshot and restore of module state --------------------------------------------------------
 
--- Plain tables reachable from a module's own table (its containers), copied two levels deep:
--- snap[2i - 1] is a table, snap[2i] its shallow copy (E.snapshot_tables / E.restore_tables, in
--- lx_export.c). snap.trees: the modules' _modules tables (restoring one of them changes the
--- module tree, which nn.lua's module-list cache must hear).
+-- Plain tables reachable from a module's own table (its containers), two levels deep, each as
+-- the table, its key count and its key / value pairs in the list part of snap (E.snapshot_tables /
+-- E.restore_tables, in lx_export.c). snap.trees: the modules' _modules tables (restoring one of
+-- them changes the module tree, which nn.lua's module-list cache must hear).
 local function snapshot(m)
   local out, trees = {}, {}
   local mods = nn._module_list(m)
@@ -265,8 +265,18 @@ local function flatten(v, out)
   return out
 end
 
+-- p_layers_0_attention_wq_weight for ("p_", "layers.0.attention.wq.weight"); the names are kept
+-- per path (a model's paths are the same at every export; the memo is emptied when it grows large).
+local state_names, nstate_names = {}, 0
 local function state_name(prefix, path)
-  return prefix .. (path:gsub("%.", "_"))
+  local key = prefix .. path
+  local name = state_names[key]
+  if name == nil then
+    if nstate_names >= 100000 then state_names, nstate_names = {}, 0 end
+    name = prefix .. (path:gsub("%.", "_"))
+    state_names[key], nstate_names = name, nstate_names + 1
+  end
+  return name
 end
 
 local function full_path(mod, name)
@@ -501,6 +511,22 @@ end
 -- need a synthetic base, which the export workflow refuses. Without this the program would not
 -- see a write through the other alias that eager sees.
 local function check_aliased_inputs(ep, job)
+  -- each input placeholder stands for one state entry or one user leaf: when no two of those
+  -- share a storage there is nothing to find (the usual case; reading the signature costs more)
+  local storages, shared = {}, false
+  local storage_id = fxdb._storage_id
+  for _, list in ipairs{job.state, job.leaves} do
+    for i = 1, #list do
+      local t = list[i].tensor
+      local id = t and storage_id(t)
+      if id then
+        if storages[id] then shared = true break end
+        storages[id] = true
+      end
+    end
+    if shared then break end
+  end
+  if not shared then return end
   -- the value of every input placeholder: user inputs in leaf order, state by target
   local by_target = {}
   for _, s in ipairs(job.state) do by_target[s.path] = s.tensor end

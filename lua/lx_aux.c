@@ -377,9 +377,12 @@ void lx_where_reset(lua_State *L) {
 }
 
 /* The name Lua gives the function running at `level` (ar filled by "Sft"; callee its closure):
- * lua_getinfo's "n", through the name cache. NULL when Lua has none. */
+ * lua_getinfo's "n", through the name cache. NULL when Lua has none. The caller's current line,
+ * which the cache key needs, is left in *caller_line (-1: not known), so the caller's own frame
+ * does not look it up again. */
 static const char *frame_name(lua_State *L, lx_srcmemo *memo, int level, lua_Debug *ar,
-                              const void *callee) {
+                              const void *callee, int *caller_line) {
+    *caller_line = -1;
     if (ar->istailcall) return NULL; /* Lua knows no name for a tail-called frame */
     lua_Debug car;
     const void *caller = NULL;
@@ -387,6 +390,7 @@ static const char *frame_name(lua_State *L, lx_srcmemo *memo, int level, lua_Deb
     if (lua_getstack(L, level + 1, &car) && lua_getinfo(L, "fl", &car)) {
         caller = lua_topointer(L, -1);
         line = car.currentline;
+        *caller_line = line;
         lua_pop(L, 1);
     }
     uintptr_t h = (uintptr_t)callee * 31u + (uintptr_t)caller * 17u + (uintptr_t)line;
@@ -415,7 +419,10 @@ int lx_where(lua_State *L, fx_frame *frames, int max) {
     lua_getfield(L, LUA_REGISTRYINDEX, "fxdb.module_call"); /* [callfn] */
     int callfn = lua_gettop(L);
     lua_Debug ar;
+    int known_line = -1; /* the current line of this level, when frame_name found it as a caller */
     for (int level = 0; n < max && lua_getstack(L, level, &ar); level++) {
+        int line = known_line;
+        known_line = -1;
         /* "S", "f" and "t" are cheap; "l" and "n" (the caller's bytecode is searched for the
          * name) only for the frames kept */
         if (!lua_getinfo(L, "Sft", &ar)) continue; /* [callfn, f] */
@@ -429,13 +436,14 @@ int lx_where(lua_State *L, fx_frame *frames, int max) {
         }
         if (!strcmp(ar.what, "C") || !ar.source) continue;
         if (is_embedded_source(ar.source)) continue;
-        if (!lua_getinfo(L, "l", &ar) || ar.currentline < 1) continue;
+        if (line < 0) line = lua_getinfo(L, "l", &ar) ? ar.currentline : -1;
+        if (line < 1) continue;
         const char *file = ar.short_src;
         if (ar.source[0] == '@' || ar.source[0] == '=') file = ar.source + 1;
-        const char *name = memo ? frame_name(L, memo, level, &ar, callee)
+        const char *name = memo ? frame_name(L, memo, level, &ar, callee, &known_line)
                                 : (lua_getinfo(L, "n", &ar) ? ar.name : NULL);
         const char *fn = name ? name : !strcmp(ar.what, "main") ? "<module>" : "?";
-        make_frame(L, memo, &used, &frames[n++], ar.source, ar.srclen, file, ar.currentline, fn);
+        make_frame(L, memo, &used, &frames[n++], ar.source, ar.srclen, file, line, fn);
     }
     lua_pop(L, 1); /* [] */
     return n;

@@ -17,9 +17,9 @@
  *   _export.call_site()                         -> {file, line, func} of the Lua code two levels
  *                                                   up (nn.lua's submodule reads), or nothing
  *   _export.tailcalled()                         -> whether the calling function was tail-called
- *   _export.snapshot_tables(out, t, depth)       -> appends t and a shallow copy of it (false for
- *                                                   an empty t), and so for its plain tables,
- *                                                   depth levels down, to out
+ *   _export.snapshot_tables(out, t, depth)       -> appends t, its key count and its key / value
+ *                                                   pairs, and so for its plain tables, depth
+ *                                                   levels down, to the list out
  *   _export.restore_tables(out, trees)           -> puts those tables back; whether a table in
  *                                                   the set `trees` had changed
  *
@@ -69,7 +69,16 @@ typedef struct lx_tracer {
     fx_frame frames[16];
     fx_module_entry mods[32];
     char fpool[4096];
+    /* the nn._module_stack entries (tables, never changed once pushed) the module list in `pool`
+     * was last read from: a registry reference to a list of them, kept alive there so an equal
+     * address is the same entry (LUA_NOREF: none), and how many it holds (-1: nothing read) */
+    int entries_ref, nentries;
+    int entry_nmods[32];     /* (nentries,) how many of entry_mods the first i + 1 entries gave */
+    size_t entry_used[32];   /* (nentries,) bytes of pool their strings take */
+    fx_module_entry entry_mods[32];
 } lx_tracer;
+
+#define MAX_ENTRIES 32 /* entries tracer_where remembers (the list is made with room for them) */
 
 static lx_tracer *check_tracer(lua_State *L, int idx) {
     lx_tracer *t = lx_checkudata(L, idx, LX_TRACER);
@@ -110,7 +119,70 @@ static int tracer_gc(lua_State *L) {
     fx_tracer_free(t->tr);
     t->tr = NULL;
     t->co = NULL;
+    luaL_unref(L, LUA_REGISTRYINDEX, t->entries_ref);
+    t->entries_ref = LUA_NOREF;
     return 0;
+}
+
+/* The {path, cls} of each entry of the module stack at the top of co's stack (outermost first) into
+ * mods, strings in t->pool. The leading entries that are the same tables as last time (compared
+ * by identity: the list at t->entries_ref keeps them alive) keep the strings read then; only the
+ * others are read. Raw accesses only, which cannot raise (the list has room for MAX_ENTRIES). */
+static void read_module_stack(lx_tracer *t, lua_State *co, fx_module_entry *mods, int max_mods,
+                              int *nmods) {
+    int stack = lua_gettop(co), n = (int)lua_rawlen(co, stack), same = 0;
+    bool listed = t->entries_ref != LUA_NOREF && max_mods >= MAX_ENTRIES;
+    if (listed) {
+        lua_rawgeti(co, LUA_REGISTRYINDEX, t->entries_ref); /* [stack, list] */
+        while (same < n && same < t->nentries) {
+            lua_rawgeti(co, stack, same + 1);
+            lua_rawgeti(co, stack + 1, same + 1);
+            bool eq = lua_rawequal(co, -1, -2);
+            lua_pop(co, 2);
+            if (!eq) break;
+            same++;
+        }
+    }
+    /* entry i (0-based) of the list gave entry_mods[entry_mod[i] ..] and pool up to entry_used[i] */
+    int k = same > 0 ? t->entry_nmods[same - 1] : 0;
+    size_t used = same > 0 ? t->entry_used[same - 1] : 0;
+    for (int i = 0; i < k; i++) mods[i] = t->entry_mods[i]; /* k <= MAX_ENTRIES <= max_mods */
+    *nmods = k;
+    for (int i = same + 1; i <= n; i++) {
+        lua_rawgeti(co, stack, i);                     /* [stack, (list,) e] */
+        if (lua_istable(co, -1) && *nmods < max_mods) {
+            const char *f[2] = {"path", "cls"};
+            char *out[2] = {NULL, NULL};
+            for (int j = 0; j < 2; j++) {
+                lua_pushstring(co, f[j]);
+                lua_rawget(co, -2);                    /* [..., e, v] */
+                size_t len = 0;
+                const char *s = lua_type(co, -1) == LUA_TSTRING ? lua_tolstring(co, -1, &len) : "";
+                if (used + len + 1 <= sizeof t->pool) {
+                    memcpy(t->pool + used, s, len);
+                    t->pool[used + len] = 0;
+                    out[j] = t->pool + used;
+                    used += len + 1;
+                }
+                lua_pop(co, 1);
+            }
+            if (out[0] && out[1]) mods[(*nmods)++] = (fx_module_entry){out[0], out[1]};
+        }
+        if (listed && i <= MAX_ENTRIES && *nmods <= MAX_ENTRIES) { /* remember the entry */
+            lua_rawseti(co, stack + 1, i);
+            t->entry_nmods[i - 1] = *nmods;
+            t->entry_used[i - 1] = used;
+            for (int j = 0; j < *nmods; j++) t->entry_mods[j] = mods[j];
+            t->nentries = i;
+        } else {
+            lua_pop(co, 1);
+            if (listed && t->nentries >= i) t->nentries = i - 1;
+        }
+    }
+    if (listed) {
+        if (t->nentries > n) t->nentries = n;
+        lua_pop(co, 1);
+    }
 }
 
 /* fx_where_fn: Lua frames of the traced coroutine and the global nn._module_stack. Runs inside a
@@ -138,39 +210,14 @@ static void tracer_where(void *ud, fx_frame *frames, int max_frames, int *nframe
     t->where_serial = 0;
     *nframes = lx_where(co, frames, max_frames);
     *nmods = 0;
-    size_t used = 0;
-    if (!lua_checkstack(co, 4)) return;
+    if (!lua_checkstack(co, 6)) return;
     lua_pushglobaltable(co);                           /* [G] */
     lua_pushliteral(co, "nn");
     lua_rawget(co, -2);                                /* [G, nn] */
     if (lua_istable(co, -1)) {
         lua_pushliteral(co, "_module_stack");
         lua_rawget(co, -2);                            /* [G, nn, stack] */
-        if (lua_istable(co, -1)) {
-            int n = (int)lua_rawlen(co, -1);
-            for (int i = 1; i <= n && *nmods < max_mods; i++) {
-                lua_rawgeti(co, -1, i);                /* [G, nn, stack, e] */
-                if (lua_istable(co, -1)) {
-                    const char *f[2] = {"path", "cls"};
-                    char *out[2] = {NULL, NULL};
-                    for (int k = 0; k < 2; k++) {
-                        lua_pushstring(co, f[k]);
-                        lua_rawget(co, -2);            /* [..., e, v] */
-                        size_t len = 0;
-                        const char *s = lua_type(co, -1) == LUA_TSTRING ? lua_tolstring(co, -1, &len) : "";
-                        if (used + len + 1 <= sizeof t->pool) {
-                            memcpy(t->pool + used, s, len);
-                            t->pool[used + len] = 0;
-                            out[k] = t->pool + used;
-                            used += len + 1;
-                        }
-                        lua_pop(co, 1);
-                    }
-                    if (out[0] && out[1]) mods[(*nmods)++] = (fx_module_entry){out[0], out[1]};
-                }
-                lua_pop(co, 1);
-            }
-        }
+        if (lua_istable(co, -1)) read_module_stack(t, co, mods, max_mods, nmods);
         lua_pop(co, 1);
     }
     lua_pop(co, 2);
@@ -214,6 +261,9 @@ static int l_tracer_new(lua_State *L) {
     memset(t, 0, sizeof *t);
     luaL_setmetatable(L, LX_TRACER);
     t->L = L;
+    t->entries_ref = LUA_NOREF;
+    lua_createtable(L, MAX_ENTRIES, 0);
+    t->entries_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     lx_where_reset(L);
     fx_trace_opts o = {real, tracer_where, t, tracer_step, t};
     fx_err err;
@@ -1244,39 +1294,34 @@ static int l_set_grad_enabled(lua_State *L) {
 
 /* ==== module state snapshot (export.lua's snapshot / restore) ==================================== */
 
-/* Appends to the list at `out` the table at `t` and a shallow copy of it, then (depth > 0) does
- * the same for every plain (metatable-less) table among t's values, one level less deep. Raw
- * accesses only; the copy is made at its final size. [-0, +0, m] */
-static void snapshot_table(lua_State *L, int out, int t, int depth) {
+/* Appends to the list at `out` (whose length is *len) the table at `t`, its number of keys n and
+ * its n key / value pairs, then (depth > 0) does the same for every plain (metatable-less) table
+ * among t's values, one level less deep. One flat list instead of a copy per table: a snapshot of
+ * a large model makes no table per module table. Raw accesses only. [-0, +0, m] */
+static void snapshot_table(lua_State *L, int out, lua_Integer *len, int t, int depth) {
     luaL_checkstack(L, 6, "snapshot");
-    int narr = (int)lua_rawlen(L, t), nrec = 0;
-    lua_pushnil(L);
-    while (lua_next(L, t)) {
-        nrec++;
-        lua_pop(L, 1);
-    }
-    lua_Integer n = (lua_Integer)lua_rawlen(L, out);
+    lua_Integer head = *len, count = 0;
     lua_pushvalue(L, t);
-    lua_rawseti(L, out, n + 1);
-    if (nrec == 0) { /* an empty table (most modules' _buffers, a leaf's _modules): no copy */
-        lua_pushboolean(L, 0);
-        lua_rawseti(L, out, n + 2);
-        return;
-    }
-    lua_createtable(L, narr, nrec > narr ? nrec - narr : 0); /* [copy] */
-    int copy = lua_gettop(L);
+    lua_rawseti(L, out, head + 1);
+    lua_pushinteger(L, 0);
+    lua_rawseti(L, out, head + 2); /* the count, set below */
+    *len = head + 2;
     lua_pushnil(L);
-    while (lua_next(L, t)) { /* [copy, k, v] */
+    while (lua_next(L, t)) { /* [k, v] */
         lua_pushvalue(L, -2);
-        lua_insert(L, -2);   /* [copy, k, k, v] */
-        lua_rawset(L, copy); /* [copy, k] */
+        lua_rawseti(L, out, ++*len);
+        lua_pushvalue(L, -1);
+        lua_rawseti(L, out, ++*len);
+        count++;
+        lua_pop(L, 1); /* [k] */
     }
-    lua_rawseti(L, out, n + 2); /* [] */
-    if (depth <= 0) return;
+    lua_pushinteger(L, count);
+    lua_rawseti(L, out, head + 2);
+    if (depth <= 0 || count == 0) return;
     lua_pushnil(L);
     while (lua_next(L, t)) { /* [k, v] */
         if (lua_type(L, -1) == LUA_TTABLE && !lua_getmetatable(L, -1))
-            snapshot_table(L, out, lua_gettop(L), depth - 1);
+            snapshot_table(L, out, len, lua_gettop(L), depth - 1);
         else if (lua_type(L, -1) == LUA_TTABLE)
             lua_pop(L, 1); /* the metatable */
         lua_pop(L, 1);
@@ -1287,12 +1332,28 @@ static void snapshot_table(lua_State *L, int out, int t, int depth) {
 static int l_snapshot_tables(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
     luaL_checktype(L, 2, LUA_TTABLE);
-    snapshot_table(L, 1, 2, (int)luaL_checkinteger(L, 3));
+    int depth = (int)luaL_checkinteger(L, 3);
+    lua_Integer len = (lua_Integer)lua_rawlen(L, 1);
+    snapshot_table(L, 1, &len, 2, depth);
     return 0;
 }
 
+/* saved_keys(snap, base, count) -> the set of the keys snap[base], snap[base + 2], ... (count
+ * of them); run under lua_pcall by restore_tables, which scans them instead when memory is out. */
+static int saved_keys(lua_State *L) {
+    lua_Integer base = lua_tointeger(L, 2), count = lua_tointeger(L, 3);
+    lua_createtable(L, 0, (int)count);
+    for (lua_Integer j = 0; j < count; j++) {
+        lua_rawgeti(L, 1, base + 2 * j);
+        lua_pushboolean(L, 1);
+        lua_rawset(L, -3);
+    }
+    return 1;
+}
+
 /* _export.restore_tables(snap, trees) -> changed: puts every table of a snapshot back as it was
- * (keys the copy lacks removed, every key of the copy stored; raw accesses), last taken first.
+ * (each saved key / value stored again where it differs, keys added since removed; raw accesses;
+ * nothing it does can fail for want of memory).
  * `changed` says whether any table that is a key of `trees` (the modules' _modules tables) had
  * been changed. */
 static int l_restore_tables(lua_State *L) {
@@ -1300,51 +1361,72 @@ static int l_restore_tables(lua_State *L) {
     luaL_checktype(L, 2, LUA_TTABLE);
     luaL_checkstack(L, 8, "restore");
     bool changed = false;
-    for (lua_Integer i = (lua_Integer)lua_rawlen(L, 1) - 1; i >= 1; i -= 2) {
-        lua_rawgeti(L, 1, i);     /* [t] */
-        lua_rawgeti(L, 1, i + 1); /* [t, copy] */
-        int t = lua_gettop(L) - 1, copy = t + 1;
+    lua_Integer len = (lua_Integer)lua_rawlen(L, 1);
+    for (lua_Integer i = 1; i + 1 <= len;) {
+        lua_rawgeti(L, 1, i); /* [t] */
+        int t = lua_gettop(L);
+        lua_Integer count = (lua_rawgeti(L, 1, i + 1), lua_tointeger(L, -1)), base = i + 2;
+        lua_pop(L, 1);
+        i = base + 2 * count;
+        if (!lua_istable(L, t)) { /* not a snapshot list */
+            lua_pop(L, 1);
+            break;
+        }
         lua_pushvalue(L, t);
         bool tree = lua_rawget(L, 2) != LUA_TNIL;
         lua_pop(L, 1);
-        if (!lua_istable(L, copy)) { /* it was empty (copy false): empty it again */
+        for (lua_Integer j = 0; j < count; j++) {
+            lua_rawgeti(L, 1, base + 2 * j);     /* [t, k] */
+            lua_rawgeti(L, 1, base + 2 * j + 1); /* [t, k, v] */
+            lua_pushvalue(L, -2);
+            lua_rawget(L, t);                    /* [t, k, v, t[k]] */
+            if (!lua_rawequal(L, -1, -2)) {
+                changed = changed || tree;
+                lua_pop(L, 1);
+                lua_rawset(L, t); /* [t] */
+            } else {
+                lua_pop(L, 3);
+            }
+        }
+        /* t holds every saved key again: it has more keys only when some were added */
+        lua_Integer now = 0;
+        lua_pushnil(L);
+        while (lua_next(L, t)) {
+            now++;
+            lua_pop(L, 1);
+        }
+        if (now != count) {
+            changed = changed || tree;
+            /* the saved keys as a set, when memory allows (restore itself must not fail) */
+            lua_pushcfunction(L, saved_keys);
+            lua_pushvalue(L, 1);
+            lua_pushinteger(L, base);
+            lua_pushinteger(L, count);
+            bool set = lua_pcall(L, 3, 1, 0) == LUA_OK; /* [t, saved or error] */
             lua_pushnil(L);
-            while (lua_next(L, t)) { /* [t, false, k, v] */
-                lua_pop(L, 1);
-                changed = changed || tree;
-                lua_pushvalue(L, -1);
-                lua_pushnil(L);
-                lua_rawset(L, t); /* [t, false, k] */
+            while (lua_next(L, t)) { /* [t, saved, k, v] */
+                bool keep = false;
+                if (set) {
+                    lua_pushvalue(L, -2);
+                    keep = lua_rawget(L, t + 1) != LUA_TNIL;
+                    lua_pop(L, 1);
+                } else { /* a scan of the saved keys */
+                    for (lua_Integer j = 0; j < count && !keep; j++) {
+                        lua_rawgeti(L, 1, base + 2 * j);
+                        keep = lua_rawequal(L, -1, -3);
+                        lua_pop(L, 1);
+                    }
+                }
+                if (!keep) {
+                    lua_pushvalue(L, -2);
+                    lua_pushnil(L);
+                    lua_rawset(L, t); /* clearing an existing field is allowed during next */
+                }
+                lua_pop(L, 1); /* [t, saved, k] */
             }
-            lua_pop(L, 2);
-            continue;
+            lua_pop(L, 1);
         }
-        lua_pushnil(L);
-        while (lua_next(L, t)) { /* [t, copy, k, v]: clear what the copy lacks */
-            lua_pushvalue(L, -2);
-            int got = lua_rawget(L, copy); /* [t, copy, k, v, copy[k]] */
-            if (got == LUA_TNIL) {
-                changed = changed || tree;
-                lua_pushvalue(L, -3);
-                lua_pushnil(L);
-                lua_rawset(L, t); /* clearing an existing field is allowed during next */
-            } else if (tree && !changed && !lua_rawequal(L, -1, -2)) {
-                changed = true;
-            }
-            lua_pop(L, 2); /* [t, copy, k] */
-        }
-        lua_pushnil(L);
-        while (lua_next(L, copy)) { /* [t, copy, k, v] */
-            if (tree && !changed) {
-                lua_pushvalue(L, -2);
-                changed = lua_rawget(L, t) == LUA_TNIL;
-                lua_pop(L, 1);
-            }
-            lua_pushvalue(L, -2);
-            lua_insert(L, -2); /* [t, copy, k, k, v] */
-            lua_rawset(L, t);  /* [t, copy, k] */
-        }
-        lua_pop(L, 2);
+        lua_pop(L, 1); /* [] */
     }
     lua_pushboolean(L, changed);
     return 1;

@@ -724,23 +724,25 @@ function Module:_named_state()
     seen[t] = e
     out[#out + 1] = e
   end
-  for _, pm in ipairs(mods) do
-    local d = dict(pm[2])
-    for _, name in ipairs(d._parameters) do
-      add("param", pm[1], pm[2], name, d._parameters[name], true)
-    end
+  local is_tensor = torch.is_tensor
+  for i = 1, #mods do -- (plain loops: an export reads every module's state)
+    local pm = mods[i]
+    local map = rawget(pm[2], "__dict")._parameters
+    for j = 1, #map do add("param", pm[1], pm[2], map[j], map[map[j]], true) end
   end
-  for _, pm in ipairs(mods) do
-    local d = dict(pm[2])
-    for _, name in ipairs(d._buffers) do
-      add("buffer", pm[1], pm[2], name, d._buffers[name], not d._non_persistent_buffers_set[name])
-    end
+  for i = 1, #mods do
+    local pm = mods[i]
+    local d = rawget(pm[2], "__dict")
+    local map, np = d._buffers, d._non_persistent_buffers_set
+    for j = 1, #map do add("buffer", pm[1], pm[2], map[j], map[map[j]], not np[map[j]]) end
   end
-  for _, pm in ipairs(mods) do
-    local d = dict(pm[2])
-    for _, name in ipairs(d._attr_order) do
-      local v = d[name]
-      if torch.is_tensor(v) then add("attr", pm[1], pm[2], name, v, false) end
+  for i = 1, #mods do
+    local pm = mods[i]
+    local d = rawget(pm[2], "__dict")
+    local order = d._attr_order
+    for j = 1, #order do
+      local v = d[order[j]]
+      if is_tensor(v) then add("attr", pm[1], pm[2], order[j], v, false) end
     end
   end
   return out

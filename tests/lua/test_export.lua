@@ -284,4 +284,110 @@ T.test("reinplace: the demo model's state updates become in-place again, same va
   end
 end)
 
+-- Nodes recorded one after another share most of their location (export reuses what the previous
+-- node read); every node must still get its own module path and line.
+T.test("sibling and nested module calls: each node its own nn_module_stack and line", function()
+  local Leaf = nn.Module:extend("Leaf")
+  function Leaf:forward(x) return x:sin() end
+  local Pair = nn.Module:extend("Pair")
+  function Pair:init() self.a = Leaf(); self.b = Leaf() end
+  function Pair:forward(x)
+    local y = self.a(x)
+    y = y + 1
+    y = self.b(y)
+    return self.a(y) * 2
+  end
+  local Top = nn.Module:extend("Top")
+  function Top:init() self.p = Pair(); self.q = Pair() end
+  function Top:forward(x) return self.q(self.p(x)):cos() end
+  local ep = torch.export.export(Top(), {torch.ones(2)})
+  local got = {}
+  for _, n in ipairs(ep.graph.nodes) do
+    if n.op == "call_function" then
+      local paths = {}
+      for i, e in ipairs(n.meta.nn_module_stack) do paths[i] = e.path .. ":" .. e.cls end
+      local line = n.meta.stack_trace:match("test_export%.lua:(%d+) in")
+      got[#got + 1] = n.name .. "@" .. line .. "[" .. table.concat(paths, ",") .. "]"
+    end
+  end
+  local function line(f) return debug.getinfo(f, "S").linedefined end
+  local leaf, pair, top = line(Leaf.forward), line(Pair.forward) + 1, line(Top.forward)
+  local function at(k) return tostring(k) end
+  T.eq(table.concat(got, " "), table.concat({
+    "sin@" .. at(leaf) .. "[:Top,p:Pair,p.a:Leaf]", "add@" .. at(pair + 1) .. "[:Top,p:Pair]",
+    "sin_1@" .. at(leaf) .. "[:Top,p:Pair,p.b:Leaf]", "sin_2@" .. at(leaf) .. "[:Top,p:Pair,p.a:Leaf]",
+    "mul@" .. at(pair + 3) .. "[:Top,p:Pair]",
+    "sin_3@" .. at(leaf) .. "[:Top,q:Pair,q.a:Leaf]", "add_1@" .. at(pair + 1) .. "[:Top,q:Pair]",
+    "sin_4@" .. at(leaf) .. "[:Top,q:Pair,q.b:Leaf]", "sin_5@" .. at(leaf) .. "[:Top,q:Pair,q.a:Leaf]",
+    "mul_1@" .. at(pair + 3) .. "[:Top,q:Pair]", "cos@" .. at(top) .. "[:Top]"}, " "))
+end)
+
+-- Export reuses its copy of a module table while the table is unchanged; a change made between
+-- exports must be what a failed export puts back.
+T.test("state changed between exports is what a failed export restores", function()
+  local M = nn.Module:extend("M")
+  function M:init()
+    self.lin = nn.Linear(2, 2)
+    self:register_buffer("b", torch.zeros(2))
+    self.n = 1
+    self.fail = false
+  end
+  function M:forward(x)
+    self.n = self.n + 1
+    self.b = self.b + 1
+    if self.fail then
+      rawset(rawget(self, "__dict"), "extra", 1)       -- a key the snapshot did not have
+      rawget(self, "__dict")._buffers.b = nil          -- a key removed
+      error("boom in forward")
+    end
+    return self.lin(x) + self.b
+  end
+  local m, x = M(), torch.ones(2)
+  local prev = fxdb.simplefilter("ignore") -- strict mode's side-effect warning about self.n
+  torch.export.export(m, {x})
+  -- between exports: new values, a new attribute, a new submodule, a new buffer
+  local w2 = nn.Parameter(torch.ones(2, 2))
+  m.lin.weight = w2
+  m.n = 5
+  m.fail = true
+  m.extra2 = "kept"
+  m.sub = nn.Linear(2, 2)
+  m:register_buffer("c", torch.ones(3))
+  local b, c = m.b, m.c
+  T.checkerr("boom in forward", torch.export.export, m, {x})
+  T.truthy(rawequal(m.lin.weight, w2), "the new parameter is back")
+  T.truthy(rawequal(m.b, b) and rawequal(m.c, c), "buffers back")
+  T.eq(m.n, 5)
+  T.eq(m.extra2, "kept")
+  T.eq(rawget(rawget(m, "__dict"), "extra"), nil)
+  T.eq(#m:named_modules(), 3)
+  T.eq(#nn._module_stack, 0)
+  m.fail = false
+  local ep = torch.export.export(m, {x})
+  fxdb.simplefilter(prev)
+  T.eq(#ep.graph_signature.input_specs, 7) -- lin.weight, lin.bias, sub.weight, sub.bias, b, c, x
+end)
+
+T.test("the same tensor passed twice, one of them mutated, is refused as aliased", function()
+  local M = nn.Module:extend("M")
+  function M:forward(x, y)
+    x:add_(1)
+    return y * 2
+  end
+  local t = torch.zeros(3)
+  local e = T.checkerr("Encountered aliased inputs that are mutated in the graph",
+    torch.export.export, M(), {t, t})
+  T.eq(e.kind, "aliased_input_mutation")
+  local B = nn.Module:extend("B")
+  function B:init() self:register_buffer("buf", torch.zeros(3)) end
+  function B:forward(x)
+    self.buf:add_(x)
+    return x * 2
+  end
+  local m = B()
+  T.checkerr("Encountered aliased inputs that are mutated in the graph", torch.export.export, m,
+    {m.buf})
+  T.eq(m.buf[0]:item(), 0)
+end)
+
 T.done()
