@@ -317,7 +317,7 @@ static fx_symint numel_of(int nd, const fx_symint *s) {
 }
 
 /* view / _unsafe_view / reshape's view: at most one -1, inferred as numel // (product of the
- * others); the numels guarded equal; contiguous strides (a non-contiguous self specializes). */
+ * others); the numels guarded equal (strides: contiguous, or sym_view_strides). */
 static int view_sizes(fx_opctx *ctx, const fx_tensor *self, const fx_ivalue *shape, fx_symint *sz,
                       int *nd) {
     int rc = arg_sis(ctx, shape, sz, nd);
@@ -349,6 +349,70 @@ static int view_sizes(fx_opctx *ctx, const fx_tensor *self, const fx_ivalue *sha
     return FX_OK;
 }
 
+/* A size comparison decided as TORCH_GUARD_SIZE_OBLIVIOUS decides it: provable without a guard
+ * (unbacked size-like symbols counting as >= 2), else an ordinary guard (a data-dependent error
+ * for an unbacked symbol no range decides). */
+static int decide_oblivious(fx_opctx *ctx, fx_sym_kind rel, fx_symint a, fx_symint b, bool *out) {
+    static const fx_sym_kind neg[] = {[FX_SYM_EQ] = FX_SYM_NE, [FX_SYM_NE] = FX_SYM_EQ,
+                                      [FX_SYM_LT] = FX_SYM_GE, [FX_SYM_LE] = FX_SYM_GT,
+                                      [FX_SYM_GT] = FX_SYM_LE, [FX_SYM_GE] = FX_SYM_LT};
+    if (fx_si_known_true(rel, a, b)) return *out = true, FX_OK;
+    if (fx_si_known_true(neg[rel], a, b)) return *out = false, FX_OK;
+    return fx_si_cmp(rel, a, b, out, ctx->err);
+}
+
+/* computeStride (aten/src/ATen/TensorUtils.cpp) over symbolic sizes and strides: self's dims fall
+ * into chunks that are contiguous among themselves; the view's sizes sz[nd] must regroup into
+ * chunks of the same numels, and each view dim takes its stride from its chunk. Gives the view's
+ * strides in st, or SYM_SPECIALIZE when self cannot be viewed so (the meta function, on the
+ * hints, saw otherwise) or has no elements. */
+static int sym_view_strides(fx_opctx *ctx, const fx_tensor *self, int nd, const fx_symint *sz,
+                            fx_symint *st) {
+    int on = self->ndim, rc;
+    if (on == 0) {
+        for (int d = 0; d < nd; d++) st[d] = FX_SI(1);
+        return FX_OK;
+    }
+    fx_symint os[FX_MAX_DIMS], ost[FX_MAX_DIMS];
+    for (int d = 0; d < on; d++) {
+        os[d] = SZ(self, d);
+        ost[d] = ST(self, d);
+    }
+    bool b;
+    if ((rc = decide_oblivious(ctx, FX_SYM_EQ, numel_of(on, os), FX_SI(0), &b))) return rc;
+    if (b) return SYM_SPECIALIZE; /* PyTorch's numel == 0 special cases */
+    int vd = nd - 1;
+    fx_symint chunk = ost[on - 1], tnumel = FX_SI(1), vnumel = FX_SI(1);
+    for (int td = on - 1; td >= 0; td--) {
+        tnumel = fx_si_mul(tnumel, os[td]);
+        bool end = td == 0;
+        if (!end) {
+            if ((rc = decide_oblivious(ctx, FX_SYM_NE, os[td - 1], FX_SI(1), &end))) return rc;
+            if (end && (rc = decide_oblivious(ctx, FX_SYM_NE, ost[td - 1],
+                                              fx_si_mul(tnumel, chunk), &end)))
+                return rc;
+        }
+        if (!end) continue;
+        while (vd >= 0) {
+            bool more;
+            if ((rc = decide_oblivious(ctx, FX_SYM_LT, vnumel, tnumel, &more))) return rc;
+            if (!more && (rc = decide_oblivious(ctx, FX_SYM_EQ, sz[vd], FX_SI(1), &more)))
+                return rc;
+            if (!more) break;
+            st[vd] = fx_si_mul(vnumel, chunk);
+            vnumel = fx_si_mul(vnumel, sz[vd]);
+            vd--;
+        }
+        if ((rc = decide_oblivious(ctx, FX_SYM_NE, vnumel, tnumel, &b))) return rc;
+        if (b) return SYM_SPECIALIZE;
+        if (td > 0) {
+            chunk = ost[td - 1];
+            tnumel = vnumel = FX_SI(1);
+        }
+    }
+    return vd == -1 ? FX_OK : SYM_SPECIALIZE;
+}
+
 static int rule_view(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
     (void)h;
     const fx_tensor *self = arg_t(a, 0);
@@ -359,8 +423,10 @@ static int rule_view(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_i
     if (rc) return rc;
     if (nd != o->ndim) return SYM_SPECIALIZE;
     if (ctx->op->id == FX_OP__UNSAFE_VIEW) return set_fresh(ctx, o, nd, sz);
-    if (!sym_contiguous(self)) return SYM_SPECIALIZE;
-    return set_sym(ctx, o, sz, NULL, OFF(self));
+    if (sym_contiguous(self)) return set_sym(ctx, o, sz, NULL, OFF(self));
+    fx_symint st[FX_MAX_DIMS];
+    if ((rc = sym_view_strides(ctx, self, nd, sz, st))) return rc;
+    return set_sym(ctx, o, sz, st, OFF(self));
 }
 
 static int wrap(int64_t d, int nd) { return (int)(d < 0 ? d + (nd ? nd : 1) : d); }

@@ -668,6 +668,26 @@ static void narrow(fx_vr *vr, int64_t a, int64_t b) {
     }
 }
 
+/* bound(env, e) over the sizes a program accepts at run time: a backed size symbol whose lower
+ * bound only the 0/1 specialization raised to 2 counts from its declared lower bound (the
+ * range constraint the input checks use). */
+static fx_vr bound_accepted(fx_shape_env *env, const fx_sym *e) {
+    enum { SAVED = 64 };
+    int idx[SAVED];
+    int64_t lo[SAVED];
+    int n = 0;
+    for (int i = 0; i < env->nsyms && n < SAVED; i++) {
+        fx_symbol_info *info = &env->syms[i];
+        if (info->unbacked || info->vr.lo != 2 || info->declared.lo >= 2) continue;
+        idx[n] = i;
+        lo[n++] = info->vr.lo;
+        info->vr.lo = info->declared.lo < 0 ? 0 : info->declared.lo;
+    }
+    fx_vr r = bound(env, e);
+    for (int i = 0; i < n; i++) env->syms[idx[i]].vr.lo = lo[i];
+    return r;
+}
+
 /* What a relation that now holds teaches: Eq gives a replacement, an inequality over one
  * symbol narrows its range (ShapeEnv._maybe_guard_rel / _refine_ranges). */
 static void learn(fx_shape_env *env, const fx_sym *c) {
@@ -760,8 +780,11 @@ static void learn(fx_shape_env *env, const fx_sym *c) {
             return;
         }
         /* (sg*k) * s <= -(sg*rest + adj) <= -(min(sg*rest) + adj) (ShapeEnv._refine_ranges:
-         * the bound that holds for every value of the other symbols) */
-        fx_vr rb = bound(env, rest);
+         * the bound that holds for every value of the other symbols) — every value the program
+         * accepts, so a backed size counts from its Dim's declared minimum, not from the 2 of
+         * the 0/1 specialization: u0 + s0 <= 32 gives u0 <= 32, not 30, and the program keeps
+         * running at s0 = 1, u0 = 31 (PyTorch's ranges would refuse that call) */
+        fx_vr rb = bound_accepted(env, rest);
         int64_t rmin = sg > 0 ? rb.lo : (rb.hi == FX_INT_OO ? -FX_INT_OO : -rb.hi);
         int64_t a = sg * k;
         narrow(vr, a, -sat_add(rmin, adj));

@@ -2,15 +2,21 @@
 -- Layer: examples (Lua only). Library and script at once:
 --   local llama = dofile("examples/llama.lua")       -- the model, configs, weight I/O
 --   fxdb examples/llama.lua [--config tiny] [--weights FILE.safetensors] [--save FILE] [--meta]
---                           [--non-strict] [--pos N]  -- builds, exports one decode step, explains
+--                           [--non-strict] [--pos N]  -- builds, exports, explains
 --
 -- The model follows Meta's llama/model.py (module names tok_embeddings, layers.N.attention.wq,
 -- feed_forward.w1, attention_norm, ffn_norm, norm, output), so the cache buffers live at
 -- `layers.N.attention.cache_k` / `cache_v`, shape (max_batch, max_seq, n_kv_heads, head_dim),
 -- registered non-persistent and written by index assignment at the current position:
---     self.cache_k[{":", "pos:pos+S"}] = k          -- PyTorch: self.cache_k[:, pos:pos+S] = k
--- Attention reads only the filled part of the cache (cache_k[:, :pos+S]); a causal mask is added
--- only when more than one token is fed (prefill). Rotary embeddings use Hugging Face's
+--     self.cache_k[{":", slice(pos, pos + S)}] = k  -- PyTorch: self.cache_k[:, pos:pos+S] = k
+-- forward(tokens, input_pos) takes the position as ExecuTorch's Llama does: a one-element int64
+-- tensor read with `input_pos[0]:item()`, so torch.export makes it an unbacked SymInt (u0) and
+-- ONE program (with a dynamic sequence length, M.dynamic_shapes) prefills a prompt and decodes
+-- every position; torch._check_is_size / torch._check tell export the range of u0. A plain Lua
+-- integer is accepted too: export then specializes on it (one program per position, the form
+-- bench/bench_llama.lua compares with). Attention reads only the filled part of the cache
+-- (cache_k[:, :pos+S]) under a causal mask built as Meta's model builds it (zeros for the cached
+-- positions beside a triu(-inf) block; all zeros for one token). Rotary embeddings use Hugging Face's
 -- rotate_half form with precomputed cos / sin buffers (max_seq, head_dim), so weights in the
 -- Hugging Face layout load as they are (HF's checkpoints already permute q/k for rotate_half).
 -- Grouped-query attention repeats each kv head n_heads / n_kv_heads times (Meta's repeat_kv:
@@ -107,8 +113,9 @@ function Attention:init(cfg)
   self:register_buffer("cache_v", torch.zeros(shape), {persistent = false})
 end
 
--- x: (B, S, dim), pos: first position of x in the sequence (a Lua integer: specialized at export),
--- cos / sin: (S, head_dim) rows of the rotary tables, mask: (S, pos + S) additive, or nil.
+-- x: (B, S, dim), pos: first position of x in the sequence (a Lua integer, or while exporting with
+-- a tensor input_pos the SymInt u0), cos / sin: (S, head_dim) rows of the rotary tables, mask:
+-- (S, pos + S) additive, or nil.
 function Attention:forward(x, pos, cos, sin, mask)
   local bsz, seqlen = x.shape[1], x.shape[2]
   local q = self.wq(x):view(bsz, seqlen, self.n_heads, self.head_dim)
@@ -118,12 +125,11 @@ function Attention:forward(x, pos, cos, sin, mask)
 
   -- the KV cache: write this step's keys and values at pos (self.cache_k[:bsz, pos:pos+S] = k)
   local rows = bsz == self.cache_k.shape[1] and ":" or string.format(":%d", bsz)
-  local span = string.format("%d:%d", pos, pos + seqlen)
-  self.cache_k[{rows, span}] = k
-  self.cache_v[{rows, span}] = v
+  self.cache_k[{rows, slice(pos, pos + seqlen)}] = k
+  self.cache_v[{rows, slice(pos, pos + seqlen)}] = v
 
   -- attend over the filled part only: positions 0 .. pos + S - 1
-  local filled = string.format(":%d", pos + seqlen)
+  local filled = slice(0, pos + seqlen)
   local keys = repeat_kv(self.cache_k[{rows, filled}], self.n_rep)    -- (B, L, H, D)
   local values = repeat_kv(self.cache_v[{rows, filled}], self.n_rep)
 
@@ -199,18 +205,51 @@ function Transformer:init(cfg)
   self:register_buffer("freqs_sin", sin, {persistent = false})
 end
 
--- tokens: (B, S) int64, pos: the position of tokens[:, 0]. Returns logits (B, S, vocab) float32.
-function Transformer:forward(tokens, pos)
+-- tokens: (B, S) int64; input_pos: the position of tokens[:, 0], as a one-element int64 tensor
+-- (ExecuTorch's form: export reads it with item(), one program for every position) or a Lua
+-- integer (export specializes on it). pos + S must not exceed max_seq_len. Returns logits
+-- (B, S, vocab) float32.
+function Transformer:forward(tokens, input_pos)
   local seqlen = tokens.shape[2]
-  local h = self.tok_embeddings(tokens)
-  local rows = string.format("%d:%d", pos, pos + seqlen)
-  local cos, sin = self.freqs_cos[{rows}], self.freqs_sin[{rows}]
-  local mask = nil
-  if seqlen > 1 then  -- prefill: token i sees positions <= pos + i
-    mask = torch.full({seqlen, pos + seqlen}, -math.huge):triu(pos + 1)
+  local max_seq = self.cfg.max_seq_len
+  local pos = input_pos
+  if torch.is_tensor(input_pos) then
+    pos = input_pos[0]:item()           -- while exporting: the unbacked SymInt u0
+    torch._check_is_size(pos)           -- u0 >= 0, a size
+    torch._check(pos < max_seq)         -- so that a slice starting at pos stays in the tables
+    torch._check(pos + seqlen <= max_seq)
   end
+  local h = self.tok_embeddings(tokens)
+  local rows = slice(pos, pos + seqlen)
+  local cos, sin = self.freqs_cos[{rows}], self.freqs_sin[{rows}]
+  -- causal mask (S, pos + S): token i sees positions <= pos + i (Meta's: zeros for the cached
+  -- positions beside triu(-inf, 1)); for one token it is a row of zeros
+  local mask = torch.full({seqlen, seqlen}, -math.huge):triu(1)
+  mask = torch.cat({torch.zeros({seqlen, pos}), mask}, 1)
   for _, layer in pairs(self.layers) do h = layer(h, pos, cos, sin, mask) end
   return self.output(self.norm(h))
+end
+
+-- ==== exporting =====================================================================================
+
+-- Example inputs of the single program: two tokens at position 0 (a dynamic dim needs an example
+-- of at least 2: torch.export specializes 0 and 1), as ExecuTorch's Llama export does.
+function M.example_inputs(cfg)
+  return {torch.zeros({cfg.max_batch, 2}, torch.int64), torch.tensor({0})}
+end
+
+-- dynamic_shapes of forward(tokens, input_pos): tokens' sequence length (dim 1) is the Dim
+-- "seqlen" up to max_seq_len; input_pos is static (one element; its value is data).
+function M.dynamic_shapes(cfg)
+  return {tokens = {[1] = torch.export.Dim("seqlen", {max = cfg.max_seq_len})}, input_pos = nil}
+end
+
+-- The single program: model exported once with a dynamic sequence length and a tensor input_pos
+-- (opts: torch.export.export's options, e.g. strict = false; dynamic_shapes is M's).
+function M.export(model, opts)
+  local o = {dynamic_shapes = M.dynamic_shapes(model.cfg)}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  return torch.export.export(model, M.example_inputs(model.cfg), o)
 end
 
 -- Every cache buffer path ("layers.0.attention.cache_k", ...).
@@ -405,7 +444,7 @@ end
 -- ==== the script =====================================================================================
 
 local function parse_args(argv)
-  local o = {config = "tiny", pos = 0}
+  local o = {config = "tiny"}
   local i = 1
   while argv and argv[i] do
     local a = argv[i]
@@ -447,13 +486,35 @@ local function main(argv)
     M.save(model, o.save)
     print("saved weights to " .. o.save)
   end
-  local tokens = torch.zeros({1, 1}, torch.int64)
   -- globals for `fxdb -i examples/llama.lua`: the REPL can then :trace model / :export model
-  model.example_inputs = {tokens, o.pos}
-  t0 = os.clock()
-  local ep = torch.export.export(model, {tokens, o.pos}, {strict = not o.non_strict})
-  print(string.format("exported one decode step at pos %d (%s) in %.2fs: %d nodes", o.pos,
-                      o.non_strict and "non-strict" or "strict", os.clock() - t0, #ep.graph.nodes))
+  if o.pos then
+    model.example_inputs = {torch.zeros({cfg.max_batch, 1}, torch.int64), o.pos}
+  else
+    model.example_inputs, model.dynamic_shapes = M.example_inputs(cfg), M.dynamic_shapes(cfg)
+  end
+  t0 = torch._perf_counter()
+  local ep = fxdb.export(model, nil, {strict = not o.non_strict})
+  local ms = 1e3 * (torch._perf_counter() - t0)
+  local mode = o.non_strict and "non-strict" or "strict"
+  if o.pos then
+    print(string.format("exported one decode step at pos %d (%s) in %.1f ms: %d nodes", o.pos, mode,
+                        ms, #ep.graph.nodes))
+  else
+    local asserts = 0
+    for _, n in ipairs(ep.graph.nodes) do
+      if n.target == "aten._assert_scalar.default" then asserts = asserts + 1 end
+    end
+    local rc = {}
+    for _, k in ipairs({"s0", "u0"}) do
+      local r = ep.range_constraints[k]
+      if r then rc[#rc + 1] = string.format("%s: VR[%s, %s]", k, r.lower, r.upper) end
+    end
+    print(string.format("exported the single program (%s) in %.1f ms: %d nodes; tokens %s, " ..
+                        "input_pos read by item() as u0; range constraints {%s}; %d runtime asserts",
+                        mode, ms, #ep.graph.nodes,
+                        tostring(ep.graph:node("tokens").meta.val.shape), table.concat(rc, ", "),
+                        asserts))
+  end
   local nmut = 0
   for _, s in ipairs(ep.graph_signature.output_specs) do
     if s.kind == "BUFFER_MUTATION" then nmut = nmut + 1 end

@@ -4,7 +4,7 @@
 --   fxdb examples/llama_update_cache.lua [--config tiny] [--tokens N] [--pos N] [--seed N]
 --
 -- examples/llama.lua writes each step's keys and values into the cache by index assignment
--- (self.cache_k[{":", "pos:pos+S"}] = k), which export functionalizes into slice_scatter + a
+-- (self.cache_k[{":", slice(pos, pos + S)}] = k), which export functionalizes into slice_scatter + a
 -- BUFFER_MUTATION output. ExecuTorch's Llama export (extension/llm/custom_ops) writes them with
 -- a custom op instead:
 --     torch.ops.llama.update_cache(k, self.cache_k, pos)   -- schema: (Tensor value,
@@ -51,7 +51,7 @@ function Attention:forward(x, pos, cos, sin, mask)
   torch.ops.llama.update_cache(v, self.cache_v, pos)
 
   local rows = bsz == self.cache_k.shape[1] and ":" or string.format(":%d", bsz)
-  local filled = string.format(":%d", pos + seqlen)
+  local filled = slice(0, pos + seqlen)
   local keys = llama.repeat_kv(self.cache_k[{rows, filled}], self.n_rep):transpose(1, 2)
   local values = llama.repeat_kv(self.cache_v[{rows, filled}], self.n_rep):transpose(1, 2)
   local scores = torch.matmul(q:transpose(1, 2), keys:transpose(2, 3)) / math.sqrt(self.head_dim)

@@ -18,6 +18,16 @@ local function buffer(m, path)
   return m:get_submodule(owner)[name]
 end
 
+-- The line of examples/llama.lua that holds `code`.
+local function line_of(code)
+  local n = 0
+  for l in io.lines("examples/llama.lua") do
+    n = n + 1
+    if l:find(code, 1, true) then return n end
+  end
+  error("no line with " .. code)
+end
+
 local function max_diff(a, b)
   return fxdb._max_abs_diff(a, b)
 end
@@ -129,9 +139,10 @@ if can_run then
       local prov = fxdb.provenance(ep, p)
       local text = tostring(prov)
       T.truthy(text:find("aten.copy_", 1, true), "provenance of " .. p .. " names copy_:\n" .. text)
-      T.truthy(text:find("llama.lua:12%d"), "provenance of " .. p .. " names the assignment line:\n" .. text)
       local kind = p:match("cache_(%a)$")
-      T.truthy(text:find("self.cache_" .. kind .. "[{rows, span}] = " .. kind, 1, true),
+      T.truthy(text:find("llama.lua:" .. line_of("self.cache_" .. kind .. "[{rows, slice(pos, pos + seqlen)}] = " .. kind), 1, true),
+               "provenance of " .. p .. " names the assignment line:\n" .. text)
+      T.truthy(text:find("self.cache_" .. kind .. "[{rows, slice(pos, pos + seqlen)}] = " .. kind, 1, true),
                "provenance shows the source line:\n" .. text)
     end
     T.eq(n, 2 * cfg.n_layers)
@@ -213,6 +224,111 @@ if can_run then
   else
     print("test_llama: skipping the prefill test: this build lacks triu.default")
   end
+
+  -- ==== the single program (tensor input_pos read by item(), dynamic sequence length) ====
+
+  T.test("the single program: one export, prefill lengths and positions bit for bit vs eager", function()
+    for _, strict in ipairs({true, false}) do
+      for _, reinplace in ipairs({false, true}) do
+        local eager = llama.build(cfg, {seed = 5})
+        local model = llama.share_weights(eager)
+        local ep = llama.export(model, {strict = strict})
+        local gm = ep:module({share_state = true, reinplace = reinplace})
+        local what = (strict and "strict" or "non-strict") .. (reinplace and ", reinplaced" or "")
+        torch.manual_seed(9)
+        local pos = 0
+        -- a prompt, single tokens, short prefills at later positions, up to max_seq_len exactly
+        for _, n in ipairs({5, 1, 1, 3, 1, 2, 1, 17, 1}) do
+          local toks, ip = torch.randint(0, cfg.vocab_size, {1, n}), torch.tensor({pos})
+          local before = {}
+          for _, p in ipairs(model:cache_paths()) do before[p] = buffer(model, p):clone() end
+          local r = fxdb.run(ep, {toks, ip})          -- the lifted program: model's caches untouched
+          local got, want = gm(toks, ip), eager(toks, ip)
+          local at = string.format("%s, pos %d, %d tokens", what, pos, n)
+          close(got, want, "unlifted logits, " .. at)
+          close(r.outputs[1], want, "lifted logits, " .. at)
+          for _, p in ipairs(model:cache_paths()) do
+            close(buffer(model, p), buffer(eager, p), p .. ", " .. at)
+            close(r.mutations[p], buffer(eager, p), "lifted " .. p .. ", " .. at)
+            T.truthy(max_diff(buffer(model, p), before[p]) > 0, p .. " written, " .. at)
+          end
+          pos = pos + n
+        end
+        T.eq(pos, cfg.max_seq_len)
+      end
+    end
+  end)
+
+  T.test("the single program prints its symbols, range constraints, asserts and cache writes", function()
+    local m = llama.build(cfg)
+    local ep = llama.export(m)
+    local text = tostring(ep)
+    local function has(want) T.truthy(text:find(want, 1, true), "missing: " .. want .. "\n" .. text) end
+    has('tokens: "i64[1, s0]", input_pos: "i64[1]"):')
+    has('_local_scalar_dense: "Sym(u0)" = torch.ops.aten._local_scalar_dense.default(select)')
+    has('sym_constrain_range_for_size_default = torch.ops.aten.sym_constrain_range_for_size.default(_local_scalar_dense)')
+    has('le: "Sym(u0 <= 31)" = _local_scalar_dense <= 31')
+    has([[torch.ops.aten._assert_scalar.default(le, "Runtime assertion failed for expression u0 <= 31 on node 'le'")]])
+    has('add: "Sym(s0 + u0)" = sym_size_int + _local_scalar_dense')
+    has('le_1: "Sym(s0 + u0 <= 32)" = add <= 32')
+    has('slice_1: "f32[s0, 16]" = torch.ops.aten.slice.Tensor(b_freqs_cos, 0, _local_scalar_dense, add_1)')
+    has('cat: "f32[s0, s0 + u0]" = torch.ops.aten.cat.default([zeros, triu], 1)')
+    has('slice_scatter: "f32[1, 32, 2, 16]" = torch.ops.aten.slice_scatter.default(b_layers_0_attention_cache_k, ')
+    has('"Runtime assertion failed for expression s0 + u0 <= 32 on node \'le_1\'"')
+    -- the asserts come first: the position's range, then the check over both symbols
+    local a1, a2 = text:find("on node 'le_1'", 1, true), text:find("embedding.default", 1, true)
+    T.truthy(a1 and a2 and a1 < a2, "asserts before the first op")
+    has("slice_scatter: BUFFER_MUTATION target='layers.0.attention.cache_k'")
+    has("slice_scatter_3: BUFFER_MUTATION target='layers.1.attention.cache_v'")
+    has("Range constraints: {s0: VR[0, 32], u0: VR[0, 31]}")
+    T.eq(ep.range_constraints.u0.upper, 31)
+    T.eq(ep.range_constraints.s0.upper, 32)
+    -- no guard specialized the sequence length or the position
+    T.falsy(text:find("Eq(s0", 1, true) or text:find("Eq(u0", 1, true), text)
+    -- strict and non-strict agree
+    T.eq(tostring(llama.export(m, {strict = false}).graph), tostring(ep.graph))
+    -- :why of a cache leads to the Lua line of its write, through the symbolic slice
+    local prov = tostring(fxdb.provenance(ep, "layers.1.attention.cache_v"))
+    T.truthy(prov:find("examples/llama.lua:" .. line_of("self.cache_v[{rows, slice(pos, pos + seqlen)}] = v") ..
+                       "  self.cache_v[{rows, slice(pos, pos + seqlen)}] = v", 1, true), prov)
+    T.truthy(prov:find("through slice(1, _local_scalar_dense, add, 1) of layers.1.attention.cache_v", 1,
+                       true), prov)
+  end)
+
+  T.test("the single program refuses a position beyond max_seq_len at its runtime assert", function()
+    local eager = llama.build(cfg, {seed = 2})
+    local model = llama.share_weights(eager)
+    local ep = llama.export(model)
+    local gm = ep:module({share_state = true})
+    gm(torch.tensor({{1, 2}}), torch.tensor({0}))
+    local before = buffer(model, "layers.0.attention.cache_k"):clone()
+    local ok, e = pcall(gm, torch.tensor({{3}}), torch.tensor({cfg.max_seq_len}))
+    T.falsy(ok)
+    T.eq(e.kind, "runtime_assert")
+    T.truthy(tostring(e):find("Runtime assertion failed for expression u0 <= 31 on node 'le'", 1, true),
+             tostring(e))
+    ok, e = pcall(fxdb.run, ep, {torch.tensor({{3}}), torch.tensor({40})})
+    T.falsy(ok)
+    T.truthy(tostring(e):find("u0 <= 31", 1, true), tostring(e))
+    T.eq(max_diff(buffer(model, "layers.0.attention.cache_k"), before), 0, "caches untouched")
+    -- a prefill that starts inside the cache and runs past its end: the check over both symbols
+    ok, e = pcall(gm, torch.tensor({{3, 4, 5}}), torch.tensor({cfg.max_seq_len - 2}))
+    T.falsy(ok)
+    T.truthy(tostring(e):find("Runtime assertion failed for expression s0 + u0 <= 32 on node 'le_1'",
+                              1, true), tostring(e))
+    T.eq(max_diff(buffer(model, "layers.0.attention.cache_k"), before), 0, "caches untouched")
+    -- a negative position fails sym_constrain_range_for_size, as in PyTorch
+    ok, e = pcall(gm, torch.tensor({{3}}), torch.tensor({-1}))
+    T.falsy(ok)
+    T.truthy(tostring(e):find("Invalid value range for -1", 1, true), tostring(e))
+    -- eager refuses it at the model's torch._check
+    T.checkerr("Expected cond to be True", eager, torch.tensor({{3}}), torch.tensor({cfg.max_seq_len}))
+    -- the module goes on at a valid position
+    close(gm(torch.tensor({{3}}), torch.tensor({2})), (function()
+      eager(torch.tensor({{1, 2}}), torch.tensor({0}))
+      return eager(torch.tensor({{3}}), torch.tensor({2}))
+    end)(), "after the refused calls")
+  end)
 
   T.test("llama2_7b on the meta device: build and export allocate no weights", function()
     local before = torch._memory_stats().live_bytes

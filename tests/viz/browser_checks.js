@@ -85,7 +85,7 @@
         var m = D.nodes[n].mutation; return m && m.state === 'layers.3.attention.cache_k';
       })[0];
       check('llama: click the cache_k update', !!mut && click(mut), 'no node for layers.3.attention.cache_k');
-      check('llama: provenance of the cache', has(0, 'provenance of layers.3.attention.cache_k') && has(0, 'copy_.default') && has(0, 'examples/llama.lua:122'), panelText().slice(0, 400));
+      check('llama: provenance of the cache', has(0, 'provenance of layers.3.attention.cache_k') && has(0, 'copy_.default') && has(0, 'examples/llama.lua:128'), panelText().slice(0, 400));
       check('llama: cache path highlighted', document.querySelectorAll('#fx-stage g.node.fx-path').length >= 2,
             document.querySelectorAll('#fx-stage g.node.fx-path').length + ' marked');
     });
