@@ -231,9 +231,6 @@ static const char *create_name(fx_graph *g, const char *candidate) {
     return out;
 }
 
-const char *fx__node_name_of(const struct fx_node *n);
-const char *fx__node_name_of(const struct fx_node *n) { return n ? n->name : "None"; }
-
 /* ---- lifetime -------------------------------------------------------------------------------- */
 
 static uint64_t g_graph_ids;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/fx_alloc.h"
+#include "core/graph.h" /* a node argument prints as its name (the struct only: no graph.c call) */
 
 fx_ivalue fx_iv_none(void) { return (fx_ivalue){.tag = FX_IV_NONE}; }
 fx_ivalue fx_iv_int(int64_t i) { return (fx_ivalue){.tag = FX_IV_INT, .u.i = i}; }
@@ -181,10 +182,6 @@ void fx_format_pyfloat(fx_strbuf *sb, double d) {
     if (!strchr(buf, '.')) fx_strbuf_append(sb, ".0");
 }
 
-/* The FX node printer needs node names, but ivalue.c does not know the graph; graph.c registers
- * a namer here at load time. */
-const char *fx__node_name_of(const struct fx_node *n);
-
 void fx_ivalue_format(fx_strbuf *sb, const fx_ivalue *v, bool fx_listing) {
     switch (v->tag) {
     case FX_IV_UNSET:
@@ -204,7 +201,7 @@ void fx_ivalue_format(fx_strbuf *sb, const fx_ivalue *v, bool fx_listing) {
         break;
     case FX_IV_NODE:
         if (fx_listing) fx_strbuf_putc(sb, '%');
-        fx_strbuf_append(sb, fx__node_name_of(v->u.node));
+        fx_strbuf_append(sb, v->u.node ? v->u.node->name : "None");
         break;
     case FX_IV_TENSOR: {
         const fx_tensor *t = v->u.t;

@@ -2,18 +2,9 @@
  * Layer: core. */
 #include "core/shape.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "core/tensor_impl.h"
-
-const char *fx_shape_str(int ndim, const int64_t *sizes, char *buf, int cap) {
-    int n = snprintf(buf, (size_t)cap, "[");
-    for (int d = 0; d < ndim && n < cap; d++)
-        n += snprintf(buf + n, (size_t)(cap - n), d ? ", %lld" : "%lld", (long long)sizes[d]);
-    if (n < cap) snprintf(buf + n, (size_t)(cap - n), "]");
-    return buf;
-}
 
 int fx_wrap_dim(int64_t dim, int ndim, int *out, fx_err *err) {
     int n = ndim > 0 ? ndim : 1;

@@ -36,7 +36,4 @@ int fx_infer_view_shape(int n, const int64_t *shape, int64_t numel, int64_t *out
 bool fx_view_strides(int ndim, const int64_t *sizes, const int64_t *strides, int new_ndim,
                      const int64_t *new_sizes, int64_t *new_strides);
 
-/* "[2, 3]" into buf (for messages). Returns buf. */
-const char *fx_shape_str(int ndim, const int64_t *sizes, char *buf, int cap);
-
 #endif

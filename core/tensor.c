@@ -2,6 +2,7 @@
  * Layer: core. */
 #include "core/tensor.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "core/fx_alloc.h"
@@ -17,6 +18,14 @@ void fx_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides) {
         /* saturate instead of overflowing: such sizes are rejected by the allocation check */
         if (__builtin_mul_overflow(s, sizes[d] > 1 ? sizes[d] : 1, &s)) s = INT64_MAX;
     }
+}
+
+const char *fx_shape_str(int ndim, const int64_t *sizes, char *buf, int cap) {
+    int n = snprintf(buf, (size_t)cap, "[");
+    for (int d = 0; d < ndim && n < cap; d++)
+        n += snprintf(buf + n, (size_t)(cap - n), d ? ", %lld" : "%lld", (long long)sizes[d]);
+    if (n < cap) snprintf(buf + n, (size_t)(cap - n), "]");
+    return buf;
 }
 
 /* Bytes needed to hold every element reachable through sizes/strides from offset 0, or -1 on

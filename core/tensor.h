@@ -133,4 +133,7 @@ void fx_tensor_set_trace_node(fx_tensor *t, uint32_t trace_id, struct fx_node *n
 /* Contiguous strides for sizes (row-major), into strides[ndim]. */
 void fx_contiguous_strides(int ndim, const int64_t *sizes, int64_t *strides);
 
+/* "[2, 3]" into buf (for messages; cut short when cap is too small). Returns buf. */
+const char *fx_shape_str(int ndim, const int64_t *sizes, char *buf, int cap);
+
 #endif
