@@ -245,6 +245,40 @@ static bool is_list_view_item(fstate *s, int i) {
     return src->aten && fx_op_is_view(src->aten) && src->aten->schema.rets[0].type == FX_TY_TENSOR_LIST;
 }
 
+/* The SymInt `x op y` (op "add" or "mul") of two bounds that are ints or functional nodes whose
+ * values are SymInts: an int when both are plain (or the operation is trivial), else an
+ * operator.<op> node with that value. New reference in *out. */
+static int sym_bound(fstate *s, const char *op, fx_ivalue x, fx_ivalue y, const fx_node *cause,
+                     fx_ivalue *out) {
+    fx_symint a, b;
+    const fx_ivalue *xv = x.tag == FX_IV_NODE ? &x.u.node->val : &x;
+    const fx_ivalue *yv = y.tag == FX_IV_NODE ? &y.u.node->val : &y;
+    if (!fx_ivalue_symint(xv, &a) || !fx_ivalue_symint(yv, &b))
+        return fx_err_setf(s->err, FX_EINTERNAL, "a split bound is not an integer");
+    bool add = !strcmp(op, "add");
+    fx_symint r = add ? fx_si_add(a, b) : fx_si_mul(a, b);
+    if (r.expr && fx_sym_is_error(r.expr))
+        return fx_err_setf(s->err, FX_ENOMEM, "out of memory in a symbolic size expression");
+    /* 0 + y, x * 1, 0 * y: no node */
+    const fx_ivalue *same = NULL;
+    if (!r.expr) return *out = fx_iv_int(r.hint), FX_OK;
+    if (x.tag == FX_IV_INT && x.u.i == (add ? 0 : 1)) same = &y;
+    if (y.tag == FX_IV_INT && y.u.i == (add ? 0 : 1)) same = &x;
+    if (same) return fx_ivalue_copy(out, same, s->err);
+    char target[24];
+    snprintf(target, sizeof target, "operator.%s", op);
+    fx_ivalue args[2] = {x, y};
+    fx_node *n = fx_graph_call_target(s->g, target, args, 2, op, s->err);
+    if (!n) return s->err->code;
+    fx_ivalue v = fx_iv_symint(r);
+    int rc = fx_node_set_val(n, &v, s->err);
+    fx_ivalue_clear(&v);
+    if (!rc && cause) rc = fx_node_copy_meta(n, cause, s->err);
+    if (rc) return rc;
+    *out = fx_iv_node(n);
+    return FX_OK;
+}
+
 /* Writes `val` (new value of piece j of a split/unbind) into the list op's input; *skip is set so
  * the caller continues from that input rather than the list node. */
 static fx_node *scatter_list_item(fstate *s, int j, fx_node *val, const fx_node *cause) {
@@ -264,32 +298,60 @@ static fx_node *scatter_list_item(fstate *s, int j, fx_node *val, const fx_node 
         return emit(s, FX_OP_SELECT_SCATTER, a, 4, cause);
     case FX_OP_SPLIT_TENSOR:
     case FX_OP_SPLIT_WITH_SIZES: {
-        if (list->args[2].tag != FX_IV_INT || list->args[1].tag == FX_IV_NODE ||
-            (fx_wrap_dim(list->args[2].u.i, fx_tensor_ndim(pt), &d, NULL) == FX_OK &&
-             fx_si_is_sym(fx_tensor_sym_size(pt, d)))) {
-            /* the piece's bounds are size expressions: a graph of sym nodes fxdb does not
-             * build here yet */
-            fx_err_setf(s->err, FX_ENOTIMPL,
-                        "fxdb cannot yet write back through a piece of %s of a tensor with "
-                        "symbolic sizes",
-                        fx_op_qualname(list->aten));
-            fail_at(s, cause, FX_ENOTIMPL, "not_implemented");
-            return NULL;
-        }
-        if (fx_wrap_dim(list->args[2].u.i, fx_tensor_ndim(pt), &d, s->err)) return NULL;
-        int64_t n = fx_tensor_size(pt, d), start = 0, len = 0;
+        /* piece idx is the slice [start, end) along d: start = idx * split_size (the sum of the
+         * sizes before it), end = start + its size, the last piece's end the size of d
+         * (split_Tensor_inverse's clamp) — sym_size.int / operator nodes when those are
+         * symbolic (chunk of a dynamic dim: split_size is a SymInt) */
+        if (list->args[2].tag != FX_IV_INT ||
+            fx_wrap_dim(list->args[2].u.i, fx_tensor_ndim(pt), &d, s->err))
+            return s->err->code ? NULL : NULL;
+        int npieces = list->val.tag == FX_IV_LIST ? list->val.u.list.n : 0;
+        fx_ivalue start = fx_iv_int(0), len = {.tag = FX_IV_UNSET}, end;
+        int rc = FX_OK;
         if (list->aten->id == FX_OP_SPLIT_TENSOR) {
-            int64_t size = list->args[1].u.i;
-            start = idx * size;
-            len = start + size <= n ? size : n - start;
+            fx_ivalue size;
+            if ((rc = map_arg(s, &list->args[1], &size))) return NULL;
+            rc = sym_bound(s, "mul", fx_iv_int(idx), size, cause, &start);
+            len = size;
         } else {
             const fx_ivalue *sz = &list->args[1];
-            for (int64_t k = 0; k < idx; k++) start += sz->u.list.items[k].u.i;
-            len = sz->u.list.items[idx].u.i;
+            if (sz->tag != FX_IV_LIST || idx >= sz->u.list.n) rc = FX_EINTERNAL;
+            for (int64_t k = 0; k < idx && !rc; k++) {
+                fx_ivalue piece, sum;
+                if ((rc = map_arg(s, &sz->u.list.items[k], &piece))) break;
+                rc = sym_bound(s, "add", start, piece, cause, &sum);
+                fx_ivalue_clear(&piece);
+                fx_ivalue_clear(&start);
+                start = sum;
+            }
+            if (!rc) rc = map_arg(s, &sz->u.list.items[idx], &len);
         }
-        a[0] = fx_iv_node(p), a[1] = fx_iv_node(val), a[2] = fx_iv_int(d), a[3] = fx_iv_int(start);
-        a[4] = fx_iv_int(start + len), a[5] = fx_iv_int(1);
-        return emit(s, FX_OP_SLICE_SCATTER, a, 6, cause);
+        if (!rc && idx == npieces - 1) {
+            fx_symint n = fx_tensor_sym_size(pt, d);
+            if (!fx_si_is_sym(n)) {
+                end = fx_iv_int(n.hint);
+            } else {
+                fx_ivalue sa[2] = {fx_iv_node(p), fx_iv_int(d)};
+                fx_node *sn = emit(s, FX_OP_SYM_SIZE_INT, sa, 2, cause);
+                if (sn) end = fx_iv_node(sn);
+                else rc = s->err->code ? s->err->code : FX_EINTERNAL;
+            }
+        } else if (!rc) {
+            rc = sym_bound(s, "add", start, len, cause, &end);
+        }
+        fx_ivalue_clear(&len);
+        if (rc) {
+            fx_ivalue_clear(&start);
+            if (rc == FX_EINTERNAL && !s->err->code)
+                fx_err_setf(s->err, FX_EINTERNAL, "malformed %s node", fx_op_qualname(list->aten));
+            return NULL;
+        }
+        a[0] = fx_iv_node(p), a[1] = fx_iv_node(val), a[2] = fx_iv_int(d), a[3] = start;
+        a[4] = end, a[5] = fx_iv_int(1);
+        fx_node *r = emit(s, FX_OP_SLICE_SCATTER, a, 6, cause);
+        fx_ivalue_clear(&a[3]);
+        fx_ivalue_clear(&a[4]);
+        return r;
     }
     default: break;
     }

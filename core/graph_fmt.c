@@ -293,6 +293,9 @@ static void format_forward(fx_strbuf *out, const fx_graph *g, int indent, bool v
         fx_strbuf_append(&sb, " = ");
         if (n->op == FX_NODE_GET_ATTR) {
             fx_strbuf_appendf(&sb, "self.%s", n->target);
+        } else if (!n->aten && !strcmp(n->target, "operator.neg") && n->nargs == 1) {
+            fx_strbuf_putc(&sb, '-'); /* FX prints operator.neg as `-sym_size_int` */
+            fx_ivalue_format(&sb, &n->args[0], false);
         } else if (!n->aten && !strncmp(n->target, "operator.", 9) && n->nargs == 2) {
             /* SymInt arithmetic, as FX prints operator.add: `add = sym_size_int + 1` */
             static const char *const ops[][2] = {

@@ -851,6 +851,17 @@ static int run_generic(fx_interp *it, fx_node *n, fx_ivalue *res, fx_err *err) {
             for (int i = 0; i < made; i++) fx_ivalue_clear(&args[i]);
             return rc;
         }
+        if (!strcmp(n->target, "operator.neg") && n->nargs == 1) { /* -n of a SymInt */
+            fx_ivalue x;
+            int rc = resolve(it, &n->args[0], &x, err);
+            if (rc) return rc;
+            fx_symint a;
+            if (!fx_ivalue_symint(&x, &a) || a.expr)
+                rc = fx_err_setf(err, FX_EARG, "%s: expected an integer operand", n->name);
+            fx_ivalue_clear(&x);
+            if (!rc) *res = fx_iv_int(-a.hint);
+            return rc;
+        }
         if ((!strncmp(n->target, "operator.", 9) || !strncmp(n->target, "torch.sym_", 10)) &&
             n->nargs == 2) { /* SymInt arithmetic: plain integers at run time */
             fx_ivalue x, y;

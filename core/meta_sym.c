@@ -1135,6 +1135,73 @@ static int rule_conv(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_i
     return set_fresh(ctx, out_t(out, 0), p.nsp + 2, sz);
 }
 
+/* The shape x[indices] has for int index tensors it[k] at dims idim[k] of self (advanced
+ * indexing): the index tensors broadcast together (each pair of sizes guarded equal) into a block
+ * that replaces the dims they index — in place when those dims are adjacent, else in front —
+ * and self's other dims keep their sizes. */
+static int index_result(fx_opctx *ctx, const fx_tensor *self, const fx_tensor *const *it,
+                        const int *idim, int ni, fx_symint *r, int *rn) {
+    fx_symint b[FX_MAX_DIMS];
+    int bnd = 0, rc;
+    for (int k = 0; k < ni; k++)
+        if (it[k]->ndim > bnd) bnd = it[k]->ndim;
+    for (int j = 0; j < bnd; j++) b[j] = FX_SI(1);
+    for (int k = 0; k < ni; k++)
+        for (int j = 0; j < it[k]->ndim; j++) {
+            int bj = bnd - it[k]->ndim + j;
+            fx_symint x = SZ(it[k], j);
+            if (!x.expr && x.hint == 1) continue;
+            if (!b[bj].expr && b[bj].hint == 1) {
+                b[bj] = x;
+            } else if ((rc = need_eq(ctx, b[bj], x))) {
+                return rc;
+            }
+        }
+    bool adjacent = true;
+    for (int k = 1; k < ni; k++) adjacent = adjacent && idim[k] == idim[k - 1] + 1;
+    *rn = 0;
+    if (adjacent)
+        for (int j = 0; j < idim[0]; j++) r[(*rn)++] = SZ(self, j);
+    for (int j = 0; j < bnd; j++) r[(*rn)++] = b[j];
+    for (int j = adjacent ? idim[ni - 1] + 1 : 0; j < self->ndim; j++) {
+        bool indexed = false;
+        for (int k = 0; k < ni; k++) indexed = indexed || idim[k] == j;
+        if (!indexed) r[(*rn)++] = SZ(self, j);
+    }
+    return FX_OK;
+}
+
+/* index.Tensor(self, indices): the result of index_result, a fresh tensor; self's dims that are
+ * not indexed keep their symbolic sizes, and an index tensor's symbolic sizes become the result's.
+ * A bool mask's result length is data-dependent (nonzero): specialized. */
+static int rule_index(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_tensor *self = arg_t(a, 0);
+    fx_tensor *o = out_t(out, 0);
+    if (!self || !o || a[1].tag != FX_IV_LIST) return SYM_SPECIALIZE;
+    const fx_tensor *it[FX_MAX_DIMS];
+    int idim[FX_MAX_DIMS], ni = 0, d = 0, rc;
+    for (int k = 0; k < a[1].u.list.n; k++) {
+        const fx_ivalue *x = &a[1].u.list.items[k];
+        if (x->tag == FX_IV_NONE || x->tag == FX_IV_UNSET) {
+            d++;
+            continue;
+        }
+        if (x->tag != FX_IV_TENSOR) return SYM_SPECIALIZE;
+        const fx_tensor *t = x->u.t;
+        if (t->dtype == FX_DTYPE_BOOL || t->dtype == FX_DTYPE_U8) return SYM_SPECIALIZE;
+        if (d >= self->ndim || ni == FX_MAX_DIMS) return SYM_SPECIALIZE;
+        it[ni] = t;
+        idim[ni++] = d++;
+    }
+    if (ni == 0) return SYM_SPECIALIZE;
+    fx_symint r[2 * FX_MAX_DIMS];
+    int rn;
+    if ((rc = index_result(ctx, self, it, idim, ni, r, &rn))) return rc;
+    if (rn > FX_MAX_DIMS) return SYM_SPECIALIZE;
+    return set_fresh(ctx, o, rn, r);
+}
+
 /* index_put(_): the shapes the meta function compared under the hints, as guards. A bool mask
  * covers as many dims of self as it has, each guarded equal; int index tensors broadcast
  * together (guarded) into the block that replaces the dims they index (in place when those
@@ -1172,36 +1239,9 @@ static int rule_index_put(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h,
         for (int j = 0; j < v->ndim; j++)
             if ((rc = need_eq(ctx, SZ(v, j), FX_SI(v->sizes[j])))) return rc;
     } else if (v && ni > 0) {
-        /* the broadcast index shape */
-        fx_symint b[FX_MAX_DIMS];
-        int bnd = 0;
-        for (int k = 0; k < ni; k++)
-            if (it[k]->ndim > bnd) bnd = it[k]->ndim;
-        for (int j = 0; j < bnd; j++) b[j] = FX_SI(1);
-        for (int k = 0; k < ni; k++)
-            for (int j = 0; j < it[k]->ndim; j++) {
-                int bj = bnd - it[k]->ndim + j;
-                fx_symint x = SZ(it[k], j);
-                if (!x.expr && x.hint == 1) continue;
-                if (!b[bj].expr && b[bj].hint == 1) {
-                    b[bj] = x;
-                } else if ((rc = need_eq(ctx, b[bj], x))) {
-                    return rc;
-                }
-            }
-        /* the indexing result: rest dims around (or after) the broadcast block */
-        bool adjacent = true;
-        for (int k = 1; k < ni; k++) adjacent = adjacent && idim[k] == idim[k - 1] + 1;
         fx_symint r[2 * FX_MAX_DIMS];
-        int rn = 0;
-        if (adjacent)
-            for (int j = 0; j < idim[0]; j++) r[rn++] = SZ(self, j);
-        for (int j = 0; j < bnd; j++) r[rn++] = b[j];
-        for (int j = adjacent ? idim[ni - 1] + 1 : 0; j < self->ndim; j++) {
-            bool indexed = false;
-            for (int k = 0; k < ni; k++) indexed = indexed || idim[k] == j;
-            if (!indexed) r[rn++] = SZ(self, j);
-        }
+        int rn;
+        if ((rc = index_result(ctx, self, it, idim, ni, r, &rn))) return rc;
         if (v->ndim > rn) return SYM_SPECIALIZE;
         for (int j = 0; j < v->ndim; j++) {
             fx_symint x = SZ(v, v->ndim - 1 - j);
@@ -1346,6 +1386,7 @@ static const struct {
     {fx_meta_rms_norm, rule_same},
     {fx_meta_scatter, rule_scatter},
     {fx_meta_index_copy, rule_index_copy},
+    {fx_meta_index, rule_index},
     {fx_meta_index_put, rule_index_put},
     {fx_meta_index_put_, rule_index_put},
     {fx_meta_select_scatter, rule_same},

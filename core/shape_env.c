@@ -901,7 +901,7 @@ int fx_shape_env_evaluate(const fx_sym *cond, bool *out, fx_err *err) {
     if ((rc = push_guard(&env->guards, &env->nguards, &env->capguards, g, env, err))) return rc;
     if ((rc = add_fact(env, g, err))) return rc;
     if ((rc = learn_recorded(env, g, env->nguards - 1, false, err))) return rc;
-    if (env->on_guard) env->on_guard(env->on_guard_ud, env->nguards - 1);
+    if (env->on_guard) env->on_guard(env->on_guard_ud, env->nguards - 1, false);
     *out = v != 0;
     return FX_OK;
 }
@@ -922,7 +922,9 @@ int fx_shape_env_assume(const fx_sym *cond, fx_err *err) {
     int rc = push_guard(&env->asserts, &env->nasserts, &env->capasserts, c, env, err);
     if (rc) return rc;
     if ((rc = add_fact(env, c, err))) return rc;
-    return learn_recorded(env, c, env->nasserts - 1, true, err);
+    if ((rc = learn_recorded(env, c, env->nasserts - 1, true, err))) return rc;
+    if (env->on_guard) env->on_guard(env->on_guard_ud, env->nasserts - 1, true);
+    return FX_OK;
 }
 
 int fx_shape_env_mark_size_like(const fx_sym *u, fx_err *err) {

@@ -99,8 +99,9 @@ typedef struct fx_sym_refinement {
     const fx_sym *replacement; /* the replacement this set (s1 -> s0, s0 -> 4), or NULL */
 } fx_sym_refinement;
 
-/* Called right after a guard is recorded (index: its 0-based index in fx_shape_env_guards). */
-typedef void (*fx_guard_fn)(void *ud, int index);
+/* Called right after a guard is recorded (index: its 0-based index in fx_shape_env_guards), or,
+ * is_assert, a deferred runtime assert (torch._check; index into fx_shape_env_runtime_asserts). */
+typedef void (*fx_guard_fn)(void *ud, int index, bool is_assert);
 
 /* How many environments are alive: 0 means no symbolic value can exist, which lets dispatch skip
  * looking for one (the static path's cost of dynamic shapes is this one load). */
@@ -118,7 +119,8 @@ void fx_shape_env_set_where(fx_shape_env *env, fx_sym_where_fn fn, void *ud);
 /* Removes the location callback if its ud is `ud` (a tracer that dies while another trace may
  * have taken the environment over). NULL-safe. */
 void fx_shape_env_unset_where(fx_shape_env *env, void *ud);
-/* Sets the callback told about every guard as it is recorded (the debugger's `:break guard`);
+/* Sets the callback told about every guard and runtime assert as it is recorded (the debugger's
+ * `:break guard`);
  * fn may be NULL (off). Whoever sets it clears it before ud dies. */
 void fx_shape_env_set_on_guard(fx_shape_env *env, fx_guard_fn fn, void *ud);
 /* Names the op now being computed, recorded with every guard until the next call ("" or NULL =

@@ -759,6 +759,38 @@ static int sym_node_of(fx_tracer *tr, const fx_sym *e, fx_ivalue *out, fx_err *e
     return FX_OK;
 }
 
+int fx_tracer_sym_op(fx_tracer *tr, const char *op, fx_symint a, fx_symint b, fx_symint r,
+                     fx_err *err) {
+    if (!r.expr || !tr->senv || fx_sym_env(r.expr) != tr->senv) return FX_OK;
+    if (fx_sym_is_error(r.expr))
+        return fx_err_setf(err, FX_ENOMEM, "out of memory in a symbolic size expression");
+    const fx_sym *e = fx_shape_env_simplify(tr->senv, r.expr);
+    if (fx_sym_is_error(e))
+        return fx_err_setf(err, FX_ENOMEM, "out of memory in a symbolic size expression");
+    if (fx_sym_kind_of(e) == FX_SYM_CONST) return FX_OK;
+    for (int i = 0; i < tr->nsym; i++)
+        if (tr->sym_expr[i] == e) return FX_OK;
+    bool unary = !strcmp(op, "neg");
+    fx_symint v[2] = {a, b};
+    fx_ivalue args[2];
+    for (int k = 0; k < (unary ? 1 : 2); k++) {
+        if (!v[k].expr) {
+            args[k] = fx_iv_int(v[k].hint);
+            continue;
+        }
+        fx_err e2;
+        fx_err_clear(&e2);
+        int rc = sym_node_of(tr, v[k].expr, &args[k], &e2);
+        if (rc == FX_ENOMEM) return fx_err_setf(err, FX_ENOMEM, "%s", e2.msg);
+        /* an operand the graph cannot name (a size inside a higher-order op body): nothing is
+         * recorded here; a use of r reports it */
+        if (rc) return FX_OK;
+    }
+    char target[32];
+    snprintf(target, sizeof target, "%s%s", strncmp(op, "sym_", 4) ? "operator." : "torch.", op);
+    return sym_new(tr, target, op, args, unary ? 1 : 2, e, err) ? FX_OK : err->code;
+}
+
 /* ---- data-dependent values ------------------------------------------------------------------ */
 
 int fx_tracer_item(fx_tracer *tr, fx_tensor *t, fx_symint *out, fx_err *err) {

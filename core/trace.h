@@ -116,6 +116,17 @@ int fx_tracer_input_sym(fx_tracer *tr, fx_input_kind kind, const char *name,
  * is a node of the tracer's graph. FX_ENOMEM on failure. */
 int fx_tracer_bind_symbol(fx_tracer *tr, const fx_sym *e, fx_node *n, fx_err *err);
 
+/* SymInt arithmetic as the user wrote it: records `r = a OP b` (op "add", "sub", "mul",
+ * "floordiv", "mod" as operator.<op>; "sym_max" / "sym_min" as torch.sym_max / sym_min; "neg"
+ * as operator.neg of a alone) with the operands in the user's order, as torch.export records
+ * SymInt operations when they run (`n * 4` is `operator.mul(sym_size_int, 4)`, `4 * n` keeps 4
+ * first), at the current Lua location; later SymInt arguments equal to r refer to that node. A
+ * plain or constant r, one the graph already has a node for, or one over a symbol the graph
+ * cannot name (a higher-order op body), records nothing. Unused nodes are dead code for export's
+ * DCE. FX_ENOMEM. */
+int fx_tracer_sym_op(fx_tracer *tr, const char *op, fx_symint a, fx_symint b, fx_symint r,
+                     fx_err *err);
+
 /* Tensor.item() of tracing tensor t (one element, an integer dtype) during a dynamic export:
  * records `_local_scalar_dense = torch.ops.aten._local_scalar_dense.default(t)` whose value is a
  * new unbacked symbol u<N> (source "<node>.item()"), and returns that SymInt in *out (the
@@ -123,7 +134,7 @@ int fx_tracer_bind_symbol(fx_tracer *tr, const fx_sym *e, fx_node *n, fx_err *er
  * (fx_tracer_finish) the symbol's runtime asserts follow that node, as torch.export's
  * insert_deferred_runtime_asserts places them: sym_constrain_range_for_size when it was marked
  * size-like, `ge` / `le` nodes with _assert_scalar for the finite ends of its range; torch._check
- * relations over several symbols are asserted before the output. Errors: FX_EARG "a Tensor with
+ * relations over several symbols are asserted once all their symbols are bound. Errors: FX_EARG "a Tensor with
  * 6 elements cannot be converted to Scalar"; FX_EDATADEP (kind "data_dependent") for a float or
  * bool tensor (fxdb has no SymFloat / SymBool inputs) or when an undecided comparison is still
  * pending (fx_shape_env_add_pending); FX_ENOMEM. */

@@ -358,8 +358,10 @@ function E.dynamic_plan(tr, args, nargs, names, spec, frame)
   end
   local leaves = leaf_specs(args, nargs, names, spec, frame)
   local roots = {}      -- Dim -> {sym = SymInt|nil, value, source, const = n (0/1 specialized)}
+  local dynamic_hints = {} -- dims given Dim.DYNAMIC: {path, value, sym_name | const}
   local named = {}      -- ordered list of root Dims seen
   local plan = {roots = roots, named = named, frame = frame}
+  local dynamic_check
 
   -- Dims are identified by name, as torch.export does: Dim("n") written twice is one dim
   local byname = {}
@@ -390,8 +392,18 @@ function E.dynamic_plan(tr, args, nargs, names, spec, frame)
         tostring(d), path, dim), nil, frame)
     end
     if d.sentinel then -- AUTO / DYNAMIC: a fresh symbol, 0/1 stay static
-      if v <= 1 then return v end
-      return tr:symbol(v, 0, nil, src)
+      local hint = d.sentinel == "DYNAMIC" and {path = "inputs" .. src:match("^L(.*)%.size") ..
+                                                  ".shape[" .. dim .. "]", value = v} or nil
+      if v <= 1 then
+        if hint then hint.const = v; dynamic_hints[#dynamic_hints + 1] = hint end
+        return v
+      end
+      local sym = tr:symbol(v, 0, nil, src)
+      if hint then
+        hint.sym_name = tostring(sym)
+        dynamic_hints[#dynamic_hints + 1] = hint
+      end
+      return sym
     end
     local root, a, b = d, 1, 0
     if d.root then root, a, b = d.root, d.a, d.b end
@@ -449,6 +461,37 @@ function E.dynamic_plan(tr, args, nargs, names, spec, frame)
     end
     if not any and next(s) == nil then return nil end
     return tr:input_sym(name, t, sizes)
+  end
+
+  -- After the named Dims: a dim given Dim.DYNAMIC that the program specialized (a guard made it a
+  -- constant, or its example was 0 / 1) fails as torch.export's make_constraints does (ValueError
+  -- "Found the following conflicts ..."); Dim.AUTO stays silent. Named-Dim violations come first,
+  -- as produce_guards runs before make_constraints.
+  function dynamic_check(info)
+    if #dynamic_hints == 0 then return end
+    local byname = {}
+    for _, s in ipairs(info.symbols or {}) do byname[s.name] = s end
+    local out = {}
+    for _, h in ipairs(dynamic_hints) do
+      local const = h.const
+      local s = h.sym_name and byname[h.sym_name]
+      if s then
+        const = s.replacement and math.tointeger(tonumber(s.replacement))
+        if not const and s.range[1] == s.range[2] then const = math.tointeger(s.range[1]) end
+      end
+      if h.const then
+        out[#out + 1] = string.format("- Received user-specified dim hint Dim.DYNAMIC(min=None, " ..
+          "max=None), but export 0/1 specialized due to hint of %d for dimension %s.", h.value,
+          h.path)
+      elseif const then
+        out[#out + 1] = string.format("- Received user-specified dim hint Dim.DYNAMIC(min=None, " ..
+          "max=None), but tracing inferred a static shape of %d for dimension %s.", const, h.path)
+      end
+    end
+    if #out == 0 then return end
+    E.export_error("constraint_violation", "Found the following conflicts between " ..
+      "user-specified ranges and inferred ranges from model tracing:\n" ..
+      table.concat(out, "\n"), "use Dim.AUTO for a dim that may specialize, or a static size", frame)
   end
 
   -- After forward: ConstraintViolationError for a named Dim that the program made a constant,
@@ -518,7 +561,7 @@ function E.dynamic_plan(tr, args, nargs, names, spec, frame)
         end
       end
     end
-    if #lines == 0 then return end
+    if #lines == 0 then return dynamic_check(info) end
     local msg = "Constraints violated (" .. table.concat(culprits, ", ") .. ")! For more " ..
                 "information, run with TORCH_LOGS=\"+dynamic\".\n"
     for _, l in ipairs(lines) do msg = msg .. "  - " .. l .. "\n" end

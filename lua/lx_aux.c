@@ -409,6 +409,30 @@ static const char *frame_name(lua_State *L, lx_srcmemo *memo, int level, lua_Deb
     return ar->name;
 }
 
+bool lx_source_line(lua_State *L, const char *file, int k, char *buf, size_t cap) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &g_memo_key);
+    lx_srcmemo *memo = lua_touserdata(L, -1);
+    lua_pop(L, 1);
+    lx_srcfile *sf = memo && cap ? source_file(L, memo, file) : NULL;
+    if (!sf || !sf->text || k < 1 || k > sf->nlines) return false;
+    const char *lp = sf->text + sf->off[k - 1];
+    size_t len = sf->off[k] - 1 - sf->off[k - 1];
+    while (len && isspace((unsigned char)*lp)) lp++, len--;
+    while (len && isspace((unsigned char)lp[len - 1])) len--;
+    if (len >= cap) len = cap - 1;
+    memcpy(buf, lp, len);
+    buf[len] = 0;
+    return true;
+}
+
+bool lx_user_frame(lua_State *L, lua_Debug *ar) {
+    for (int level = 0; lua_getstack(L, level, ar); level++) {
+        if (!lua_getinfo(L, "Sl", ar)) return false;
+        if (strcmp(ar->what, "C") && ar->source && !is_embedded_source(ar->source)) return true;
+    }
+    return false;
+}
+
 int lx_where(lua_State *L, fx_frame *frames, int max) {
     size_t used = 0;
     int n = 0, ncalls = 0;

@@ -96,10 +96,11 @@ static int tracer_step(void *ud, fx_node *n, fx_err *err) {
     return t->sess ? lx_session_hook.on_node(t->sess, n, err) : FX_OK;
 }
 
-/* fx_guard_fn: a guard recorded during a debugger session's trace. */
-static void tracer_on_guard(void *ud, int index) {
+/* fx_guard_fn: a guard (or torch._check's runtime assert) recorded during a debugger session's
+ * trace. */
+static void tracer_on_guard(void *ud, int index, bool is_assert) {
     lx_tracer *t = ud;
-    if (t->sess) lx_session_hook.on_guard(t->sess, index);
+    if (t->sess) lx_session_hook.on_guard(t->sess, index, is_assert);
 }
 
 /* The session stops hearing of guards (before the tracer dies or hands its environment on). */
@@ -1549,8 +1550,9 @@ static int l_assume_pending(lua_State *L) {
 }
 
 /* _export.cond_pred(pred) -> SymInt | nil: torch.cond's symbolic predicate. When the boolean
- * pred came from the one comparison parked on the torch.cond line (backed sizes,
- * fx_shape_env_add_pending_backed, or an unbacked value), that comparison — negated when pred
+ * pred came from the one comparison parked on the torch.cond line or on the plain assignment
+ * `local p = ...` right before it (backed sizes, fx_shape_env_add_pending_backed, or an unbacked
+ * value; lx_pending_feeds_cond), that comparison — negated when pred
  * is its negation (`not (n > 2)`) — as a SymBool value (a SymInt userdata whose expression is
  * the relation; its hint is pred). A line with `and` / `or` could have combined it with other
  * values, so it is not used there. Otherwise nil, and what was parked becomes guards (or the
@@ -1570,9 +1572,14 @@ static int l_cond_pred(lua_State *L) {
     /* an unbacked comparison is parked wherever it is: its line must be plain too */
     const char *uline = fx_shape_env_pending_why(env)->source;
     if (fx_shape_env_pending_count(env) == 1) {
+        char uloc[FX_ERR_SHORT];
+        snprintf(uloc, sizeof uloc, "%s", fx_shape_env_pending_why(env)->loc);
+        bool own_line = strstr(uline, "cond(") && !lx_line_has_word(uline, "and") &&
+                        !lx_line_has_word(uline, "or");
+        /* `local p = u0 > 2` right before `torch.cond(p, ...)` */
+        bool feeds = !own_line && lx_pending_feeds_cond(uloc);
         fx_shape_env_take_pending(env, c, backed, 1);
-        if (!backed[0] && (lx_line_has_word(uline, "and") || lx_line_has_word(uline, "or") ||
-                           !strstr(uline, "cond("))) {
+        if (!backed[0] && !own_line && !feeds) {
             fx_err e = *fx_shape_env_pending_why(env);
             return lx_error(L, &e);
         }

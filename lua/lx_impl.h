@@ -112,6 +112,12 @@ int lx_error(lua_State *L, fx_err *err);
  * embedded nn.lua/torch.lua chunks; each string is a pointer into a static per-call buffer that
  * stays valid until the next call.  [-0, +0, -] */
 int lx_where(lua_State *L, fx_frame *frames, int max);
+/* Line k (1-based) of source file `file` (read once, cached with lx_where's), trimmed, into buf
+ * (truncated to cap); false when the file cannot be read or has no such line.  [-0, +0, m] */
+bool lx_source_line(lua_State *L, const char *file, int k, char *buf, size_t cap);
+/* Fills ar ("S" and "l") for the innermost frame of the user's Lua code (no C function, no
+ * embedded fxdb chunk); false when there is none (a tail call removed it).  [-0, +0, -] */
+bool lx_user_frame(lua_State *L, lua_Debug *ar);
 /* Forgets lx_where's cached function names (keyed by closure addresses): called when a trace
  * starts, so closures collected since cannot be mistaken for new ones.  [-0, +0, -] */
 void lx_where_reset(lua_State *L);
@@ -188,6 +194,11 @@ extern unsigned long lx_dispatch_serial;
 /* Whether `word` occurs in the Lua source line as a whole word ("or" in `a or b`, not in
  * "for").  [-0, +0, -] */
 bool lx_line_has_word(const char *line, const char *word);
+/* Whether the unbacked comparison parked at loc ("file:line", its data-dependent error's
+ * location) was made on a plain `local p = u0 > 2` whose next statement line calls
+ * torch.cond(p, ...) and reads p nowhere after: torch.cond may keep it as its predicate.
+ * [-0, +0, -] */
+bool lx_pending_feeds_cond(const char *loc);
 /* Threads bound to a trace, for fxlua_interrupt (signal-safe: a read of a volatile slot; NULL
  * for a free slot), i in [0, LX_MAX_BOUND).  [-0, +0, -] */
 #define LX_MAX_BOUND 16
@@ -267,9 +278,10 @@ typedef struct lx_session_hooks {
     /* The tracer's step callback for a session: queues n and asks the coroutine to pause at its
      * next instruction. Never raises (FX_ENOMEM in err when the queue cannot grow). */
     int (*on_node)(lx_sess *s, fx_node *n, fx_err *err);
-    /* The shape environment recorded guard `index` (0-based) during the session's trace: queued
-     * between the nodes (h:take gives its 1-based number) and a pause is wanted. Never raises. */
-    void (*on_guard)(lx_sess *s, int index);
+    /* The shape environment recorded guard `index` (0-based; is_assert: runtime assert `index`,
+     * torch._check) during the session's trace: queued between the nodes (h:take gives its
+     * 1-based number, negated for an assert) and a pause is wanted. Never raises. */
+    void (*on_guard)(lx_sess *s, int index, bool is_assert);
     /* A data-dependent read (`what`, e.g. "item()") of a real traced value in thread L: pauses
      * the session running L, if any.  [-0, +0, -] */
     void (*datadep)(lua_State *L, const char *what);

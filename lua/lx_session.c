@@ -61,7 +61,8 @@
 /* One queued event: a node (owned by the graph), or guard number `guard` when n is NULL. */
 typedef struct lx_step {
     fx_node *n;
-    int guard; /* 0-based index in the shape environment's guards */
+    int guard;      /* 0-based index in the shape environment's guards ... */
+    bool is_assert; /* ... or in its runtime asserts (torch._check) */
 } lx_step;
 
 struct lx_sess {
@@ -221,7 +222,7 @@ static void want_pause(lx_sess *s) {
     sess_arm(s);
 }
 
-static bool push_step(lx_sess *s, fx_node *n, int guard) {
+static bool push_step(lx_sess *s, fx_node *n, int guard, bool is_assert) {
     if (s->nsteps == s->cap) {
         int cap = s->cap ? s->cap * 2 : 64;
         lx_step *ns = fx_realloc(s->steps, sizeof *ns * (size_t)cap);
@@ -229,20 +230,20 @@ static bool push_step(lx_sess *s, fx_node *n, int guard) {
         s->steps = ns;
         s->cap = cap;
     }
-    s->steps[s->nsteps++] = (lx_step){n, guard};
+    s->steps[s->nsteps++] = (lx_step){n, guard, is_assert};
     want_pause(s);
     return true;
 }
 
 static int lx_session_on_node(lx_sess *s, fx_node *n, fx_err *err) {
-    if (!push_step(s, n, 0))
+    if (!push_step(s, n, 0, false))
         return fx_err_setf(err, FX_ENOMEM, "out of memory recording a debugger step");
     return FX_OK;
 }
 
-static void lx_session_on_guard(lx_sess *s, int index) {
+static void lx_session_on_guard(lx_sess *s, int index, bool is_assert) {
     /* out of memory only loses the stop at this guard; :guards still lists it */
-    (void)push_step(s, NULL, index);
+    (void)push_step(s, NULL, index, is_assert);
 }
 
 static void lx_session_datadep(lua_State *L, const char *what) {
@@ -293,7 +294,8 @@ static int l_session_hook(lua_State *L) {
 
 /* h:take(graph) -> list of the nodes recorded since the last take (Node userdata owned by the
  * Graph at index 2, which must be the graph they were recorded into), with the 1-based number of
- * each guard recorded in between (an integer) where it happened.  [-0, +1, e] */
+ * each guard recorded in between (an integer) where it happened, negated for a runtime assert
+ * (torch._check).  [-0, +1, e] */
 static int sess_take(lua_State *L) {
     lx_sess *s = lx_session_check(L, 1);
     lx_check_graph(L, 2);
@@ -302,7 +304,8 @@ static int sess_take(lua_State *L) {
         if (s->steps[i].n)
             lx_push_node(L, s->steps[i].n, 2);
         else
-            lua_pushinteger(L, s->steps[i].guard + 1);
+            lua_pushinteger(L, s->steps[i].is_assert ? -(s->steps[i].guard + 1)
+                                                     : s->steps[i].guard + 1);
         lua_rawseti(L, -2, i + 1);
     }
     s->nsteps = 0;

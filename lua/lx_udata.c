@@ -190,6 +190,19 @@ static int symint_result(lua_State *L, fx_symint r) {
     return 1;
 }
 
+/* r = a OP b of the user's code: while tracing, recorded with the operands in the order written
+ * (fx_tracer_sym_op), then pushed.  [-0, +1, e] */
+static int symint_op_result(lua_State *L, const char *op, fx_symint a, fx_symint b, fx_symint r) {
+    fx_tracer *tr = lx_current(L)->tracer;
+    if (tr && r.expr && !fx_sym_is_error(r.expr)) {
+        fx_err e;
+        fx_err_clear(&e);
+        lx_dispatch_serial += 2; /* the node records this line, not the last op's */
+        if (fx_tracer_sym_op(tr, op, a, b, r, &e)) return lx_error(L, &e);
+    }
+    return symint_result(L, r);
+}
+
 /* A float operand makes the result a float of the hint, which would bake a symbolic value into
  * the program: refused loudly (torch.sym_float is the explicit way). */
 static void no_float(lua_State *L, const char *op) {
@@ -223,20 +236,24 @@ static bool to_tensor_op(lua_State *L, const char *event, int *nret) {
 static int symint_add(lua_State *L) {
     TENSOR_FIRST("__add");
     no_float(L, "+");
-    return symint_result(L, fx_si_add(check_si(L, 1, "+"), check_si(L, 2, "+")));
+    fx_symint a = check_si(L, 1, "+"), b = check_si(L, 2, "+");
+    return symint_op_result(L, "add", a, b, fx_si_add(a, b));
 }
 static int symint_sub(lua_State *L) {
     TENSOR_FIRST("__sub");
     no_float(L, "-");
-    return symint_result(L, fx_si_sub(check_si(L, 1, "-"), check_si(L, 2, "-")));
+    fx_symint a = check_si(L, 1, "-"), b = check_si(L, 2, "-");
+    return symint_op_result(L, "sub", a, b, fx_si_sub(a, b));
 }
 static int symint_mul(lua_State *L) {
     TENSOR_FIRST("__mul");
     no_float(L, "*");
-    return symint_result(L, fx_si_mul(check_si(L, 1, "*"), check_si(L, 2, "*")));
+    fx_symint a = check_si(L, 1, "*"), b = check_si(L, 2, "*");
+    return symint_op_result(L, "mul", a, b, fx_si_mul(a, b));
 }
 static int symint_unm(lua_State *L) {
-    return symint_result(L, fx_si_sub(FX_SI(0), check_si(L, 1, "-")));
+    fx_symint a = check_si(L, 1, "-");
+    return symint_op_result(L, "neg", a, a, fx_si_sub(FX_SI(0), a));
 }
 
 static int symint_divmod(lua_State *L, bool mod) {
@@ -245,10 +262,10 @@ static int symint_divmod(lua_State *L, bool mod) {
     fx_symint r;
     fx_err e;
     fx_err_clear(&e);
-    int rc = (mod ? fx_si_mod : fx_si_floordiv)(check_si(L, 1, mod ? "%" : "//"),
-                                                check_si(L, 2, mod ? "%" : "//"), &r, &e);
+    fx_symint a = check_si(L, 1, mod ? "%" : "//"), b = check_si(L, 2, mod ? "%" : "//");
+    int rc = (mod ? fx_si_mod : fx_si_floordiv)(a, b, &r, &e);
     if (rc) return lx_error(L, &e);
-    return symint_result(L, r);
+    return symint_op_result(L, mod ? "mod" : "floordiv", a, b, r);
 }
 static int symint_idiv(lua_State *L) { return symint_divmod(L, false); }
 static int symint_mod(lua_State *L) { return symint_divmod(L, true); }
@@ -267,10 +284,98 @@ bool lx_line_has_word(const char *line, const char *word) {
     return false;
 }
 
-/* A comparison of backed sizes on a line that calls torch.cond (`torch.cond(x.shape[1] > 2,
- * ...)`, no `and` / `or` on it) that no range decides: parked (fx_shape_env_add_pending_backed) with its value under
- * the example inputs in *r, so that torch.cond can keep it as a symbolic predicate; anything
- * else makes it an ordinary guard. False (nothing done) otherwise. */
+/* ---- torch.cond predicates written on their own line -----------------------------------------
+ * `local p = n > 2` followed by `torch.cond(p, ...)`: Lua turns the comparison into a boolean at
+ * once, so it can reach torch.cond as a SymBool only when nothing can come between or after.
+ * These read the source to tell: the comparison's line is one plain `local` assignment, the next
+ * statement line (blank and comment lines skipped) calls cond with that name first, and the name
+ * is read nowhere after that in the function. */
+
+static bool is_ident_char(int c) { return isalnum(c) || c == '_'; }
+
+/* The name assigned by a plain `local NAME = ...` line (no and / or, no block keyword, one
+ * statement), copied into name. */
+static bool line_assigns_local(const char *line, char *name, size_t cap) {
+    /* the first 16 may not occur after the `=`; none of them is a name */
+    static const char *const words[] = {"and", "or", "then", "do", "end", "else", "elseif",
+                                        "function", "return", "local", "for", "while", "if",
+                                        "repeat", "until", "goto", "not", "nil", "true", "false",
+                                        "break", "in"};
+    if (strncmp(line, "local ", 6)) return false;
+    const char *p = line + 6;
+    while (isspace((unsigned char)*p)) p++;
+    const char *s = p;
+    if (!isalpha((unsigned char)*p) && *p != '_') return false;
+    while (is_ident_char((unsigned char)*p)) p++;
+    size_t n = (size_t)(p - s);
+    while (isspace((unsigned char)*p)) p++;
+    if (*p != '=' || p[1] == '=' || n >= cap || strchr(p, ';')) return false;
+    for (size_t k = 0; k < 16; k++)
+        if (lx_line_has_word(p, words[k])) return false;
+    memcpy(name, s, n);
+    name[n] = 0;
+    for (size_t k = 0; k < sizeof words / sizeof words[0]; k++)
+        if (!strcmp(name, words[k])) return false;
+    return true;
+}
+
+/* Whether line calls cond with `name` as its first argument and mentions name nowhere else. */
+static bool line_cond_of(const char *line, const char *name) {
+    size_t k = strlen(name);
+    int uses = 0;
+    bool first = false;
+    for (const char *p = strstr(line, name); p; p = strstr(p + 1, name))
+        if ((p == line || !is_ident_char((unsigned char)p[-1])) &&
+            !is_ident_char((unsigned char)p[k]))
+            uses++;
+    for (const char *p = strstr(line, "cond("); p && !first; p = strstr(p + 1, "cond(")) {
+        if (p > line && is_ident_char((unsigned char)p[-1])) continue; /* "second(" */
+        const char *q = p + 5;
+        while (isspace((unsigned char)*q)) q++;
+        if (strncmp(q, name, k) || is_ident_char((unsigned char)q[k])) continue;
+        q += k;
+        while (isspace((unsigned char)*q)) q++;
+        first = *q == ',' || *q == ')';
+    }
+    return first && uses == 1;
+}
+
+/* Whether the innermost user statement (the one comparing now) is `local p = <comparison>`
+ * whose next statement line calls cond(p, ...), p read nowhere after that in the function: the
+ * boolean cannot be used for anything but torch.cond's predicate. */
+static bool feeds_next_cond(lua_State *L) {
+    lua_Debug ar;
+    if (!lx_user_frame(L, &ar) || ar.source[0] != '@' || ar.currentline < 1) return false;
+    const char *file = ar.source + 1;
+    char line[512], name[64];
+    if (!lx_source_line(L, file, ar.currentline, line, sizeof line) ||
+        !line_assigns_local(line, name, sizeof name))
+        return false;
+    int at = ar.currentline + 1;
+    for (;; at++) { /* the next statement line */
+        if (at > ar.currentline + 64 || !lx_source_line(L, file, at, line, sizeof line))
+            return false;
+        if (line[0] && strncmp(line, "--", 2)) break;
+    }
+    if (!line_cond_of(line, name)) return false;
+    for (int k = at + 1; k <= ar.lastlinedefined; k++) {
+        if (!lx_source_line(L, file, k, line, sizeof line)) return false;
+        if (lx_line_has_word(line, name)) return false;
+    }
+    return true;
+}
+
+/* The location ("file:line") of the last unbacked comparison parked on a line that feeds the
+ * next torch.cond call (feeds_next_cond); the data-dependent error saved with it has the same. */
+static char g_feeds_loc[FX_ERR_SHORT];
+
+bool lx_pending_feeds_cond(const char *loc) { return loc[0] && !strcmp(loc, g_feeds_loc); }
+
+/* A comparison of backed sizes that no range decides, made on a line that calls torch.cond
+ * (`torch.cond(x.shape[1] > 2, ...)`, no `and` / `or` on it) or on `local p = x.shape[1] > 2`
+ * right before `torch.cond(p, ...)` (feeds_next_cond): parked (fx_shape_env_add_pending_backed)
+ * with its value under the example inputs in *r, so that torch.cond can keep it as a symbolic
+ * predicate; anything else makes it an ordinary guard. False (nothing done) otherwise. */
 static bool backed_on_cond_line(lua_State *L, fx_sym_kind rel, fx_symint a, fx_symint b, bool *r) {
     fx_shape_env *env = fx_sym_env(a.expr ? a.expr : b.expr);
     const fx_sym *c = fx_sym_rel(rel, fx_si_expr(env, a), fx_si_expr(env, b));
@@ -280,9 +385,10 @@ static bool backed_on_cond_line(lua_State *L, fx_sym_kind rel, fx_symint a, fx_s
     if (known) return false;
     fx_frame fr[1];
     /* `and` / `or` on the line could combine it with other values before torch.cond sees it */
-    if (lx_where(L, fr, 1) != 1 || !fr[0].code || !strstr(fr[0].code, "cond(") ||
-        lx_line_has_word(fr[0].code, "and") || lx_line_has_word(fr[0].code, "or"))
+    if (lx_where(L, fr, 1) != 1 || !fr[0].code || lx_line_has_word(fr[0].code, "and") ||
+        lx_line_has_word(fr[0].code, "or"))
         return false;
+    if (!strstr(fr[0].code, "cond(") && !feeds_next_cond(L)) return false;
     int64_t h;
     fx_err e;
     fx_err_clear(&e);
@@ -309,6 +415,7 @@ int lx_symint_compare(lua_State *L, fx_sym_kind rel, int i1, int i2) {
         fx_err e2;
         fx_err_clear(&e2);
         if (fx_sym_is_error(c)) return lx_errorf(L, FX_ENOMEM, NULL, "out of memory");
+        if (feeds_next_cond(L)) snprintf(g_feeds_loc, sizeof g_feeds_loc, "%s", e.loc);
         if (fx_shape_env_add_pending(env, c, &e, &e2)) return lx_error(L, &e2);
         lua_pushboolean(L, 1);
         return 1;
@@ -339,10 +446,12 @@ static int symint_hint(lua_State *L) {
     return 1;
 }
 static int symint_max(lua_State *L) {
-    return symint_result(L, fx_si_max(check_si(L, 1, "sym_max"), check_si(L, 2, "sym_max")));
+    fx_symint a = check_si(L, 1, "sym_max"), b = check_si(L, 2, "sym_max");
+    return symint_op_result(L, "sym_max", a, b, fx_si_max(a, b));
 }
 static int symint_min(lua_State *L) {
-    return symint_result(L, fx_si_min(check_si(L, 1, "sym_min"), check_si(L, 2, "sym_min")));
+    fx_symint a = check_si(L, 1, "sym_min"), b = check_si(L, 2, "sym_min");
+    return symint_op_result(L, "sym_min", a, b, fx_si_min(a, b));
 }
 static int symint_concat(lua_State *L) {
     luaL_tolstring(L, 1, NULL);

@@ -1033,10 +1033,12 @@ function Trace:_advance(mode)
       while #self.queue > 0 do
         local n = table.remove(self.queue, 1)
         if math.type(n) == "integer" then
-          -- guard number n was recorded here (before the node of the op that asked for it)
-          local g = self:guards()[n]
+          -- guard number n (runtime assert -n, torch._check) was recorded here (before the node
+          -- of the op that asked for it)
+          local list = self:guards()
+          local g = n > 0 and list[n] or list.asserts[-n]
           local hits = g and self:_match_break(nil, {guard = g}, "guard")
-          if hits then return self:_pause_guard(g, hit_break(hits)) end
+          if hits then return self:_pause_guard(g, hit_break(hits), n < 0) end
         else
           local ctx = self:_observe(n)
           local stop = self:_check_node(n, ctx, mode, stepped + 1)
@@ -1125,10 +1127,13 @@ function Trace:_pause_event(what, bracket)
     banner = table.concat(lines, "\n")})
 end
 
--- Stopped where the shape environment recorded guard g (fxdb.guards' form): the guard, the op
--- that asked and its Lua line, then what it taught about each symbol.
-function Trace:_pause_guard(g, bracket)
-  local lines = {"stopped at guard " .. g.index .. ": " .. g.expr .. "  " .. bracket}
+-- Stopped where the shape environment recorded guard g (fxdb.guards' form), or runtime assert g
+-- (is_assert: torch._check): the relation, the op that asked and its Lua line, then what it
+-- taught about each symbol.
+function Trace:_pause_guard(g, bracket, is_assert)
+  local what = is_assert and ("runtime assert " .. g.index .. " (torch._check)") or
+               ("guard " .. g.index)
+  local lines = {"stopped at " .. what .. ": " .. g.expr .. "  " .. bracket}
   local st = self:_module_stack()
   local parts = {D.op_str(g.op)}
   if #st > 0 then parts[#parts + 1] = "module: " .. mod_str(st[#st]) end

@@ -1095,13 +1095,13 @@ static int af_schema_order(gload *L, fx_ivalue **args, int *nin, const char **na
 /* The SymInt arithmetic and comparisons fxdb prints and runs (serialize.py writes operator.add
  * as "_operator.add", torch.sym_max as "torch.sym_max"). */
 static bool is_sym_op(const char *t) {
-    static const char *const ops[] = {"_operator.add", "_operator.sub", "_operator.mul",
-                                      "_operator.floordiv", "_operator.mod", "torch.sym_max",
-                                      "torch.sym_min", "operator.add", "operator.sub",
-                                      "operator.mul", "operator.floordiv", "operator.mod",
-                                      /* the conditions of runtime asserts (SymBool) */
-                                      "_operator.ge", "_operator.gt", "_operator.le",
-                                      "_operator.lt", "_operator.eq", "_operator.ne"};
+    static const char *const ops[] = {
+        "_operator.add", "_operator.sub", "_operator.mul", "_operator.floordiv", "_operator.mod",
+        "torch.sym_max", "torch.sym_min", "operator.add", "operator.sub", "operator.mul",
+        "operator.floordiv", "operator.mod", "_operator.neg", "operator.neg",
+        /* the conditions of runtime asserts (SymBool) */
+        "_operator.ge", "_operator.gt", "_operator.le", "_operator.lt", "_operator.eq",
+        "_operator.ne"};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (!strcmp(t, ops[i])) return true;
     return false;
@@ -1251,7 +1251,11 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
         if (!r->rc && !strcmp(ftarget, "getitem") &&
             (nin != 2 || args[0].tag != FX_IV_NODE || args[1].tag != FX_IV_INT))
             bad(r, pi, "getitem takes a node and an int");
-        if (!r->rc && is_sym_op(target) && nin != 2) bad(r, pi, "%s takes 2 arguments", target);
+        if (!r->rc && is_sym_op(target)) {
+            int want = strstr(target, "operator.neg") ? 1 : 2;
+            if (nin != want)
+                bad(r, pi, "%s takes %d argument%s", target, want, want == 1 ? "" : "s");
+        }
         if (!r->rc) {
             n = fx_graph_call_target(L->g, ftarget, args, nin, hint, r->err);
             if (!n) r->rc = r->err->code;

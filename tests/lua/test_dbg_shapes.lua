@@ -91,4 +91,41 @@ T.test("a trace session stops at guards; guards so far; module state untouched",
   T.eq(s.status, "finished")
 end)
 
+local C = nn.Module:extend("C")
+function C:forward(x, t)
+  local a = t:item()
+  torch._check(a >= 0)           -- line 97: runtime assert u0 >= 0
+  torch._check(a <= x:size(0))   -- line 98: u0 <= s0, over two symbols
+  return torch.zeros({a}) + 1
+end
+
+T.test("`guard` breakpoints stop at torch._check's runtime asserts too", function()
+  fxdb.delete()
+  local b = fxdb.break_on("guard")
+  fxdb.trace(C(), {torch.randn(6, 2), torch.tensor(3)},
+             {dynamic_shapes = {x = {[0] = Dim("n")}, t = nil}})
+  local st = fxdb.continue()
+  T.eq(st.reason, "guard")
+  T.eq(st.guard.expr, "u0 >= 0")
+  T.truthy(tostring(st):find("stopped at runtime assert 1 (torch._check): u0 >= 0  [breakpoint " ..
+    b.id .. ": guard]", 1, true), tostring(st))
+  T.truthy(tostring(st):find(SRC .. ":97   torch._check(a >= 0)", 1, true), tostring(st))
+  st = fxdb.continue()
+  T.eq(st.reason, "guard")
+  T.eq(st.guard.expr, "u0 <= s0")
+  T.truthy(tostring(st):find("stopped at runtime assert 2 (torch._check): u0 <= s0", 1, true),
+           tostring(st))
+  -- a breakpoint on a symbol: only the asserts that mention it
+  fxdb.kill()
+  fxdb.delete()
+  fxdb.break_on("guard s0")
+  fxdb.trace(C(), {torch.randn(6, 2), torch.tensor(3)},
+             {dynamic_shapes = {x = {[0] = Dim("n")}, t = nil}})
+  st = fxdb.continue()
+  T.eq(st.guard.expr, "u0 <= s0")
+  st = fxdb.continue()
+  T.eq(st.reason, "done")
+  fxdb.delete()
+end)
+
 T.done()

@@ -79,6 +79,113 @@ T.test("a slice bound that is a size: x[{slice(a, b)}]", function()
            or text:find('"f32[s0, 2]" = torch.ops.aten.slice.Tensor(x, 0, 1, add)', 1, true), text)
 end)
 
+T.test("Dim.DYNAMIC on a dim the program specializes raises; Dim.AUTO stays silent", function()
+  local m = module(function(self, x) return x + torch.ones(4, 3) end)
+  for _, strict in ipairs({true, false}) do
+    local e = T.checkerr("Found the following conflicts between user-specified ranges and " ..
+      "inferred ranges from model tracing:\n- Received user-specified dim hint " ..
+      "Dim.DYNAMIC(min=None, max=None), but tracing inferred a static shape of 4 for dimension " ..
+      "inputs['x'].shape[0].", torch.export.export, m, {torch.randn(4, 3)},
+      {strict = strict, dynamic_shapes = {x = {[0] = Dim.DYNAMIC}}})
+    T.eq(e.kind, "constraint_violation")
+    -- every specialized DYNAMIC dim is listed, one line each
+    e = T.checkerr("static shape of 4 for dimension inputs['x'].shape[0].\n- Received " ..
+      "user-specified dim hint Dim.DYNAMIC(min=None, max=None), but tracing inferred a static " ..
+      "shape of 3 for dimension inputs['x'].shape[1].", torch.export.export, m,
+      {torch.randn(4, 3)}, {strict = strict, dynamic_shapes = {x = {[0] = Dim.DYNAMIC,
+                                                                     [1] = Dim.DYNAMIC}}})
+    -- an example of size 1 is specialized by export itself
+    T.checkerr("- Received user-specified dim hint Dim.DYNAMIC(min=None, max=None), but export " ..
+      "0/1 specialized due to hint of 1 for dimension inputs['x'].shape[1].",
+      torch.export.export, m, {torch.randn(4, 1)},
+      {strict = strict, dynamic_shapes = {x = {[1] = Dim.DYNAMIC}}})
+    -- a named Dim's violation is reported first (produce_guards runs before make_constraints)
+    T.checkerr("Constraints violated (b)!", torch.export.export, m, {torch.randn(4, 3)},
+      {strict = strict, dynamic_shapes = {x = {[0] = Dim("b"), [1] = Dim.DYNAMIC}}})
+    -- AUTO: the same programs export with the dims static
+    local ep = torch.export.export(m, {torch.randn(4, 3)},
+      {strict = strict, dynamic_shapes = {x = {[0] = Dim.AUTO, [1] = Dim.AUTO}}})
+    T.truthy(tostring(ep):find('x: "f32[4, 3]"', 1, true), tostring(ep))
+    -- DYNAMIC on a dim that stays symbolic exports as AUTO does
+    local m2 = module(function(self, x) return x:sum(0) + 1 end)
+    ep = torch.export.export(m2, {torch.randn(4, 3)},
+      {strict = strict, dynamic_shapes = {x = {[0] = Dim.DYNAMIC}}})
+    T.truthy(tostring(ep):find('x: "f32[s0, 3]"', 1, true), tostring(ep))
+    local x = torch.randn(7, 3)
+    T.eq(fxdb._max_abs_diff(fxdb.run(ep, {x}).outputs[1], m2(x)), 0)
+  end
+end)
+
+T.test("SymInt arithmetic keeps the operands in the order written, at its line", function()
+  local m = module(function(self, x)
+    local n = x:size(0)
+    local a = n * 4
+    local b = 3 * n
+    local c = 10 - n
+    local d = n // 2
+    local e = n % 3
+    local f = torch.sym_max(n, 3)
+    local g = -n
+    local unused = n * 7 -- dead code: no node survives
+    return torch.zeros({a}), torch.zeros({b + 1}), torch.zeros({c}), torch.zeros({d}),
+           torch.zeros({e}), torch.zeros({f}), torch.zeros({g + 20})
+  end)
+  for _, strict in ipairs({true, false}) do
+    local ep = torch.export.export(m, {torch.randn(5)},
+      {strict = strict, dynamic_shapes = {x = {[0] = Dim("n", {max = 9})}}})
+    local text = tostring(ep)
+    for _, want in ipairs({
+      'mul: "Sym(4*s0)" = sym_size_int * 4',
+      'mul_1: "Sym(3*s0)" = 3 * sym_size_int',
+      'sub: "Sym(10 - s0)" = 10 - sym_size_int',
+      'floordiv: "Sym((s0//2))" = sym_size_int // 2',
+      'mod: "Sym(Mod(s0, 3))" = sym_size_int % 3',
+      'sym_max: "Sym(Max(3, s0))" = torch.sym_max(sym_size_int, 3)',
+      'neg: "Sym(-s0)" = -sym_size_int;  sym_size_int = None',
+      'add: "Sym(3*s0 + 1)" = mul_1 + 1;  mul_1 = None',
+      'add_1: "Sym(20 - s0)" = neg + 20;  neg = None'}) do
+      T.truthy(has_line(text, want), want .. " in\n" .. text)
+    end
+    -- each node carries the line of its arithmetic
+    T.truthy(text:find("code: local b = 3 %* n\n%s*mul_1:"), text)
+    T.falsy(text:find("7*s0", 1, true), text)
+    for _, k in ipairs({2, 5, 9}) do
+      local x = torch.randn(k)
+      local want = table.pack(m(x))
+      local got = fxdb.run(ep, {x}).outputs
+      for i = 1, want.n do T.eq(tostring(got[i]:size()), tostring(want[i]:size()), "size " .. k) end
+    end
+  end
+end)
+
+T.test("index.Tensor keeps dynamic dims: self's other dims and the index's sizes", function()
+  local m = module(function(self, x, y)
+    local n = y:size(0)
+    local cols = x[{":", torch.tensor({0, 2})}]       -- [s0, 2]: dim 0 stays symbolic
+    local rows = x[torch.arange(n)]                    -- [s1, 5]: the index's length
+    local both = x[{torch.arange(n), torch.arange(n)}] -- [s1]
+    return cols * 2, rows + 1, both
+  end)
+  for _, strict in ipairs({true, false}) do
+    local ep = torch.export.export(m, {torch.randn(6, 5), torch.randn(3)},
+      {strict = strict, dynamic_shapes = {x = {[0] = Dim("r", {max = 16})},
+                                          y = {[0] = Dim("n", {max = 4})}}})
+    local text = tostring(ep)
+    T.truthy(text:find('index: "f32[s0, 2]" = torch.ops.aten.index.Tensor(slice_1, [None, ' ..
+                       'lift_fresh_copy])', 1, true), text)
+    T.truthy(text:find('index_1: "f32[s1, 5]" = torch.ops.aten.index.Tensor(x, [arange])', 1,
+                       true), text)
+    T.truthy(text:find('index_2: "f32[s1]"', 1, true), text)
+    T.eq(tostring(ep.range_constraints), "{s0: VR[0, 16], s1: VR[0, 4]}")
+    for _, sz in ipairs({{4, 2}, {6, 3}, {16, 4}}) do
+      local x, y = torch.randn(sz[1], 5), torch.randn(sz[2])
+      local want = table.pack(m(x, y))
+      local got = fxdb.run(ep, {x, y}).outputs
+      for i = 1, 3 do T.eq(fxdb._max_abs_diff(got[i], want[i]), 0, "output " .. i) end
+    end
+  end
+end)
+
 T.test("a spec naming a missing parameter or dim is an error", function()
   local m = module(function(self, x) return x + 1 end)
   T.checkerr("its top-level keys must be the arg names ['x'] of `inputs`, but here they are ['z']",

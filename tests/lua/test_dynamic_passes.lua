@@ -103,6 +103,53 @@ T.test("the exported program and ep:module() at several sizes, against eager", f
   end
 end)
 
+T.test("writes through split / chunk pieces of a dynamic dim scatter back symbolically", function()
+  local function make_m()
+    return module("Pieces", function(self)
+      self:register_buffer("buf", torch.zeros(8, 3))
+    end, function(self, x)
+      local a, b = table.unpack(x:chunk(2, 0))   -- split.Tensor(x, (s0 + 1)//2)
+      a:add_(1)
+      b:mul_(3)                                    -- the last piece: up to the size of dim 0
+      local n = x:size(0)
+      local parts = self.buf:narrow(0, 0, n):split({n - 2, 2}, 0)
+      parts[1]:add_(2)
+      parts[2]:mul_(2)
+      local _, d = table.unpack(x:split({2, n - 2}, 0))
+      d:sub_(1)
+      return x + 1
+    end)
+  end
+  local function make1(n) return {torch.randn(n, 3)} end
+  local spec1 = {x = {[0] = Dim("n", {min = 4, max = 8})}}
+  for _, strict in ipairs({true, false}) do
+    local m = make_m()
+    local ep = torch.export.export(m, make1(6), {strict = strict, dynamic_shapes = spec1})
+    local text = tostring(ep)
+    for _, want in ipairs({
+      "slice_scatter.default(x, add_1, 0, 0, floordiv)",
+      "slice_scatter.default(slice_scatter, mul, 0, floordiv, sym_size_int_1)",
+      "slice_scatter.default(slice_1, add_2, 0, 0, sub)",
+      "slice_scatter.default(slice_2, mul_1, 0, sub, sym_size_int_2)",
+      "slice_scatter.default(slice_scatter_1, sub_1, 0, 2, sym_size_int_3)"}) do
+      T.truthy(text:find(want, 1, true), want .. " in\n" .. text)
+    end
+    T.truthy(text:find("Range constraints: {s0: VR[4, 8]}", 1, true), text)
+    local mm = ep:module()
+    against_eager(m, make1, {4, 5, 6, 7, 8}, function(xs) return table.pack(mm(table.unpack(xs))) end,
+      "ep:module() (strict = " .. tostring(strict) .. ")")
+    -- the unlifted module's buffer follows eager's over a sequence of calls
+    local m1, m2 = make_m(), torch.export.export(make_m(), make1(6),
+                                                 {strict = strict, dynamic_shapes = spec1}):module()
+    for _, n in ipairs({5, 8, 4}) do
+      local x = torch.randn(n, 3)
+      m1(x:clone())
+      m2(x:clone())
+      same(m1.buf, m2.buf, "buf after a call at size " .. n)
+    end
+  end
+end)
+
 T.test("reinplace, training IR and run_decompositions keep the program symbolic", function()
   local m = mutating()
   local ep = torch.export.export(m, make2(5), {dynamic_shapes = spec2})

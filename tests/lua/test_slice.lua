@@ -209,7 +209,7 @@ T.test("unbacked bounds: an item() position writes a cache through slice()", fun
         ' assertion failed for expression s0 + u0 <= 16 on node \'le_1\'");  le_1 =' ..
         ' _assert_scalar_default_2 = None',
       'sym_size_int_1: "Sym(s0)" = torch.ops.aten.sym_size.int(x, 1)',
-      'add_1: "Sym(s0 + u0)" = sym_size_int_1 + _local_scalar_dense;  sym_size_int_1 = None',
+      'add_1: "Sym(s0 + u0)" = _local_scalar_dense + sym_size_int_1;  sym_size_int_1 = None',
       'slice_1: "f32[1, s0, 2]" = torch.ops.aten.slice.Tensor(b_cache, 1, _local_scalar_dense,' ..
         ' add_1)',
       'copy: "f32[1, s0, 2]" = torch.ops.aten.copy.default(slice_1, x);  slice_1 = x = None',

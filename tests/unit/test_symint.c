@@ -246,9 +246,10 @@ static void test_guards(void **state) {
     assert_null(fx_si_add(FX_SI(2), FX_SI(3)).expr);
 }
 
-static void on_guard_cb(void *ud, int index) {
+/* seen[0] counts the calls; seen[k] is the k-th guard's index, or -(index + 1) for an assert */
+static void on_guard_cb(void *ud, int index, bool is_assert) {
     int *seen = ud;
-    seen[seen[0] + 1] = index;
+    seen[seen[0] + 1] = is_assert ? -(index + 1) : index;
     seen[0]++;
 }
 
@@ -307,10 +308,11 @@ static void test_refinements(void **state) {
     assert_true(rf[4].is_assert);
     assert_int_equal(rf[4].index, 0);
     assert_true(rf[4].after.hi == 32);
-    /* the callback heard of the four guards, not of the assert */
-    assert_int_equal(seen[0], 4);
+    /* the callback heard of the four guards, then of the assert (the debugger stops at both) */
+    assert_int_equal(seen[0], 5);
     assert_int_equal(seen[1], 0);
     assert_int_equal(seen[4], 3);
+    assert_int_equal(seen[5], -1);
     fx_shape_env_set_on_guard(f->env, NULL, NULL);
 }
 
