@@ -302,9 +302,11 @@ static fx_node *scatter_list_item(fstate *s, int j, fx_node *val, const fx_node 
          * sizes before it), end = start + its size, the last piece's end the size of d
          * (split_Tensor_inverse's clamp) — sym_size.int / operator nodes when those are
          * symbolic (chunk of a dynamic dim: split_size is a SymInt) */
-        if (list->args[2].tag != FX_IV_INT ||
-            fx_wrap_dim(list->args[2].u.i, fx_tensor_ndim(pt), &d, s->err))
-            return s->err->code ? NULL : NULL;
+        if (list->args[2].tag != FX_IV_INT) {
+            fx_err_setf(s->err, FX_EINTERNAL, "%s with a symbolic dim", fx_op_qualname(list->aten));
+            return NULL;
+        }
+        if (fx_wrap_dim(list->args[2].u.i, fx_tensor_ndim(pt), &d, s->err)) return NULL;
         int npieces = list->val.tag == FX_IV_LIST ? list->val.u.list.n : 0;
         fx_ivalue start = fx_iv_int(0), len = {.tag = FX_IV_UNSET}, end;
         int rc = FX_OK;
@@ -321,6 +323,7 @@ static fx_node *scatter_list_item(fstate *s, int j, fx_node *val, const fx_node 
                 if ((rc = map_arg(s, &sz->u.list.items[k], &piece))) break;
                 rc = sym_bound(s, "add", start, piece, cause, &sum);
                 fx_ivalue_clear(&piece);
+                if (rc) break;
                 fx_ivalue_clear(&start);
                 start = sum;
             }

@@ -120,8 +120,7 @@ void fx_shape_env_set_where(fx_shape_env *env, fx_sym_where_fn fn, void *ud);
  * have taken the environment over). NULL-safe. */
 void fx_shape_env_unset_where(fx_shape_env *env, void *ud);
 /* Sets the callback told about every guard and runtime assert as it is recorded (the debugger's
- * `:break guard`);
- * fn may be NULL (off). Whoever sets it clears it before ud dies. */
+ * `:break guard`); fn may be NULL (off). Whoever sets it clears it before ud dies. */
 void fx_shape_env_set_on_guard(fx_shape_env *env, fx_guard_fn fn, void *ud);
 /* Names the op now being computed, recorded with every guard until the next call ("" or NULL =
  * none). The string must outlive the call that uses it (op names are static). */

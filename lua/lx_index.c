@@ -259,23 +259,18 @@ static void parse_item(lua_State *L, int idx, item *it) {
             lua_pop(L, 3);
             return;
         }
-        /* x[{":", {pos, pos + n}}]: the older spelling of slice(pos, pos + n), kept while code
-         * moves to slice() (deprecated, docs/CHOICES.md); a table with no SymInt in its first
-         * three items is a list index */
-        bool sym = false;
+        /* a table is a list index, as [a, b] in Python; its items are plain numbers (the
+         * older spelling {pos, pos + n} of a slice is slice(pos, pos + n) now) */
         lua_Integer len = (lua_Integer)lua_rawlen(L, idx);
-        for (lua_Integer k = 1; k <= len && k <= 3; k++) {
+        for (lua_Integer k = 1; k <= len; k++) {
             lua_rawgeti(L, idx, k);
-            sym = sym || lx_is_symint(L, -1);
+            bool sym = lx_is_symint(L, -1);
             lua_pop(L, 1);
-        }
-        if (sym && (len == 2 || len == 3)) {
-            lua_rawgeti(L, idx, 1);
-            lua_rawgeti(L, idx, 2);
-            lua_rawgeti(L, idx, 3); /* [.., a, b, c] */
-            slice_item(L, lua_gettop(L) - 2, it);
-            lua_pop(L, 3);
-            return;
+            if (sym)
+                lx_errorf(L, FX_EINDEX, "index",
+                          "a list index holds plain integers, not SymInts: a slice whose bounds "
+                          "are SymInts is slice(start, stop[, step]) (x[{\":\", slice(a, b)}] "
+                          "for x[:, a:b])");
         }
     }
         /* x[{{0, 2}}]: a Python list index, made into an int64 tensor as PyTorch does */
