@@ -761,6 +761,18 @@ local function do_export(m, args, opts, strict, tr)
 end
 E.export_begin, E.export_resume, E.export_complete = export_begin, export_resume, export_complete
 
+-- Applies strict export's side effects to the module (check_containers' job.replay).
+local function apply_replay(replay)
+  for _, r in ipairs(replay) do
+    if r.into then -- a container changed in place stays the same table
+      for k in next, r.into do rawset(r.into, k, nil) end
+      for k, v in next, r.value do rawset(r.into, k, v) end
+    else
+      r.mod:_raw_set("attr", r.name, r.value)
+    end
+  end
+end
+
 -- torch.export.export(m, args, {strict = true, real = false, ir = "functional",
 --                                 lift_mutated_constants = false, auto_functionalized_v2 = false,
 --                                 dynamic_shapes = nil}) -> ExportedProgram
@@ -785,20 +797,24 @@ function torch.export.export(m, args, opts)
   local ok, result = pcall(do_export, m, args, opts, strict, tr)
   restore(snap)
   if not ok then error(result, 0) end
-  -- strict mode: Dynamo's side effects on plain attributes (self.pos = self.pos + 1) are applied
-  -- to the module after a successful export; non-strict mode restores them (aot_autograd)
-  for _, r in ipairs(E.pending_replay or {}) do
-    if r.into then -- a container changed in place stays the same table
-      for k in next, r.into do rawset(r.into, k, nil) end
-      for k, v in next, r.value do rawset(r.into, k, v) end
-    else
-      r.mod:_raw_set("attr", r.name, r.value)
-    end
-  end
-  E.pending_replay = nil
   program_extra[result] = {args = args}
   -- the most recent export is the one the REPL's commands (:graph, :why, :run ...) work on
+  local prev = fxdb and {fxdb.current, fxdb.current_module, fxdb.current_args}
   if fxdb then fxdb.current, fxdb.current_module, fxdb.current_args = result, m, args end
+  -- strict mode: Dynamo's side effects on plain attributes (self.pos = self.pos + 1) are applied
+  -- to the module after a successful export, last; non-strict mode restores them (aot_autograd).
+  -- All or none: if applying them fails half way (Lua out of memory growing a list), the module
+  -- and fxdb.current are put back as they were before the export.
+  local replay = E.pending_replay
+  E.pending_replay = nil
+  if replay then
+    local applied, err = pcall(apply_replay, replay)
+    if not applied then
+      restore(snap)
+      if fxdb then fxdb.current, fxdb.current_module, fxdb.current_args = prev[1], prev[2], prev[3] end
+      error(err, 0)
+    end
+  end
   return result
 end
 

@@ -141,6 +141,16 @@ function T.has_line(text, want)
   return false
 end
 
+-- Blocks core holds for live Lua objects, after full collections (the most recent export, which
+-- fxdb.current keeps for the REPL's commands, forgotten first): the allocation-failure sweeps
+-- compare it before and after each failed attempt.
+function T.live_blocks()
+  fxdb.current, fxdb.current_module, fxdb.current_args, fxdb._reinplace_notes = nil, nil, nil, nil
+  collectgarbage()
+  collectgarbage()
+  return torch._memory_stats().live_blocks
+end
+
 function T.done()
   local file = debug.getinfo(2, "S").short_src
   print(string.format("%s: %d passed, %d failed", file, T.passed, T.failed))

@@ -1,8 +1,9 @@
 -- tests/lua/test_lua_oom_sweep.lua — Lua's own allocator failing on the export path: small
--- exports from Lua (strict and non-strict, dynamic shapes, a custom op and torch.cond, the
--- passes), run and unlifted, with the N-th growing request to the Lua state's allocator failing
--- (and every later one, until the sweep turns it off) through torch._fail_lua_alloc_at, for every
--- N until the whole path succeeds. test_oom_sweep.lua fails core's allocations instead.
+-- exports from Lua (strict, with side effects on plain attributes and containers, non-strict,
+-- dynamic shapes, a custom op and torch.cond, the passes), run and unlifted, with the N-th
+-- growing request to the Lua state's allocator failing (and every later one, until the sweep
+-- turns it off) through torch._fail_lua_alloc_at, for every N until the whole path succeeds.
+-- test_oom_sweep.lua fails core's allocations instead.
 -- Each failed attempt must raise (Lua's "not enough memory", or an fxdb out_of_memory error) and
 -- leave fxdb clean: no tracer bound, export's hooks (nn._module_stack, nn._paths, nn._on_setattr,
 -- the active tracer) as they were, the module's state untouched, no core block leaked, and the
@@ -10,18 +11,12 @@
 local T = dofile("tests/lua/harness.lua")
 
 torch.set_num_threads(1) -- failing allocations is single-threaded only
+fxdb.simplefilter("ignore") -- strict export's side-effect warning, once per attempt otherwise
 local E = torch._export
 local Dim = torch.export.Dim
 local STRIDE = tonumber(os.getenv("FXDB_LUA_OOM_STRIDE") or "1")
 
--- Blocks core holds for live Lua objects (the most recent export, which fxdb.current keeps for the
--- REPL's commands, forgotten first).
-local function live()
-  fxdb.current, fxdb.current_module, fxdb.current_args, fxdb._reinplace_notes = nil, nil, nil, nil
-  collectgarbage()
-  collectgarbage()
-  return torch._memory_stats().live_blocks
-end
+local live = T.live_blocks
 
 -- Everything of a module a failed export must leave as it was: each module's parameters,
 -- buffers (the same tensors, the same values) and plain attributes (the same values; tables
@@ -86,6 +81,40 @@ do
     local gm = ep:module()
     gm(x)
     return {r.outputs[1], gm(x), gm.steps}
+  end}
+end
+
+-- strict: plain attributes and a container forward changes (Dynamo's side effects, applied to the
+-- module only after a successful export), a tensor reached through a plain table, a ModuleList
+do
+  local M = nn.Module:extend("M")
+  function M:init()
+    self.layers = nn.ModuleList{nn.Linear(3, 3), nn.Linear(3, 3)}
+    self.step = 0
+    self.hist = {}
+    self.cache = {scale = torch.full({3}, 2.0)}
+  end
+  function M:forward(x)
+    self.step = self.step + 1
+    self.hist[#self.hist + 1] = self.step
+    for _, layer in ipairs(self.layers) do x = layer(x) end
+    return x * self.cache.scale
+  end
+  torch.manual_seed(0)
+  local m, x = M(), torch.randn(2, 3)
+  local exported = false
+  scenarios[#scenarios + 1] = {name = "strict export with attribute side effects", m = m, path = function()
+    exported = false
+    local ep = torch.export.export(m, {x})
+    exported = true
+    return {fxdb.run(ep, {x}).outputs[1]}
+  end, after = function()
+    -- a successful export applied the side effects (the list in place): taken back, so that
+    -- the module is as it was for the next attempt
+    if exported then
+      m.step = 0
+      for k in pairs(m.hist) do m.hist[k] = nil end
+    end
   end}
 end
 
@@ -171,6 +200,7 @@ local total = 0
 for _, sc in ipairs(scenarios) do
   T.test("Lua out of memory at every point of: " .. sc.name, function()
     local want = sc.path() -- warms every cache first
+    if sc.after then sc.after() end
     local state0, hooks0 = state_of(sc.m), hooks()
     local points, problems, n = 0, {}, 1
     local t0 = os.clock()
@@ -179,6 +209,7 @@ for _, sc in ipairs(scenarios) do
       torch._fail_lua_alloc_at(n)
       local ok, err = pcall(sc.path)
       local failed = torch._fail_lua_alloc_at(0)
+      if sc.after then sc.after() end
       if ok and not failed then
         for i, v in ipairs(want) do
           T.eq(fxdb._max_abs_diff(err[i], v), 0, sc.name .. ": result " .. i .. " after the sweep")
@@ -200,6 +231,7 @@ for _, sc in ipairs(scenarios) do
       local after = live()
       if after ~= before then problem((after - before) .. " core blocks leaked") end
       local ok2, again = pcall(sc.path)
+      if sc.after then sc.after() end
       if not ok2 then problem("the next attempt failed: " .. tostring(again)) end
       again = nil
       if #problems >= 10 then break end

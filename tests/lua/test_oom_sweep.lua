@@ -35,11 +35,7 @@ local function path()
   return r.outputs[1], a, gm.steps
 end
 
-local function live()
-  collectgarbage()
-  collectgarbage()
-  return torch._memory_stats().live_blocks
-end
+local live = T.live_blocks
 
 T.test("a small export from Lua, run and unlift: every allocation failure is a clean error", function()
   local want_out, want_mod, want_steps = path()   -- warms every cache first
