@@ -30,6 +30,17 @@ local function check_no_alias(outs, inputs, what)
   end
 end
 
+-- The flattened xs of map / scan (`what`): at least one leaf, each a tensor with a dim to slice.
+local function check_xs(what, leaves)
+  for _, x in ipairs(leaves) do
+    if not torch.is_tensor(x) or x:dim() == 0 then
+      fxdb._argcheck.arg_error(what .. "() expects xs to be a tensor or a table of tensors with " ..
+        "at least one dimension, got " .. (torch.is_tensor(x) and "a 0-dim tensor" or type(x)))
+    end
+  end
+  if #leaves == 0 then fxdb._argcheck.arg_error(what .. "() expects at least one tensor in xs") end
+end
+
 -- scan's combine_fn: a function or a callable object (a Module), as PyTorch's callable() check.
 local function check_callable(fn)
   local mt = getmetatable(fn)
@@ -108,13 +119,7 @@ local function scan(combine_fn, init, xs, dim, reverse, additional)
   dim, reverse, additional = dim or 0, reverse or false, additional or {}
   check_callable(combine_fn)
   init, xs, additional = flatten(init, {}), flatten(xs, {}), flatten(additional, {})
-  for _, x in ipairs(xs) do -- as map: every leaf a tensor with the scanned dim
-    if not torch.is_tensor(x) or x:dim() == 0 then
-      fxdb._argcheck.arg_error("scan() expects xs to be a tensor or a table of tensors with at " ..
-        "least one dimension, got " .. (torch.is_tensor(x) and "a 0-dim tensor" or type(x)))
-    end
-  end
-  if #xs == 0 then fxdb._argcheck.arg_error("scan() expects at least one tensor in xs") end
+  check_xs("scan", xs)
   local parent = E.active_tracer
   if not parent then -- eager: run the Lua function step by step
     local n = xs[1]:size(dim)
@@ -260,13 +265,7 @@ end
 local function map(f, xs, ...)
   local args = E.flatten_outputs(table.pack(...))
   local xl = flatten(xs, {})
-  for _, x in ipairs(xl) do
-    if not torch.is_tensor(x) or x:dim() == 0 then
-      fxdb._argcheck.arg_error("map() expects xs to be a tensor or a table of tensors with at " ..
-        "least one dimension, got " .. (torch.is_tensor(x) and "a 0-dim tensor" or type(x)))
-    end
-  end
-  if #xl == 0 then fxdb._argcheck.arg_error("map() expects at least one tensor in xs") end
+  check_xs("map", xl)
   local parent = E.active_tracer
   if not parent then
     local n, outs = xl[1]:size(0), {}

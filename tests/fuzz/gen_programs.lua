@@ -1058,15 +1058,29 @@ local function shares_storage(m, args, p)
   return false
 end
 
+-- Exports a fresh module (strict or not) on clones of the inputs, made views of its buffers where
+-- the program says so: the module, the arguments, whether any of them and the buffers share a
+-- storage, then pcall's results.
+local function fresh_export(Fuzz, inputs, p, with_views, strict)
+  local m = Fuzz()
+  local args = with_views(m, clone_list(inputs))
+  return m, args, shares_storage(m, args, p), pcall(torch.export.export, m, args, {strict = strict})
+end
+
+-- Export left the example inputs and the module's buffers as they were.
+local function expect_untouched(stage, m, args, p, inputs, initial)
+  for i, x in ipairs(p.inputs) do expect(stage, args[i], inputs[i], "example input " .. x.name .. " after export") end
+  for _, b in ipairs(p.buffers) do
+    expect(stage, get_path(m, b.name), initial[b.name], "module buffer " .. b.name .. " after export")
+  end
+end
+
 -- A program eager runs but export must refuse: both modes raise `kind` (or, when inputs and
 -- buffers share memory, aliased_input_mutation), and leave the module and the inputs unchanged.
 local function check_refused(Fuzz, inputs, p, initial, with_views, kind)
   for _, strict in ipairs{true, false} do
     local mode = strict and "strict" or "non-strict"
-    local m = Fuzz()
-    local args = with_views(m, clone_list(inputs))
-    local sharing = shares_storage(m, args, p)
-    local ok, e = pcall(torch.export.export, m, args, {strict = strict})
+    local m, args, sharing, ok, e = fresh_export(Fuzz, inputs, p, with_views, strict)
     if ok then
       fail(mode .. ": export", "accepted a program eager says it must refuse (" .. kind .. ")")
     end
@@ -1077,10 +1091,7 @@ local function check_refused(Fuzz, inputs, p, initial, with_views, kind)
     if got ~= kind and not (sharing and got == "aliased_input_mutation") then
       fail(mode .. ": export", "expected an error of kind " .. kind .. ", got " .. got .. ": " .. tostring(e))
     end
-    for i, x in ipairs(p.inputs) do expect(mode .. ": export", args[i], inputs[i], "example input " .. x.name .. " after export") end
-    for _, b in ipairs(p.buffers) do
-      expect(mode .. ": export", get_path(m, b.name), initial[b.name], "module buffer " .. b.name .. " after export")
-    end
+    expect_untouched(mode .. ": export", m, args, p, inputs, initial)
   end
   note("refused as expected: " .. kind)
 end
@@ -1120,24 +1131,17 @@ local function check(p)
     end
     for _, strict in ipairs{true, false} do
       local mode = strict and "strict" or "non-strict"
-      local m = Fuzz()
-      local args = with_views(m, clone_list(inputs))
-      local sharing = shares_storage(m, args, p)
-      local oke, ep = pcall(torch.export.export, m, args, {strict = strict})
+      local m, args, sharing, oke, ep = fresh_export(Fuzz, inputs, p, with_views, strict)
       if not oke and sharing and type(ep) == "table" and ep.kind == "aliased_input_mutation" then
         -- refusing to mutate memory that inputs or buffers share is allowed (PyTorch does too)
-        for _, b in ipairs(p.buffers) do
-          expect(mode .. ": export", get_path(m, b.name), initial[b.name], "module buffer " .. b.name .. " after a refused export")
-        end
+        expect_untouched(mode .. ": export", m, args, p, inputs, initial)
         note("refused: a mutation of memory that buffers or inputs share (aliased_input_mutation)")
         goto next_mode
       end
       if not oke and calls.metadata_assigned and type(ep) == "table" and ep.kind == "buffer_metadata_mutation" then
         -- a buffer assigned another shape or dtype on the way, and its own at the end: refusing
         -- at the assignment is allowed, as is exporting what eager does
-        for _, b in ipairs(p.buffers) do
-          expect(mode .. ": export", get_path(m, b.name), initial[b.name], "module buffer " .. b.name .. " after a refused export")
-        end
+        expect_untouched(mode .. ": export", m, args, p, inputs, initial)
         note("refused: a buffer assigned another shape or dtype, then its own (buffer_metadata_mutation)")
         goto next_mode
       end
@@ -1148,10 +1152,7 @@ local function check(p)
         end
         fail(mode .. ": export", tostring(ep))
       end
-      for i, x in ipairs(p.inputs) do expect(mode .. ": export", args[i], inputs[i], "example input " .. x.name .. " after export") end
-      for _, b in ipairs(p.buffers) do
-        expect(mode .. ": export", get_path(m, b.name), initial[b.name], "module buffer " .. b.name .. " after export")
-      end
+      expect_untouched(mode .. ": export", m, args, p, inputs, initial)
       local okx, ex = pcall(check_run, mode .. ": fxdb.run", ep, p, inputs, initial, calls[1])
       if not okx then
         if type(ex) == "table" and ex.fuzz_fail then error(ex, 0) end
