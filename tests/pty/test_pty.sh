@@ -59,6 +59,18 @@ wait_count() {
 # last_line: the last non-empty screen line
 last_line() { screen | grep -v '^$' | tail -n 1; }
 
+# wait_echo TEXT: until the line "fxdb> TEXT" is on the screen. After sending a line, the last
+# line stays the previous empty prompt until tmux shows the echo: a wait_prompt right away can
+# return before fxdb read the line, and keys sent next (a Tab) then race with it.
+wait_echo() {
+    local i
+    for ((i = 0; i < 50; i++)); do
+        screen | grep -Fxq -- "fxdb> $1" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 wait_prompt() {   # the last line is an empty prompt
     local i
     for ((i = 0; i < 50; i++)); do
@@ -189,6 +201,7 @@ check "the discarded line did not run" test "$(count '^7070$')" -eq 0
 #    a runaway trace (the session stays usable); an empty line repeats :step
 wait_prompt
 T send-keys -t fx 't = torch.ones(2, 3)' Enter
+wait_echo 't = torch.ones(2, 3)'
 wait_prompt
 T send-keys -t fx 't:nume' Tab
 check "Tab completes a method: t:nume -> t:numel" wait_for '^fxdb> t:numel$'
@@ -198,6 +211,7 @@ wait_prompt
 T send-keys -t fx 'dofile("tests/golden/seed_s1.lua")' Enter
 wait_prompt
 T send-keys -t fx ':export m' Enter
+wait_echo ':export m'
 wait_prompt
 T send-keys -t fx ':node %lift_f' Tab
 check "Tab completes a node name: %lift_f -> %lift_fresh_copy" wait_for '^fxdb> :node %lift_fresh_copy$'
