@@ -25,6 +25,7 @@
 
 #include "core/fx_alloc.h"
 #include "core/hop.h"
+#include "core/meta_common.h"
 #include "core/passes.h"
 #include "core/registry.h"
 #include "core/shape.h"
@@ -127,6 +128,10 @@ static int canon_of(fstate *s, const fx_node *n) { return s->canon[n->tag]; }
 
 static fx_node *read_value(fstate *s, int i);
 static bool is_list_view_item(fstate *s, int i);
+static int strided_args_of(fstate *s, const fx_node *r, fx_ivalue *a);
+static int input_metadata_error(fstate *s, const fx_node *r, int b);
+static fx_node *emit_mapped(fstate *s, fx_op_id id, fx_ivalue *a, int from, int na,
+                            const fx_node *cause);
 
 /* Maps a raw argument to the functional graph: node refs become current values. */
 static int map_arg(fstate *s, const fx_ivalue *v, fx_ivalue *out) {
@@ -177,6 +182,14 @@ static fx_node *replay_view(fstate *s, int i, fx_node *on) {
     const fx_node *r = s->raw_nodes[i];
     const fx_opdef *vop = view_op_of(r);
     const fx_tensor *want = fx_node_tensor(r);
+    if (vop->id == FX_OP_RESIZE_ || vop->id == FX_OP_SET__SOURCE_TENSOR_STORAGE_OFFSET) {
+        fx_ivalue a[4] = {fx_iv_node(on)};
+        if (strided_args_of(s, r, a)) return NULL;
+        fx_ivalue st = a[2];
+        fx_node *n = emit_mapped(s, FX_OP_AS_STRIDED, a, 1, 4, r);
+        fx_ivalue_clear(&st);
+        return n;
+    }
     if (vop->id == FX_OP_VIEW && want) {
         on = viewable(s, on, fx_tensor_ndim(want), fx_tensor_sizes(want), r);
         if (!on) return NULL;
@@ -517,6 +530,15 @@ static fx_node *scatter_one(fstate *s, int i, fx_node *val, const fx_node *cause
         for (int k = 1; k <= 3; k++) a[k + 1] = r->args[k];
         return emit_mapped(s, FX_OP_AS_STRIDED_SCATTER, a, 2, 5, cause);
     case FX_OP_UNFOLD: return unfold_inverse(s, r, p, val, cause);
+    case FX_OP_RESIZE_: /* as resize__functionalization's view meta */
+    case FX_OP_SET__SOURCE_TENSOR_STORAGE_OFFSET: {
+        fx_ivalue b[4];
+        if (strided_args_of(s, r, b)) return NULL;
+        a[0] = fx_iv_node(p), a[1] = fx_iv_node(val), a[2] = b[1], a[3] = b[2], a[4] = b[3];
+        fx_node *n = emit_mapped(s, FX_OP_AS_STRIDED_SCATTER, a, 2, 5, cause);
+        fx_ivalue_clear(&b[2]);
+        return n;
+    }
     case FX_OP_EXPAND:
         fx_err_setf(s->err, FX_EEXPORT,
                     "unsupported operation: more than one element of the written-to tensor refers "
@@ -585,6 +607,30 @@ static int record_versions(fstate *s, int b, fx_node *n, const fx_node *cause, c
 
 static int write_back(fstate *s, const fx_node *r, int t, fx_node *val, const char *from);
 
+/* An out= op r whose result (of shape val_t) does not fit `out` (raw value t): resize_output
+ * resizes it. On an input (or a view of one) that is aot_autograd's metadata-mutation error; a
+ * view cannot grow ("Attempted to resize a view tensor to a larger size"); an intermediate base
+ * simply takes the new value (the caller goes on). Returns 0 when the shapes agree. */
+static int out_resized(fstate *s, const fx_node *r, int t, const fx_tensor *val_t) {
+    fx_node *p = read_value(s, t);
+    if (!p) return s->err->code ? s->err->code : FX_EINTERNAL;
+    const fx_tensor *pt = fx_node_tensor(p);
+    bool same = pt && fx_tensor_ndim(pt) == fx_tensor_ndim(val_t);
+    for (int d = 0; same && d < fx_tensor_ndim(pt); d++) same = fx_tensor_size(pt, d) == fx_tensor_size(val_t, d);
+    if (same) return 0;
+    int b = s->base[t];
+    if (s->ph_index[b] >= 0) return input_metadata_error(s, r, b);
+    if (t != b) {
+        fx_err_setf(s->err, FX_EEXPORT,
+                    "Attempted to resize a view tensor to a larger size. This is not allowed in the "
+                    "functionalization pass");
+        fx_err_hintf(s->err, "pass an out tensor of the result's shape, or use the result: y = torch.%s(...)",
+                     fx_op_get(r->aten->twin)->schema.name);
+        return fail_at(s, r, FX_EEXPORT, "unsupported_view_write");
+    }
+    return 0;
+}
+
 /* An in-place op at raw index i mutating raw value t (canonical). */
 static int do_inplace(fstate *s, int i) {
     const fx_node *r = s->raw_nodes[i];
@@ -610,6 +656,10 @@ static int do_inplace(fstate *s, int i) {
      * _to_copy(val, dtype = self's dtype, layout = torch.strided). Shapes agree (an in-place op
      * cannot broadcast self; dispatch checked that). */
     const fx_tensor *self_t = fx_node_tensor(r), *val_t = fx_node_tensor(val);
+    if (op->meta == fx_meta_out && val_t) { /* out= of another shape: resize_output */
+        int rc2 = out_resized(s, r, t, val_t);
+        if (rc2) return rc2;
+    }
     if (self_t && val_t && fx_tensor_dtype(self_t) != fx_tensor_dtype(val_t)) {
         fx_ivalue ca[3] = {fx_iv_node(val), fx_iv_dtype(fx_tensor_dtype(self_t)), fx_iv_str("strided")};
         val = emit(s, FX_OP__TO_COPY, ca, 3, r);
@@ -1064,6 +1114,149 @@ static int do_multi_mutation(fstate *s, int i) {
     return rc;
 }
 
+/* aot_autograd's refusal of an input (raw base b) whose metadata raw node r changes. */
+static int input_metadata_error(fstate *s, const fx_node *r, int b) {
+    const fx_input_info *in = &s->infos[s->ph_index[b]];
+    fx_err_setf(s->err, FX_EEXPORT,
+                "Found an input that received a metadata mutation, through e.g. a call to "
+                "`.resize_()` or `.transpose_()`. This is currently banned in the aot_export "
+                "workflow. (%s '%s' is changed by %s)",
+                in->kind == FX_INPUT_USER_INPUT ? "input" : "state",
+                in->target ? in->target : in->node->name, r->aten->target);
+    if (is_metadata_mutation(r->aten))
+        fx_err_hintf(s->err, "use the out-of-place view instead (x = x:%s(...)), which leaves the "
+                             "input's metadata alone",
+                     fx_op_get(r->aten->twin)->schema.name);
+    else
+        fx_err_hintf(s->err, "compute into a new tensor instead of changing the input's shape or "
+                             "storage in place");
+    return fail_at(s, r, FX_EEXPORT, "metadata_mutation");
+}
+
+/* The geometry resize_ node r gives a tensor whose sizes are not `old`: contiguous strides (or
+ * channels_last ones) of its size argument. False when a size is symbolic (a node). */
+static bool resize_geometry(const fx_node *r, int *n, int64_t *sizes, int64_t *strides) {
+    const fx_ivalue *l = &r->args[1];
+    if (l->tag != FX_IV_LIST || l->u.list.n > FX_MAX_DIMS) return false;
+    *n = l->u.list.n;
+    for (int d = 0; d < *n; d++) {
+        if (l->u.list.items[d].tag != FX_IV_INT) return false;
+        sizes[d] = l->u.list.items[d].u.i;
+    }
+    fx_memfmt f = fx_arg_memfmt(r->nargs > 2 ? &r->args[2] : NULL, FX_MEMFMT_CONTIGUOUS);
+    fx_tensor shape = {.ndim = *n};
+    memcpy(shape.sizes, sizes, sizeof(int64_t) * (size_t)*n);
+    fx_memfmt_strides(&shape, f, strides);
+    return true;
+}
+
+/* resize_ and set_, as FunctionalizeFallbackKernel.cpp functionalizes them. On a graph input (or
+ * a view of one) a change of sizes or storage is aot_autograd's metadata-mutation error; resize_
+ * to the same sizes is nothing. Otherwise resize_ that needs a larger storage replaces the
+ * base's value by aten.resize (refused on a view: "Attempted to resize a view tensor to a larger
+ * size"), and one that fits is a view: as_strided(self, size, contiguous strides), written back
+ * with as_strided_scatter. set_(source) makes self the source's value from then on (an alias);
+ * set_(source, offset, size, stride) is as_strided(source, ...); set_() is not supported. */
+static int do_resize_set(fstate *s, int i) {
+    const fx_node *r = s->raw_nodes[i];
+    fx_op_id id = r->aten->id;
+    if (r->args[0].tag != FX_IV_NODE) return fx_err_setf(s->err, FX_EINTERNAL, "%s of a non-node", r->aten->target);
+    int t = canon_of(s, r->args[0].u.node), b = s->base[t];
+    fx_node *p = read_value(s, t);
+    if (!p) return s->err->code ? s->err->code : FX_EINTERNAL;
+    const fx_tensor *pt = fx_node_tensor(p);
+    if (id == FX_OP_RESIZE_) {
+        int n;
+        int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+        if (!pt || !resize_geometry(r, &n, sizes, strides)) {
+            fx_err_setf(s->err, FX_ENOTIMPL, "fxdb cannot yet export resize_ to symbolic sizes");
+            return fail_at(s, r, FX_ENOTIMPL, "not_implemented");
+        }
+        bool same = n == fx_tensor_ndim(pt) && !(r->nargs > 2 && r->args[2].tag == FX_IV_STR);
+        for (int d = 0; same && d < n; d++) same = sizes[d] == fx_tensor_size(pt, d);
+        if (same) {
+            s->canon[i] = t;
+            return FX_OK;
+        }
+        if (s->ph_index[b] >= 0) return input_metadata_error(s, r, b);
+        if (fx_tensor_is_symbolic(pt)) { /* whether it grows depends on the sizes */
+            fx_err_setf(s->err, FX_ENOTIMPL,
+                        "fxdb cannot yet export resize_ of a tensor with symbolic sizes");
+            return fail_at(s, r, FX_ENOTIMPL, "not_implemented");
+        }
+        int64_t numel = 1, isz = (int64_t)fx_dtype_size(fx_tensor_dtype(pt));
+        for (int d = 0; d < n; d++) numel *= sizes[d];
+        const fx_storage *st = fx_tensor_storage(pt);
+        bool grows = numel > 0 && (fx_tensor_offset(pt) + numel) * isz > fx_storage_nbytes(st);
+        if (grows && t != b) {
+            fx_err_setf(s->err, FX_EEXPORT,
+                        "Attempted to resize a view tensor to a larger size. This is not allowed "
+                        "in the functionalization pass");
+            fx_err_hintf(s->err, "resize the base tensor, or make a new tensor of the size instead");
+            return fail_at(s, r, FX_EEXPORT, "unsupported_view_write");
+        }
+        if (grows) {
+            fx_ivalue a[3];
+            int rc = map_arg(s, &r->args[0], &a[0]), na = 2;
+            if (rc) return rc;
+            a[1] = r->args[1];
+            if (r->nargs > 2 && r->args[2].tag == FX_IV_STR) a[2] = r->args[2], na = 3;
+            fx_node *v = emit(s, FX_OP_RESIZE, a, na, r);
+            fx_ivalue_clear(&a[0]);
+            if (!v) return s->err->code ? s->err->code : FX_EINTERNAL;
+            s->cur[b] = v;
+            s->gen[b]++;
+            s->canon[i] = b;
+            return FX_OK;
+        }
+    } else {
+        if (id == FX_OP_SET__SOURCE_TENSOR && r->args[1].tag == FX_IV_NODE &&
+            canon_of(s, r->args[1].u.node) == t) { /* x:set_(x) */
+            s->canon[i] = t;
+            return FX_OK;
+        }
+        if (s->ph_index[b] >= 0) return input_metadata_error(s, r, b);
+        if (id == FX_OP_SET_ || r->args[1].tag != FX_IV_NODE) {
+            fx_err_setf(s->err, FX_ENOTIMPL, "fxdb cannot yet export %s", r->aten->target);
+            return fail_at(s, r, FX_ENOTIMPL, "not_implemented");
+        }
+        int u = canon_of(s, r->args[1].u.node);
+        if (id == FX_OP_SET__SOURCE_TENSOR) {
+            s->canon[i] = u;
+            return FX_OK;
+        }
+        t = u, b = s->base[u]; /* set_(source, offset, size, stride): a view of source */
+    }
+    s->parent[i] = t;
+    s->base[i] = b;
+    return read_value(s, i) ? FX_OK : (s->err->code ? s->err->code : FX_EINTERNAL);
+}
+
+/* The as_strided arguments (size, stride, storage_offset) that resize_ / set_ raw node r stands
+ * for as a view: a[1..3] (owned: clear a[2] after). */
+static int strided_args_of(fstate *s, const fx_node *r, fx_ivalue *a) {
+    int n;
+    int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
+    if (r->aten->id == FX_OP_RESIZE_) {
+        resize_geometry(r, &n, sizes, strides);
+        a[1] = r->args[1], a[3] = fx_iv_none();
+        return fx_iv_int_list(n, strides, &a[2], s->err);
+    }
+    a[1] = r->args[3], a[3] = r->args[2];
+    if (r->args[4].tag == FX_IV_LIST && r->args[4].u.list.n > 0) return fx_ivalue_copy(&a[2], &r->args[4], s->err);
+    const fx_ivalue *l = &r->args[3];
+    n = l->tag == FX_IV_LIST ? l->u.list.n : 0;
+    for (int d = 0; d < n; d++) {
+        if (l->u.list.items[d].tag != FX_IV_INT) {
+            fx_err_setf(s->err, FX_ENOTIMPL, "fxdb cannot yet export set_ to symbolic sizes");
+            return fail_at(s, r, FX_ENOTIMPL, "not_implemented");
+        }
+        sizes[d] = l->u.list.items[d].u.i;
+    }
+    fx_contiguous_strides(n, sizes, strides);
+    return fx_iv_int_list(n, strides, &a[2], s->err);
+}
+
 /* transpose_(x) and friends. On a graph input (or a view of one) this is aot_autograd's error;
  * on an intermediate it is a new view of x, which later uses of x (re-tagged by the tracer to
  * this node) read. */
@@ -1073,19 +1266,7 @@ static int do_metadata_mutation(fstate *s, int i) {
     if (r->args[m].tag != FX_IV_NODE) return fx_err_setf(s->err, FX_EINTERNAL, "metadata mutation of a non-node");
     int p = canon_of(s, r->args[m].u.node);
     int b = s->base[p];
-    if (s->ph_index[b] >= 0) {
-        const fx_input_info *in = &s->infos[s->ph_index[b]];
-        fx_err_setf(s->err, FX_EEXPORT,
-                    "Found an input that received a metadata mutation, through e.g. a call to "
-                    "`.resize_()` or `.transpose_()`. This is currently banned in the aot_export "
-                    "workflow. (%s '%s' is changed by %s)",
-                    in->kind == FX_INPUT_USER_INPUT ? "input" : "state",
-                    in->target ? in->target : in->node->name, r->aten->target);
-        fx_err_hintf(s->err, "use the out-of-place view instead (x = x:%s(...)), which leaves the "
-                             "input's metadata alone",
-                     fx_op_get(r->aten->twin)->schema.name);
-        return fail_at(s, r, FX_EEXPORT, "metadata_mutation");
-    }
+    if (s->ph_index[b] >= 0) return input_metadata_error(s, r, b);
     s->parent[i] = p;
     s->base[i] = b;
     return read_value(s, i) ? FX_OK : (s->err->code ? s->err->code : FX_EINTERNAL);
@@ -1327,6 +1508,10 @@ int fx_functionalize_ex(const fx_graph *raw, const fx_input_info *infos, int nin
             } else if ((r->aten->flags & FX_OPF_ASSERT) ||
                        r->aten->id == FX_OP__LOCAL_SCALAR_DENSE) {
                 rc = do_copy(&s, i);
+            } else if (r->aten->id == FX_OP_RESIZE_ || r->aten->id == FX_OP_SET_ ||
+                       r->aten->id == FX_OP_SET__SOURCE_TENSOR ||
+                       r->aten->id == FX_OP_SET__SOURCE_TENSOR_STORAGE_OFFSET) {
+                rc = do_resize_set(&s, i);
             } else if (is_metadata_mutation(r->aten)) {
                 rc = do_metadata_mutation(&s, i);
             } else if (mutates_beside_returns(r->aten)) {

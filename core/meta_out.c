@@ -3,9 +3,10 @@
  * Layer: core. Follows at::native::resize_output and TensorIterator's output checks as eager
  * PyTorch applies them to `torch.sin(x, out=y)`: the result is computed as the functional op
  * computes it, then written into `out`, whose dtype must be one the result can be cast to
- * ("result type Float can't be cast to the desired output type Long"). PyTorch resizes an `out`
- * of another shape (with a deprecation warning when it had elements); fxdb tensors keep their
- * geometry, so such a call is refused as not yet supported, naming both shapes.
+ * ("result type Float can't be cast to the desired output type Long"). An `out` of another
+ * shape is resized to the result's (resize_output; the deprecation warning when it had elements
+ * comes from the Lua binding). In an export, resizing an input is aot_autograd's metadata-
+ * mutation error and an intermediate `out` takes the functional op's result.
  *
  * Every out overload's schema is its functional op's followed by `*, Tensor(a!) out`, so the
  * functional op's arguments are the first ones, in order. Functionalization rewrites the call as
@@ -26,26 +27,25 @@ static int run_twin(fx_opctx *ctx, const fx_ivalue *a, fx_ctx *mctx, fx_ivalue *
     return fx_dispatch(mctx ? mctx : ctx->ctx, twin, ta, r, ctx->err);
 }
 
-/* Checks result r against out o (shape, dtype) as eager PyTorch would accept it. */
-static int check_out(fx_opctx *ctx, const fx_tensor *r, const fx_tensor *o) {
-    char b1[160], b2[160];
-    bool same = r->ndim == o->ndim;
-    for (int d = 0; same && d < r->ndim; d++) same = r->sizes[d] == o->sizes[d];
-    if (!same) {
-        fx_err_setf(ctx->err, FX_ENOTIMPL,
-                    "%s: out= with a tensor of shape %s where the result has shape %s is not yet "
-                    "supported by fxdb (PyTorch would resize out)",
-                    ctx->op->qualname, fx_shape_str(o->ndim, o->sizes, b1, sizeof b1),
-                    fx_shape_str(r->ndim, r->sizes, b2, sizeof b2));
-        fx_err_kind(ctx->err, "not_implemented");
-        return fx_err_hintf(ctx->err, "pass an out tensor of the result's shape, or use the result: "
-                                      "y = torch.%s(...)",
-                            ctx->op->schema.name);
-    }
+/* Checks result r against out o as eager PyTorch does: the dtype must be one r casts to; an out
+ * of another shape is resized to r's (at::native::resize_output: resize_ to r's sizes,
+ * contiguous strides, storage grown when too small; the Lua binding gives PyTorch's deprecation
+ * warning when out had elements). */
+static int check_out(fx_opctx *ctx, const fx_tensor *r, fx_tensor *o) {
     if (!fx_can_cast(r->dtype, o->dtype))
         return fx_err_setf(ctx->err, FX_ETYPE, "result type %s can't be cast to the desired output type %s",
                            fx_dtype_c10_name(r->dtype), fx_dtype_c10_name(o->dtype));
-    return FX_OK;
+    bool same = r->ndim == o->ndim;
+    for (int d = 0; same && d < r->ndim; d++) same = r->sizes[d] == o->sizes[d];
+    if (same) return FX_OK;
+    fx_opctx rc_ctx = *ctx;
+    rc_ctx.op = fx_op_get(FX_OP_RESIZE_);
+    fx_ivalue args[3] = {fx_iv_tensor(o), {.tag = FX_IV_UNSET}, {.tag = FX_IV_UNSET}}, res[1];
+    int rc = fx_iv_int_list(r->ndim, r->sizes, &args[1], ctx->err);
+    if (!rc) rc = fx_meta_resize_(&rc_ctx, args, res);
+    if (!rc) fx_ivalue_clear(&res[0]);
+    fx_ivalue_clear(&args[1]);
+    return rc;
 }
 
 /* X.out(..., *, Tensor(a!) out) -> Tensor(a!): out itself, after the functional op's checks. */

@@ -785,6 +785,70 @@ static int rule_unfold_backward(fx_opctx *ctx, const fx_ivalue *a, const fx_ival
     return set_fresh(ctx, out_t(out, 0), n, sz);
 }
 
+/* resize_: equal sizes (each guarded, as Resize.cpp compares SymInts) change nothing; otherwise
+ * contiguous strides of the new sizes at self's offset. A memory format specializes. */
+static int rule_resize_(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h, (void)out;
+    fx_tensor *self = arg_t(a, 0);
+    const fx_ivalue *mf = fx_arg(ctx, a, "memory_format");
+    fx_symint sz[FX_MAX_DIMS], st[FX_MAX_DIMS];
+    int n, rc;
+    if (!self || (mf && mf->tag == FX_IV_STR)) return SYM_SPECIALIZE;
+    if ((rc = arg_sis(ctx, &a[1], sz, &n))) return rc;
+    bool same = n == self->ndim && self->sym;
+    for (int d = 0; same && d < n; d++) {
+        fx_symint cur = fx_tensor_sym_size(self, d);
+        if (si_same(simp(cur), sz[d])) continue;
+        if ((rc = guard_eq(ctx, cur, sz[d], &same))) return rc;
+    }
+    if (same) return FX_OK;
+    fx_sym_contiguous_strides(n, sz, st);
+    return set_sym(ctx, self, sz, st, OFF(self));
+}
+
+/* resize (functional): a fresh tensor of the new sizes, contiguous. */
+static int rule_resize(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h;
+    const fx_ivalue *mf = fx_arg(ctx, a, "memory_format");
+    fx_symint sz[FX_MAX_DIMS], st[FX_MAX_DIMS];
+    int n, rc;
+    if (mf && mf->tag == FX_IV_STR) return SYM_SPECIALIZE;
+    if ((rc = arg_sis(ctx, &a[1], sz, &n))) return rc;
+    fx_tensor *o = out_t(out, 0);
+    if (!o || o->ndim != n) return SYM_SPECIALIZE;
+    fx_sym_contiguous_strides(n, sz, st);
+    return set_sym(ctx, o, sz, st, FX_SI(0));
+}
+
+/* set_: self takes the source's symbolic geometry, or the one given (contiguous strides for an
+ * empty stride list); set_() leaves it plain. */
+static int rule_set_(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
+    (void)h, (void)out;
+    fx_tensor *self = arg_t(a, 0);
+    const fx_tensor *src = arg_t(a, 1);
+    fx_symint sz[FX_MAX_DIMS], st[FX_MAX_DIMS], off = FX_SI(0);
+    int n = 0, ns = 0, rc;
+    if (!self) return SYM_SPECIALIZE;
+    if (ctx->op->id == FX_OP_SET_) {
+        sz[0] = FX_SI(0), st[0] = FX_SI(1), n = 1;
+    } else if (!src) {
+        return SYM_SPECIALIZE;
+    } else if (ctx->op->id == FX_OP_SET__SOURCE_TENSOR) {
+        sgeom g;
+        geom_of(src, &g);
+        return set_geom(ctx, self, &g);
+    } else {
+        if (!arg_si(&a[2], &off)) return SYM_SPECIALIZE;
+        if ((rc = arg_sis(ctx, &a[3], sz, &n))) return rc;
+        if (a[4].tag == FX_IV_LIST && a[4].u.list.n == 0)
+            fx_sym_contiguous_strides(n, sz, st), ns = n;
+        else if ((rc = arg_sis(ctx, &a[4], st, &ns)))
+            return rc;
+        if (ns != n) return SYM_SPECIALIZE;
+    }
+    return set_sym(ctx, self, sz, st, off);
+}
+
 /* split.Tensor / split_with_sizes: item i is the slice [start_i, start_i + len_i) along dim. The
  * number of pieces must be a plain number: it is guarded to its value. */
 static int rule_split(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
@@ -1409,6 +1473,9 @@ static const struct {
     {fx_meta_alias, rule_alias},
     {fx_meta_as_strided, rule_as_strided},
     {fx_meta_unfold, rule_unfold},
+    {fx_meta_resize_, rule_resize_},
+    {fx_meta_resize, rule_resize},
+    {fx_meta_set_, rule_set_},
     {fx_meta_unfold_backward, rule_unfold_backward},
     {fx_meta_split, rule_split},
     {fx_meta_unbind, rule_unbind},

@@ -69,6 +69,32 @@ static void storage_release(fx_storage *s) {
     fx_free(s);
 }
 
+int fx_tensor_shallow_copy(const fx_tensor *t, fx_tensor **out, fx_err *err) {
+    fx_tensor *c = fx_malloc(sizeof *c);
+    if (!c) return fx_err_setf(err, FX_ENOMEM, "out of memory copying a tensor");
+    *c = *t;
+    c->refcount = 1;
+    c->sym = NULL;
+    c->trace_id = 0;
+    c->trace_node = NULL;
+    c->storage->refcount++;
+    fx_tensor_retain(c->base);
+    int rc = fx_tensor_copy_sym(c, t, err);
+    if (rc) {
+        fx_tensor_release(c);
+        return rc;
+    }
+    *out = c;
+    return FX_OK;
+}
+
+void fx_tensor_set_storage(fx_tensor *t, fx_storage *s) {
+    if (t->storage == s) return;
+    s->refcount++;
+    storage_release(t->storage);
+    t->storage = s;
+}
+
 static int check_sizes(int ndim, const int64_t *sizes, fx_err *err) {
     if (ndim < 0 || ndim > FX_MAX_DIMS)
         return fx_err_setf(err, FX_ESHAPE, "fxdb supports at most %d dimensions, got %d",
@@ -150,9 +176,16 @@ int fx_tensor_scalar(double v, fx_dtype dt, fx_tensor **out, fx_err *err) {
 
 int fx_tensor_empty_strided_like(const fx_tensor *t, fx_device dev, fx_tensor **out, fx_err *err) {
     int rc = fx_tensor_empty_strided(t->ndim, t->sizes, t->strides, t->dtype, dev, out, err);
-    if (rc == FX_OK && t->sym && (rc = fx_tensor_copy_sym(*out, t, err))) {
-        fx_tensor_release(*out);
-        *out = NULL;
+    if (rc == FX_OK && t->sym) { /* t's symbolic sizes and strides; a fresh storage: offset 0 */
+        fx_symint sz[FX_MAX_DIMS], st[FX_MAX_DIMS];
+        for (int d = 0; d < t->ndim; d++) {
+            sz[d] = fx_tensor_sym_size(t, d);
+            st[d] = fx_tensor_sym_stride(t, d);
+        }
+        if ((rc = fx_tensor_set_sym(*out, sz, st, FX_SI(0), err))) {
+            fx_tensor_release(*out);
+            *out = NULL;
+        }
     }
     return rc;
 }

@@ -70,9 +70,16 @@ bool fx_tensor_is_meta(const fx_tensor *t);
 bool fx_tensor_is_contiguous(const fx_tensor *t);      /* PyTorch's rule: size-1 dims ignored */
 bool fx_tensor_requires_grad(const fx_tensor *t);
 void fx_tensor_set_requires_grad(fx_tensor *t, bool on);
+/* A new tensor struct with t's storage (shared), dtype, geometry, symbolic shape and base: what
+ * t looks like now, unaffected by later in-place changes of t's metadata. New reference. */
+int fx_tensor_shallow_copy(const fx_tensor *t, fx_tensor **out, fx_err *err);
+/* Makes t view storage s (one reference taken; t's old storage loses one, freed with its last).
+ * Sizes, strides and offset are the caller's to set (set_ in meta_inplace_view.c). */
+void fx_tensor_set_storage(fx_tensor *t, fx_storage *s);
 /* Pointer to element 0 (storage data + offset * itemsize); NULL for meta tensors. Borrowed. */
 void *fx_tensor_data(const fx_tensor *t);
 fx_storage *fx_tensor_storage(const fx_tensor *t);    /* borrowed */
+
 /* The tensor this one is a view of (PyTorch's x._base), or NULL. Borrowed. */
 fx_tensor *fx_tensor_base(const fx_tensor *t);
 bool fx_tensor_same_storage(const fx_tensor *a, const fx_tensor *b);

@@ -297,6 +297,20 @@ static int add_getitem(fx_tracer *tr, fx_node *of, int i, const fx_ivalue *val, 
     return rc;
 }
 
+int fx_trace_keep_val(fx_ctx *ctx, fx_tensor *t, fx_err *err) {
+    if (!ctx || ctx->record != trace_record) return FX_OK;
+    fx_tracer *tr = ctx->record_ud;
+    fx_node *n = fx_tensor_trace_node(t, tr->id);
+    if (!n || n->val.tag != FX_IV_TENSOR || n->val.u.t != t) return FX_OK;
+    fx_tensor *c;
+    int rc = fx_tensor_shallow_copy(t, &c, err);
+    if (rc) return rc;
+    fx_ivalue v = fx_iv_tensor_steal(c);
+    rc = fx_node_set_val(n, &v, err);
+    fx_ivalue_clear(&v);
+    return rc;
+}
+
 static int trace_record(void *ud, const fx_opdef *op, const fx_ivalue *args, const fx_ivalue *outs,
                         fx_err *err) {
     fx_tracer *tr = ud;

@@ -50,6 +50,12 @@ fx_ctx *fx_tracer_ctx(fx_tracer *tr);
 /* The raw graph being recorded; borrowed (owned by the tracer until fx_tracer_take_graph). */
 fx_graph *fx_tracer_graph(fx_tracer *tr);
 
+/* For an op that changes t's sizes, strides or storage in place (resize_, set_): when ctx is a
+ * trace's dispatch context and t is the value of one of its nodes, that node's value becomes a
+ * copy of t as it is now, so the graph keeps the geometry the node produced (a placeholder its
+ * input's). Call before changing t. FX_ENOMEM only. */
+int fx_trace_keep_val(fx_ctx *ctx, fx_tensor *t, fx_err *err);
+
 /* Adds a placeholder for a model input and returns the tracing tensor that stands for it (a meta
  * twin of `example`, or a real copy when tracing real values; new reference in *out).
  * kind/target/persistent are remembered for the signature (fx_tracer_input_info). `name` is the

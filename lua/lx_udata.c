@@ -12,6 +12,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 
+#include "core/shape.h"
 #include "lua/lx_impl.h"
 #include "lua/lx_open.h"
 
@@ -654,6 +655,16 @@ int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int 
     fx_err_clear(&err);
     lua_State *prev_cb = lx_cb_thread;
     lx_cb_thread = L; /* a custom op's Lua impl runs on this thread */
+    /* an out= argument with elements that the op resizes: resize_output's UserWarning */
+    int m = op->schema.mutated_arg;
+    const fx_tensor *out_t = m >= 0 && op->schema.args[m].kwarg_only && !strcmp(op->schema.args[m].name, "out") &&
+                                     args[m].tag == FX_IV_TENSOR
+                                 ? args[m].u.t
+                                 : NULL;
+    int out_nd = out_t ? fx_tensor_ndim(out_t) : 0;
+    int64_t out_sizes[FX_MAX_DIMS];
+    if (out_t && out_nd) memcpy(out_sizes, fx_tensor_sizes(out_t), sizeof(int64_t) * (size_t)out_nd);
+    bool out_had = out_t && fx_tensor_numel(out_t) > 0;
     lx_dispatch_serial += 2; /* never 0: 0 means "no cached location" */
     int drc = fx_dispatch(st->ctx, op, args, outs, &err);
     lx_dispatch_serial += 2;
@@ -687,6 +698,32 @@ int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int 
             lua_pushvalue(L, from[i]);
             lua_replace(L, base + 1 + i);
         }
+    char resized[512] = "";
+    if (out_had) {
+        bool same = fx_tensor_ndim(out_t) == out_nd;
+        for (int d = 0; same && d < out_nd; d++) same = fx_tensor_size(out_t, d) == out_sizes[d];
+        if (!same) {
+            char was[160], now[160];
+            snprintf(resized, sizeof resized,
+                     "An output with one or more elements was resized since it had shape %s, which "
+                     "does not match the required output shape %s. This behavior is deprecated, and "
+                     "in a future PyTorch release outputs will not be resized unless they have zero "
+                     "elements. You can explicitly reuse an out tensor t by resizing it, inplace, to "
+                     "zero elements with t.resize_(0).",
+                     fx_shape_str(out_nd, out_sizes, was, sizeof was),
+                     fx_shape_str(fx_tensor_ndim(out_t), fx_tensor_sizes(out_t), now, sizeof now));
+        }
+    }
+    if (resized[0]) {
+        int top = lua_gettop(L);
+        if (lua_getglobal(L, "torch") == LUA_TTABLE && lua_getfield(L, -1, "_export") == LUA_TTABLE &&
+            lua_getfield(L, -1, "warn") == LUA_TFUNCTION) {
+            lua_pushliteral(L, "UserWarning");
+            lua_pushstring(L, resized);
+            lua_call(L, 2, 0); /* may raise under fxdb.simplefilter("error") */
+        }
+        lua_settop(L, top);
+    }
     if (discard) {
         int top = lua_gettop(L);
         if (lua_getglobal(L, "torch") == LUA_TTABLE && lua_getfield(L, -1, "_export") == LUA_TTABLE &&

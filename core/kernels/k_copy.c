@@ -8,6 +8,7 @@
 #include "core/kernels/k_cast.h"
 #include "core/kernels/k_iter.h"
 #include "core/ops_impl.h"
+#include "core/ops_shape.h"
 
 /* ==== conversion loops ===================================================================== */
 
@@ -254,5 +255,23 @@ int fx_k_zero(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     if (fx_tensor_is_meta(t)) return FX_OK;
     fx_ivalue zero = fx_iv_int(0);
     fx_k_fill_value(t, &zero);
+    return FX_OK;
+}
+
+/* resize(self, size, memory_format): out[0] (fresh, the resized geometry over a storage at least
+ * as large as a dense clone of self) gets self's elements in the clone's layout at the start of
+ * its storage and zeros after them, as clone + resize_ leaves the storage. */
+int fx_k_resize(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
+    const fx_tensor *self = a[0].u.t;
+    fx_tensor *res = out[0].u.t, *view = NULL;
+    fx_storage *s = res->storage;
+    if (s->size_bytes > 0) memset(s->data, 0, (size_t)s->size_bytes);
+    if (fx_tensor_numel(self) == 0) return FX_OK;
+    int64_t strides[FX_MAX_DIMS];
+    fx_kb_dense_strides(self, strides);
+    int rc = fx_tensor_as_strided(res, self->ndim, self->sizes, strides, 0, &view, ctx->err);
+    if (rc) return rc;
+    fx_kb_copy(view, self);
+    fx_tensor_release(view);
     return FX_OK;
 }

@@ -42,10 +42,63 @@ end)
 T.test("PyTorch's messages", function()
   T.checkerr("result type Float can't be cast to the desired output type Long", torch.sin, x,
     {out = torch.zeros(2, 3, {dtype = torch.int64})})
-  T.checkerr("sin.out: out= with a tensor of shape [3] where the result has shape [2, 3] is not yet " ..
-    "supported by fxdb (PyTorch would resize out)", torch.sin, x, {out = torch.zeros(3)})
   T.checkerr("mm() got an unexpected keyword argument 'outt'", torch.mm, x, x:t(), {outt = x})
   T.checkerr("sin() missing 1 required positional argument: \"self\"", torch.sin, {out = x})
+end)
+
+T.test("an out of another shape is resized, with PyTorch's warning when it had elements", function()
+  fxdb.warnings({clear = true})
+  local o = torch.zeros(2)
+  local r = torch.sin(torch.arange(3.0), {out = o})
+  T.truthy(rawequal(r, o))
+  T.eq(vals(o), "0.0000 0.8415 0.9093") -- torch 1.13
+  local w = fxdb.warnings({clear = true})
+  T.eq(#w, 1)
+  T.eq(w[1].category, "UserWarning")
+  T.eq(w[1].message, "An output with one or more elements was resized since it had shape [2], which " ..
+    "does not match the required output shape [3]. This behavior is deprecated, and in a future " ..
+    "PyTorch release outputs will not be resized unless they have zero elements. You can explicitly " ..
+    "reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0).")
+  o = torch.zeros(0) -- no elements: resized without a warning
+  torch.sin(torch.arange(3.0), {out = o})
+  T.eq(vals(o), "0.0000 0.8415 0.9093")
+  o = torch.zeros(5)
+  torch.sum(torch.ones(2, 2), 0, {out = o})
+  T.eq(vals(o), "2.0000 2.0000")
+  T.eq(table.concat(o:stride(), ","), "1")
+  local c = torch.zeros(1, {dtype = torch.int64})
+  torch.cat({torch.tensor({1, 2}), torch.tensor({3})}, 0, {out = c})
+  T.eq(vals(c, "%d"), "1 2 3")
+  T.eq(#fxdb.warnings({clear = true}), 2)
+  T.checkerr("result type Float can't be cast to the desired output type Long", torch.sin, x,
+    {out = torch.zeros(3, {dtype = torch.int64})})
+end)
+
+T.test("export: resizing an out= input is a metadata mutation; an intermediate takes the result", function()
+  local M = nn.Module:extend("OutResize")
+  function M:forward(a)
+    local o = torch.zeros(2)
+    torch.sin(a, {out = o})
+    return o + 1
+  end
+  local N = nn.Module:extend("OutResizeInput")
+  function N:forward(a, o) torch.sin(a, {out = o}); return o + 1 end
+  local P = nn.Module:extend("OutResizeView")
+  function P:forward(a) local o = torch.zeros(4); torch.sin(a, {out = o[{":2"}]}); return o end
+  local a = torch.arange(3.0)
+  for _, strict in ipairs({true, false}) do
+    local ep = torch.export.export(M(), {a}, {strict = strict})
+    T.eq(T.targets(ep), "aten.sin.default aten.add.Tensor")
+    T.eq(vals(ep:module()(a)), vals(M()(a)))
+    local ok, e = pcall(torch.export.export, N(), {a, torch.zeros(2)}, {strict = strict})
+    T.falsy(ok)
+    T.eq(e.kind, "metadata_mutation")
+    T.truthy(tostring(e):find("Found an input that received a metadata mutation", 1, true), tostring(e))
+    ok, e = pcall(torch.export.export, P(), {a}, {strict = strict})
+    T.falsy(ok)
+    T.truthy(tostring(e):find("Attempted to resize a view tensor to a larger size", 1, true), tostring(e))
+  end
+  fxdb.warnings({clear = true})
 end)
 
 T.test("export: the functional op and out as a mutated input, in both modes", function()

@@ -96,7 +96,9 @@ static void test_flags_follow_alias_annotations(void **state) {
         if (writes) {
             assert_true(op->schema.mutated_arg >= 0);
             assert_true(op->schema.args[op->schema.mutated_arg].alias_write);
-            /* every in-place op names its functional twin, which is not in-place */
+            /* every in-place op names its functional twin, which is not in-place; set_ has none:
+             * functionalization makes self an alias of the source (set__functionalize) */
+            if (!strncmp(op->qualname, "set_", 4)) continue;
             const fx_opdef *tw = fx_op_get(op->twin);
             if (!tw) fail_msg("%s has no functional twin", op->qualname);
             assert_false(fx_op_is_inplace(tw));

@@ -360,6 +360,12 @@ static const char *const cases[] = {
     "unfold|x|i1|i2|i1",
     "unfold|x|i-1|i3|i3",
     "unfold_backward|c|L[S]|i0|i1|i1",
+    "resize|x|L[2S]",
+    "resize|x|L[S,i2]",
+    "resize_|c|L[S]",
+    "resize_|w|L[S,i2]",
+    "set_.source_Tensor|w|x",
+    "set_.source_Tensor_storage_offset|w|x|i1|L[S]",
     "unfold_backward|xr|L[S,i4]|i1|i2|i1",
     "sdpa_skip",
 };
