@@ -245,6 +245,11 @@ static const char *unsupported_kernel(fx_binop op, fx_dtype dt) {
     switch (op) {
     case FX_BINOP_REM: return b ? "remainder_cpu" : NULL;
     case FX_BINOP_POW: return b ? "pow" : NULL;
+    /* ordering comparisons: PyTorch refuses complex operands in its CPU kernels' dispatch */
+    case FX_BINOP_LT: return fx_dtype_is_complex(dt) ? "lt_cpu" : NULL;
+    case FX_BINOP_LE: return fx_dtype_is_complex(dt) ? "le_cpu" : NULL;
+    case FX_BINOP_GT: return fx_dtype_is_complex(dt) ? "gt_cpu" : NULL;
+    case FX_BINOP_GE: return fx_dtype_is_complex(dt) ? "ge_cpu" : NULL;
     case FX_BINOP_BAND: return fp ? "bitwise_and_cpu" : NULL;
     case FX_BINOP_BOR: return fp ? "bitwise_or_cpu" : NULL;
     case FX_BINOP_BXOR: return fp ? "bitwise_xor_cpu" : NULL;
@@ -364,7 +369,8 @@ int fx_binary_plan_make(const fx_opctx *ctx, const fx_ivalue *a, fx_binary_plan 
     if (kname)
         return fx_err_setf(err, FX_ETYPE, "\"%s\" not implemented for '%s'", kname,
                            fx_dtype_c10_name(p->compute));
-    if (p->scalar_exp && !fx_dtype_is_float(s->u.t->dtype) && o->tag == FX_IV_INT && o->u.i < 0)
+    if (p->scalar_exp && !fx_dtype_is_float(s->u.t->dtype) && !fx_dtype_is_complex(s->u.t->dtype) &&
+        o->tag == FX_IV_INT && o->u.i < 0)
         return fx_err_setf(err, FX_EARG, "Integers to negative integer powers are not allowed.");
 
     if (p->alpha) { /* alpha_check */

@@ -40,10 +40,11 @@ int fx_meta_factory(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
                                        : FX_DTYPE_DEFAULT;
     }
     fx_dtype dt = fx_arg_dtype_or(fx_arg(ctx, a, "dtype"), def);
-    if (ctx->op->id == FX_OP_RAND && !fx_dtype_is_float(dt))
+    /* complex dtypes draw their real view (uniform_ / normal_ on view_as_real) */
+    if (ctx->op->id == FX_OP_RAND && !fx_dtype_is_float(dt) && !fx_dtype_is_complex(dt))
         return fx_err_setf(ctx->err, FX_ETYPE, "\"check_uniform_bounds\" not implemented for '%s'",
                            fx_dtype_c10_name(dt));
-    if (ctx->op->id == FX_OP_RANDN && !fx_dtype_is_float(dt))
+    if (ctx->op->id == FX_OP_RANDN && !fx_dtype_is_float(dt) && !fx_dtype_is_complex(dt))
         return fx_err_setf(ctx->err, FX_ETYPE, "\"normal_kernel_cpu\" not implemented for '%s'",
                            fx_dtype_c10_name(dt));
     if (fill && (rc = fx_scalar_check(dt, fill, ctx->err))) return rc;

@@ -225,7 +225,9 @@ int fx_cumsum_plan(const fx_opctx *ctx, const fx_ivalue *a, int *dim, fx_dtype *
                                "Expected out tensor to have dtype %s, but got %s instead",
                                fx_dtype_c10_name(dtv->u.dtype), fx_dtype_c10_name(x->dtype));
     } else {
-        *out_dtype = given ? dtv->u.dtype : fx_dtype_is_float(x->dtype) ? x->dtype : FX_DTYPE_I64;
+        *out_dtype = given                                                         ? dtv->u.dtype
+                     : fx_dtype_is_float(x->dtype) || fx_dtype_is_complex(x->dtype) ? x->dtype
+                                                                                   : FX_DTYPE_I64;
     }
     *in_dtype = *out_dtype; /* self.to(result.scalar_type()) before the scan */
     return FX_OK;

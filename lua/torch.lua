@@ -180,6 +180,15 @@ methods.norm = torch.norm
 
 function torch.is_floating_point(x) return x:is_floating_point() end
 function torch.is_complex(x) return x:is_complex() end
+-- fxdb has no conjugate or negative bit (docs/CHOICES.md): x:conj() is conj_physical, a new
+-- tensor, so no tensor is a lazy conjugate and resolving one is the tensor itself, as PyTorch's
+-- resolve_conj / resolve_neg of a tensor without the bit.
+function torch.is_conj(x) return false end
+function torch.is_neg(x) return false end
+function torch.resolve_conj(x) return x end
+function torch.resolve_neg(x) return x end
+methods.is_conj, methods.is_neg = torch.is_conj, torch.is_neg
+methods.resolve_conj, methods.resolve_neg = torch.resolve_conj, torch.resolve_neg
 function torch.numel(x) return x:numel() end
 function torch.get_default_dtype() return torch._default_dtype end
 

@@ -15,7 +15,27 @@
 #include "core/kernels/k_complex.h"
 #include "core/kernels/k_iter.h"
 
-enum { CB_ADD, CB_MUL, CB_DIV };
+enum {
+    CB_ADD,
+    CB_MUL,
+    CB_DIV,
+    CB_POW,        /* cpow(x, y) */
+    CB_EQ,         /* (x == y) as (1, 0) / (0, 0); the caller's copy makes it bool */
+    CB_NE,
+    CB_SQUARE,     /* pow.Tensor_Scalar's special exponents (PowKernel.cpp): x * x */
+    CB_CUBE,       /* x * x * x */
+    CB_RSQUARE,    /* 1 / (x * x) */
+};
+
+/* c10::complex division (a + bi) / (c + di) in precision T, as PyTorch's vectorized CPU kernel:
+ * both operands scaled by 1 / max(|c|, |d|) so that c^2 + d^2 cannot overflow. */
+#define CDIV(T, a, b, c, d, re, im)                                                                \
+    do {                                                                                           \
+        const T sc_ = fabs(c) > fabs(d) ? fabs(c) : fabs(d), k_ = (T)1.0 / sc_;                    \
+        const T a2_ = (a) * k_, b2_ = (b) * k_, c2_ = (c) * k_, d2_ = (d) * k_;                    \
+        const T den_ = c2_ * c2_ + d2_ * d2_;                                                      \
+        (re) = (a2_ * c2_ + b2_ * d2_) / den_, (im) = (b2_ * c2_ - a2_ * d2_) / den_;              \
+    } while (0)
 
 typedef struct cbin_ud {
     int op;       /* CB_* */
@@ -23,7 +43,7 @@ typedef struct cbin_ud {
 } cbin_ud;
 
 /* One binary loop per precision T: operands 1 and 2 (strides may be 0) into operand 0. */
-#define CBIN_LOOP(NAME, T)                                                                         \
+#define CBIN_LOOP(NAME, T, CT, CPOW, MK)                                                           \
     static void NAME(void *ud, int64_t n, char *const *p, const int64_t *st) {                     \
         const cbin_ud *u = ud;                                                                     \
         const T alpha = (T)u->alpha;                                                               \
@@ -41,18 +61,40 @@ typedef struct cbin_ud {
                 }                                                                                  \
                 break;                                                                             \
             case CB_MUL: re = a * c - b * d, im = a * d + b * c; break;                            \
-            default: {                                                                             \
-                const T sc = fabs(c) > fabs(d) ? fabs(c) : fabs(d), k = (T)1.0 / sc;               \
-                const T a2 = a * k, b2 = b * k, c2 = c * k, d2 = d * k;                            \
-                const T den = c2 * c2 + d2 * d2;                                                   \
-                re = (a2 * c2 + b2 * d2) / den, im = (b2 * c2 - a2 * d2) / den;                    \
+            case CB_DIV: CDIV(T, a, b, c, d, re, im); break;                                       \
+            case CB_POW: {                                                                         \
+                CT z = CPOW(MK(a, b), MK(c, d));                                                   \
+                re = creal(z), im = cimag(z);                                                      \
+                break;                                                                             \
+            }                                                                                      \
+            case CB_EQ: re = (a == c && b == d), im = 0; break;                                    \
+            case CB_NE: re = (a != c || b != d), im = 0; break;                                    \
+            case CB_SQUARE: re = a * a - b * b, im = a * b + b * a; break;                         \
+            case CB_CUBE: {                                                                        \
+                const T r2 = a * a - b * b, i2 = a * b + b * a;                                    \
+                re = r2 * a - i2 * b, im = r2 * b + i2 * a;                                        \
+                break;                                                                             \
+            }                                                                                      \
+            default: { /* CB_RSQUARE */                                                            \
+                const T r2 = a * a - b * b, i2 = a * b + b * a;                                    \
+                CDIV(T, (T)1, (T)0, r2, i2, re, im);                                               \
             }                                                                                      \
             }                                                                                      \
             o[0] = re, o[1] = im;                                                                  \
         }                                                                                          \
     }
-CBIN_LOOP(cbin_c64, float)
-CBIN_LOOP(cbin_c128, double)
+/* glibc's complex.h defines CMPLX / CMPLXF for GCC only; clang (make fuzz-load) has the same
+ * builtin. */
+#ifndef CMPLXF
+#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
+#endif
+#ifndef CMPLX
+#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
+#endif
+#define CMPLX_float CMPLXF
+#define CMPLX_double CMPLX
+CBIN_LOOP(cbin_c64, float, float complex, cpowf, CMPLXF)
+CBIN_LOOP(cbin_c128, double, double complex, cpow, CMPLX)
 
 /* An operand of a binary op in the compute dtype C: a tensor (converted into *tmp when its
  * dtype differs) or a wrapped number written into buf as (v, 0). */
@@ -85,6 +127,27 @@ int fx_k_binary_complex(fx_opctx *ctx, const fx_binary_plan *p, fx_tensor *res) 
         break;
     case FX_BINOP_MUL: u.op = CB_MUL; break;
     case FX_BINOP_DIV: u.op = CB_DIV; break;
+    case FX_BINOP_EQ: u.op = CB_EQ; break;
+    case FX_BINOP_NE: u.op = CB_NE; break;
+    case FX_BINOP_POW:
+        u.op = CB_POW;
+        if (p->scalar_exp && p->other->tag != FX_IV_TENSOR) { /* PowKernel.cpp's special exponents */
+            double e = fx_ivalue_to_f64(p->other);
+            if (e == 0.5 || e == -0.5 || e == -1.0) { /* sqrt / rsqrt / reciprocal kernels */
+                fx_opctx uc = *ctx;
+                uc.op = fx_op_get(e == 0.5 ? FX_OP_SQRT : e == -0.5 ? FX_OP_RSQRT : FX_OP_RECIPROCAL);
+                const fx_tensor *x = p->self->u.t;
+                fx_tensor *tx = NULL;
+                int rc = x->dtype == C ? FX_OK : fx_k_to_dtype(x, C, &tx, ctx->err);
+                if (!rc) rc = fx_k_unary_complex(&uc, tx ? tx : x, res);
+                fx_tensor_release(tx);
+                return rc;
+            }
+            if (e == 2) u.op = CB_SQUARE;
+            if (e == 3) u.op = CB_CUBE;
+            if (e == -2) u.op = CB_RSQUARE;
+        }
+        break;
     default:
         return fx_err_setf(ctx->err, FX_ETYPE, "\"%s\" not implemented for '%s'",
                            ctx->op->schema.name, fx_dtype_c10_name(C));
@@ -115,9 +178,9 @@ done:
 
 /* ---- unary ------------------------------------------------------------------------------ */
 
-enum { CU_NEG, CU_EXP, CU_ABS, CU_CONJ };
+enum { CU_NEG, CU_EXP, CU_ABS, CU_CONJ, CU_SIN, CU_COS, CU_LOG, CU_SQRT, CU_TANH, CU_RSQRT, CU_SIGMOID, CU_RECIP };
 
-#define CUN_LOOP(NAME, T, CT, CEXP, HYPOT)                                                         \
+#define CUN_LOOP(NAME, T, CT, MK, CEXP, HYPOT, CSIN, CCOS, CLOG, CSQRT, CTANH)                    \
     static void NAME(void *ud, int64_t n, char *const *p, const int64_t *st) {                     \
         const int op = *(const int *)ud;                                                           \
         for (int64_t i = 0; i < n; i++) {                                                          \
@@ -127,25 +190,28 @@ enum { CU_NEG, CU_EXP, CU_ABS, CU_CONJ };
             case CU_NEG: o[0] = -x[0], o[1] = -x[1]; break;                                        \
             case CU_CONJ: o[0] = x[0], o[1] = -x[1]; break;                                        \
             case CU_ABS: o[0] = HYPOT(x[0], x[1]); break; /* the real result */                  \
+            case CU_RECIP: CDIV(T, (T)1, (T)0, x[0], x[1], o[0], o[1]); break;                     \
+            case CU_RSQRT: { /* 1 / sqrt(z), c10::complex division */                              \
+                CT z = CSQRT(MK(x[0], x[1]));                                                      \
+                CDIV(T, (T)1, (T)0, (T)creal(z), (T)cimag(z), o[0], o[1]);                         \
+                break;                                                                             \
+            }                                                                                      \
+            case CU_SIGMOID: { /* 1 / (1 + exp(-z)) */                                             \
+                CT z = CEXP(MK(-x[0], -x[1]));                                                     \
+                CDIV(T, (T)1, (T)0, (T)(1 + creal(z)), (T)cimag(z), o[0], o[1]);                   \
+                break;                                                                             \
+            }                                                                                      \
             default: {                                                                             \
-                CT z = CEXP(CMPLX_##T(x[0], x[1]));                                                \
+                CT w = MK(x[0], x[1]);                                                             \
+                CT z = op == CU_EXP ? CEXP(w) : op == CU_SIN ? CSIN(w) : op == CU_COS ? CCOS(w)   \
+                     : op == CU_LOG ? CLOG(w) : op == CU_SQRT ? CSQRT(w) : CTANH(w);              \
                 o[0] = creal(z), o[1] = cimag(z);                                                  \
             }                                                                                      \
             }                                                                                      \
         }                                                                                          \
     }
-/* glibc's complex.h defines CMPLX / CMPLXF for GCC only; clang (make fuzz-load) has the same
- * builtin. */
-#ifndef CMPLXF
-#define CMPLXF(x, y) __builtin_complex((float)(x), (float)(y))
-#endif
-#ifndef CMPLX
-#define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
-#endif
-#define CMPLX_float CMPLXF
-#define CMPLX_double CMPLX
-CUN_LOOP(cun_c64, float, float complex, cexpf, hypotf)
-CUN_LOOP(cun_c128, double, double complex, cexp, hypot)
+CUN_LOOP(cun_c64, float, float complex, CMPLXF, cexpf, hypotf, csinf, ccosf, clogf, csqrtf, ctanhf)
+CUN_LOOP(cun_c128, double, double complex, CMPLX, cexp, hypot, csin, ccos, clog, csqrt, ctanh)
 
 int fx_k_unary_complex(fx_opctx *ctx, const fx_tensor *src, fx_tensor *res) {
     int op;
@@ -154,6 +220,14 @@ int fx_k_unary_complex(fx_opctx *ctx, const fx_tensor *src, fx_tensor *res) {
     case FX_OP_EXP: case FX_OP_EXP_: op = CU_EXP; break;
     case FX_OP_ABS: op = CU_ABS; break;
     case FX_OP_CONJ_PHYSICAL: case FX_OP_CONJ_PHYSICAL_: op = CU_CONJ; break;
+    case FX_OP_SIN: case FX_OP_SIN_: op = CU_SIN; break;
+    case FX_OP_COS: case FX_OP_COS_: op = CU_COS; break;
+    case FX_OP_LOG: case FX_OP_LOG_: op = CU_LOG; break;
+    case FX_OP_SQRT: case FX_OP_SQRT_: op = CU_SQRT; break;
+    case FX_OP_TANH: case FX_OP_TANH_: op = CU_TANH; break;
+    case FX_OP_RSQRT: case FX_OP_RSQRT_: op = CU_RSQRT; break;
+    case FX_OP_SIGMOID: case FX_OP_SIGMOID_: op = CU_SIGMOID; break;
+    case FX_OP_RECIPROCAL: case FX_OP_RECIPROCAL_: op = CU_RECIP; break;
     default:
         return fx_err_setf(ctx->err, FX_ETYPE, "\"%s\" not implemented for '%s'",
                            ctx->op->schema.name, fx_dtype_c10_name(src->dtype));

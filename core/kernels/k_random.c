@@ -264,6 +264,28 @@ int fx_k_random(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *t = out[0].u.t;
     if (fx_tensor_is_meta(t)) return FX_OK;
     ensure_seeded();
+    if (fx_dtype_is_complex(t->dtype)) {
+        /* the real view of its 2n parts, drawn as a real tensor (uniform_ / normal_ on
+         * view_as_real); randn's parts have variance 1/2 each (std 1/sqrt(2)), as normal_'s
+         * complex case */
+        int64_t n2 = 2 * fx_tensor_numel(t), one = 1;
+        fx_tensor *r;
+        int rc = fx_tensor_as_strided_dtype(t, fx_dtype_to_real(t->dtype), 1, &n2, &one, 2 * t->offset,
+                                            &r, ctx->err);
+        if (rc) return rc;
+        char *o = fx_tensor_data(r);
+        const fx_dtype dt = r->dtype;
+        const int64_t es = (int64_t)fx_dtype_size(dt);
+        const double sd = 1.0 / sqrt(2.0);
+        if (ctx->op->id == FX_OP_RAND)
+            for (int64_t i = 0; i < n2; i++) fx_k_store_f64(dt, o + i * es, uniform_of(dt));
+        else if (n2 < 16)
+            for (int64_t i = 0; i < n2; i++) fx_k_store_f64(dt, o + i * es, normal_double() * sd);
+        else
+            normal_fill(r, 0.0, sd);
+        fx_tensor_release(r);
+        return FX_OK;
+    }
     const fx_dtype dt = t->dtype;
     const int64_t n = fx_tensor_numel(t);
     const size_t es = fx_dtype_size(dt);

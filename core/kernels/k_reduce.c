@@ -317,6 +317,41 @@ static int reduce_complex(const fx_reduce_plan *p, const fx_tensor *x, fx_tensor
     return rc;
 }
 
+/* prod of a complex tensor: each output's product over its reduced elements, in row-major
+ * order, accumulated in double per part (c10::complex<double>, the CPU accumulate type of both
+ * complex dtypes), then rounded once into res. Stops on Ctrl-C between chunks. */
+static int prod_complex(const fx_reduce_plan *p, const fx_tensor *x, fx_tensor *res, fx_err *err) {
+    const int64_t nout = fx_tensor_numel(res), n = fx_tensor_numel(x);
+    double *acc = fx_malloc(sizeof(double) * 2 * (size_t)(nout > 0 ? nout : 1));
+    if (!acc) return fx_err_setf(err, FX_ENOMEM, "out of memory allocating a reduction buffer");
+    for (int64_t i = 0; i < nout; i++) acc[2 * i] = 1, acc[2 * i + 1] = 0;
+    int64_t ostr[FX_MAX_DIMS], pos[FX_MAX_DIMS] = {0}, o = 1;
+    for (int d = x->ndim - 1; d >= 0; d--) { /* res is contiguous over the kept dims */
+        ostr[d] = p->reduced[d] ? 0 : o;
+        if (!p->reduced[d]) o *= x->sizes[d];
+    }
+    const char *data = fx_tensor_storage(x) ? fx_tensor_data(x) : NULL;
+    for (int64_t i = 0; i < n; i++) {
+        if (i > 0 && i % FX_ITER_CANCEL_CHUNK == 0 && fx_interrupt_pending()) {
+            fx_interrupt_stopped();
+            break;
+        }
+        int64_t xo = 0, oi = 0;
+        for (int d = 0; d < x->ndim; d++) xo += pos[d] * x->strides[d], oi += pos[d] * ostr[d];
+        double re, im;
+        fx_dtype_load_c(x->dtype, data, xo, &re, &im);
+        double *a = &acc[2 * oi], r2 = a[0] * re - a[1] * im;
+        a[1] = a[0] * im + a[1] * re, a[0] = r2;
+        for (int d = x->ndim - 1; d >= 0; d--) {
+            if (++pos[d] < x->sizes[d]) break;
+            pos[d] = 0;
+        }
+    }
+    for (int64_t i = 0; i < nout; i++) fx_dtype_store_c(res->dtype, fx_tensor_data(res), i, acc[2 * i], acc[2 * i + 1]);
+    fx_free(acc);
+    return FX_OK;
+}
+
 /* sum, mean, prod, amax, amin, max, min, all, any, var.correction, std.correction: out[0] is the
  * fresh contiguous result. */
 int fx_k_reduce(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
@@ -333,9 +368,9 @@ int fx_k_reduce(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         x = cast;
     }
     if (fx_dtype_is_complex(x->dtype)) {
-        rc = p.kind == FX_RED_SUM || p.kind == FX_RED_MEAN
-                 ? reduce_complex(&p, x, res, ctx->err)
-                 : fx_err_setf(ctx->err, FX_ETYPE, "\"%s\" not implemented for '%s'",
+        rc = p.kind == FX_RED_SUM || p.kind == FX_RED_MEAN ? reduce_complex(&p, x, res, ctx->err)
+             : p.kind == FX_RED_PROD                       ? prod_complex(&p, x, res, ctx->err)
+                                                           : fx_err_setf(ctx->err, FX_ETYPE, "\"%s\" not implemented for '%s'",
                                ctx->op->schema.name, fx_dtype_c10_name(x->dtype));
         fx_tensor_release(cast);
         return rc;

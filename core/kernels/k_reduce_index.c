@@ -224,6 +224,33 @@ static const fx_iter_loop k_cumprods[FX_DTYPE_COUNT] = {
     cumprod_F32, cumprod_F64, cumprod_F16, cumprod_BF16, cumprod_I64,
     cumprod_I32, cumprod_I16, cumprod_I8,  cumprod_U8,   cumprod_BOOL};
 
+/* complex64 / complex128 lines: the running sum or product in double precision per part
+ * (at::acc_type of c10::complex<float> is c10::complex<double>), stored in the element's own. */
+#define CCUM_LOOP(NAME, T, PROD)                                                                   \
+    static void NAME(void *ud, int64_t n, char *const *p, const int64_t *st) {                     \
+        const cum_ud *u = ud;                                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            const char *x = p[1] + i * st[1];                                                      \
+            char *o = p[0] + i * st[0];                                                            \
+            double re = PROD ? 1 : 0, im = 0;                                                      \
+            for (int64_t k = 0; k < u->len; k++) {                                                 \
+                const T *v = (const T *)(x + k * u->xs);                                           \
+                if (PROD) {                                                                        \
+                    double r2 = re * v[0] - im * v[1];                                             \
+                    im = re * v[1] + im * v[0], re = r2;                                           \
+                } else {                                                                           \
+                    re += v[0], im += v[1];                                                        \
+                }                                                                                  \
+                T *w = (T *)(o + k * u->os);                                                       \
+                w[0] = (T)re, w[1] = (T)im;                                                        \
+            }                                                                                      \
+        }                                                                                          \
+    }
+CCUM_LOOP(cum_C64, float, 0)
+CCUM_LOOP(cum_C128, double, 0)
+CCUM_LOOP(cumprod_C64, float, 1)
+CCUM_LOOP(cumprod_C128, double, 1)
+
 /* cumsum / cumsum_ / cumprod / cumprod_: out[0] is the fresh result or self. */
 int fx_k_cumsum(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     int d;
@@ -255,7 +282,11 @@ int fx_k_cumsum(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_iter_add_raw(&it, fx_tensor_data(x), x->strides, (size_t)es);
     fx_iter_coalesce(&it);
     bool prod = ctx->op->id == FX_OP_CUMPROD || ctx->op->id == FX_OP_CUMPROD_;
-    fx_iter_run_par(&it, prod ? k_cumprods[out_dt] : k_cums[out_dt], &u);
+    fx_iter_loop fn = out_dt == FX_DTYPE_C64    ? (prod ? cumprod_C64 : cum_C64)
+                      : out_dt == FX_DTYPE_C128 ? (prod ? cumprod_C128 : cum_C128)
+                      : prod                    ? k_cumprods[out_dt]
+                                                : k_cums[out_dt];
+    fx_iter_run_par(&it, fn, &u);
     fx_tensor_release(cast);
     return FX_OK;
 }

@@ -29,14 +29,16 @@ WHERE_LOOP(uint8_t)
 WHERE_LOOP(uint16_t)
 WHERE_LOOP(uint32_t)
 WHERE_LOOP(uint64_t)
+typedef struct { uint64_t lo, hi; } k_u128; /* complex128 */
+WHERE_LOOP(k_u128)
 
 /* Brings v (a tensor or a wrapped number) to dtype dt: *t is the tensor to read (a converted
- * copy in *tmp when needed), or NULL with the value stored in *buf. */
+ * copy in *tmp when needed), or NULL with the value stored in *buf (two words for complex128). */
 static int operand_as(const fx_ivalue *v, fx_dtype dt, const fx_tensor **t, fx_tensor **tmp,
                       uint64_t *buf, fx_err *err) {
     *t = NULL;
     *tmp = NULL;
-    *buf = 0;
+    memset(buf, 0, fx_dtype_size(dt) > 8 ? 16 : 8); /* complex128: two words (where only) */
     if (v->tag != FX_IV_TENSOR) {
         fx_k_scalar_store(dt, v, buf);
         return FX_OK;
@@ -65,21 +67,22 @@ int fx_k_where(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     const fx_dtype C = p.compute;
     const fx_tensor *ts = NULL, *to = NULL;
     fx_tensor *tmp_s = NULL, *tmp_o = NULL;
-    uint64_t bs, bo;
-    if ((rc = operand_as(p.ops[1], C, &ts, &tmp_s, &bs, ctx->err))) goto done;
-    if ((rc = operand_as(p.ops[2], C, &to, &tmp_o, &bo, ctx->err))) goto done;
+    uint64_t bs[2], bo[2]; /* a wrapped number in C (complex128 takes both words) */
+    if ((rc = operand_as(p.ops[1], C, &ts, &tmp_s, bs, ctx->err))) goto done;
+    if ((rc = operand_as(p.ops[2], C, &to, &tmp_o, bo, ctx->err))) goto done;
     fx_iter it;
     fx_iter_init(&it, p.ndim, p.sizes);
     fx_iter_add(&it, res);
     fx_iter_add(&it, p.ops[0]->u.t);
-    add_operand(&it, ts, &bs, C);
-    add_operand(&it, to, &bo, C);
+    add_operand(&it, ts, bs, C);
+    add_operand(&it, to, bo, C);
     fx_iter_coalesce(&it);
     switch (fx_dtype_size(C)) {
     case 1: fx_iter_run_par(&it, where_uint8_t, NULL); break;
     case 2: fx_iter_run_par(&it, where_uint16_t, NULL); break;
     case 4: fx_iter_run_par(&it, where_uint32_t, NULL); break;
-    default: fx_iter_run_par(&it, where_uint64_t, NULL); break;
+    case 8: fx_iter_run_par(&it, where_uint64_t, NULL); break;
+    default: fx_iter_run_par(&it, where_k_u128, NULL); break;
     }
 done:
     fx_tensor_release(tmp_s);
