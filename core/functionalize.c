@@ -1506,7 +1506,10 @@ int fx_functionalize_ex(const fx_graph *raw, const fx_input_info *infos, int nin
             } else if ((r->aten->flags & FX_OPF_CUSTOM) && fx_op_is_inplace(r->aten)) {
                 rc = s.af_v2 ? do_auto_functionalized_v2(&s, i) : do_auto_functionalized(&s, i);
             } else if ((r->aten->flags & FX_OPF_ASSERT) ||
-                       r->aten->id == FX_OP__LOCAL_SCALAR_DENSE) {
+                       r->aten->id == FX_OP__LOCAL_SCALAR_DENSE ||
+                       (r->aten->id == FX_OP_REPEAT_INTERLEAVE_TENSOR && r->nargs > 0 &&
+                        fx_node_tensor(r) && fx_tensor_is_symbolic(fx_node_tensor(r)))) {
+                /* values that define an unbacked symbol keep the raw node's value */
                 rc = do_copy(&s, i);
             } else if (r->aten->id == FX_OP_RESIZE_ || r->aten->id == FX_OP_SET_ ||
                        r->aten->id == FX_OP_SET__SOURCE_TENSOR ||

@@ -15,6 +15,7 @@
 #include "core/meta_common.h"
 #include "core/ops_shape.h"
 #include "core/shape.h"
+#include "core/trace.h"
 
 static fx_ivalue borrow(fx_tensor *t) { return (fx_ivalue){.tag = FX_IV_TENSOR, .u.t = t}; }
 
@@ -43,6 +44,26 @@ int fx_meta_repeat_interleave(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out)
     int64_t n;
     output_size(ctx, a, &has, &n);
     if (!has) {
+        fx_err e;
+        fx_err_clear(&e);
+        fx_shape_env *env = fx_tensor_is_meta(r) ? fx_trace_env_of(ctx->ctx, &e) : NULL;
+        if (env) { /* an export: the length is a new size-like unbacked symbol (FakeTensor's impl) */
+            const fx_sym *u;
+            if ((rc = fx_shape_env_create_unbacked(env, "repeat_interleave.Tensor", &u, ctx->err)) ||
+                (rc = fx_shape_env_mark_size_like(u, ctx->err)))
+                return rc;
+            fx_symint un = fx_si_from_expr(u);
+            n = un.hint;
+            if ((rc = fx_tensor_empty(1, &n, r->dtype, ctx->device, &t, ctx->err))) return rc;
+            fx_symint st = FX_SI(1);
+            if ((rc = fx_tensor_set_sym(t, &un, &st, FX_SI(0), ctx->err))) {
+                fx_tensor_release(t);
+                return rc;
+            }
+            out[0] = fx_iv_tensor_steal(t);
+            return FX_OK;
+        }
+        if (e.code) return *ctx->err = e, e.code;
         if (fx_tensor_is_meta(r)) {
             fx_err_kind(ctx->err, "data_dependent");
             fx_err_setf(ctx->err, FX_EDATADEP,

@@ -257,6 +257,7 @@ int fx_tracer_align_captures(fx_tracer *tr, fx_tensor *const *want, int n, fx_er
 }
 
 static int sym_node_of(fx_tracer *tr, const fx_sym *e, fx_ivalue *out, fx_err *err);
+static int sym_cache(fx_tracer *tr, const fx_sym *e, fx_node *n, fx_err *err);
 static fx_node *rel_node(fx_tracer *tr, fx_sym_kind k, const fx_sym *lhs, const fx_sym *rhs,
                          fx_err *err);
 
@@ -295,6 +296,35 @@ static int add_getitem(fx_tracer *tr, fx_node *of, int i, const fx_ivalue *val, 
     if (!rc) rc = fx_node_copy_meta(g, of, err);
     if (!rc && val->tag == FX_IV_TENSOR) fx_tensor_set_trace_node(val->u.t, tr->id, g);
     return rc;
+}
+
+fx_shape_env *fx_trace_env_of(fx_ctx *ctx, fx_err *err) {
+    if (!ctx || ctx->record != trace_record || ctx->depth != 0) return NULL;
+    return fx_tracer_shape_env(ctx->record_ud, err);
+}
+
+/* An op's output whose size is a bare unbacked symbol no node stands for yet (the length of
+ * repeat_interleave.Tensor without output_size): `sym_size_int = sym_size.int(n, d)` right after
+ * n binds it, so its runtime asserts follow there, as insert_deferred_runtime_asserts places them
+ * after the node that defines an unbacked size. */
+static int bind_unbacked_sizes(fx_tracer *tr, fx_node *n, const fx_tensor *t, fx_err *err) {
+    for (int d = 0; t && t->sym && d < t->ndim; d++) {
+        const fx_sym *e = t->sym->size[d];
+        if (!e || fx_sym_kind_of(e) != FX_SYM_SYMBOL || !fx_sym_has_unbacked(e)) continue;
+        bool known = false;
+        for (int i = 0; i < tr->nsym && !known; i++) known = tr->sym_expr[i] == e;
+        if (known) continue;
+        fx_ivalue args[2] = {fx_iv_node(n), fx_iv_int(d)};
+        fx_node *s = fx_graph_call(tr->g, fx_op_get(FX_OP_SYM_SIZE_INT), args, "sym_size_int", err);
+        if (!s) return err->code;
+        fx_ivalue v = fx_iv_symint(fx_si_from_expr(e));
+        int rc = fx_node_set_val(s, &v, err);
+        fx_ivalue_clear(&v);
+        if (!rc) rc = fx_node_copy_meta(s, n, err);
+        if (!rc) rc = sym_cache(tr, e, s, err);
+        if (rc) return rc;
+    }
+    return FX_OK;
 }
 
 int fx_trace_keep_val(fx_ctx *ctx, fx_tensor *t, fx_err *err) {
@@ -341,6 +371,8 @@ static int trace_record(void *ud, const fx_opdef *op, const fx_ivalue *args, con
         if (rc) return rc;
     }
     if ((rc = step(tr, n, err))) return rc;
+    if (single && outs[0].tag == FX_IV_TENSOR && (rc = bind_unbacked_sizes(tr, n, outs[0].u.t, err)))
+        return rc;
     /* Lists (split) and tuples (max.dim) get one getitem per element, as make_fx does. */
     if (s->nrets == 1 && outs[0].tag == FX_IV_LIST) {
         for (int i = 0; i < outs[0].u.list.n && !rc; i++)
@@ -958,7 +990,8 @@ static int multi_assert(fx_tracer *tr, const fx_sym *e, fx_err *err) {
 }
 
 /* The runtime asserts torch.export's insert_deferred_runtime_asserts emits, after the node that
- * binds each unbacked symbol (its _local_scalar_dense): sym_constrain_range_for_size for a
+ * binds each unbacked symbol (its _local_scalar_dense, or the sym_size.int of an output whose
+ * length it is): sym_constrain_range_for_size for a
  * size-like symbol, then `ge` / `le` nodes with _assert_scalar for the finite ends of its range;
  * then every torch._check over several symbols, once all of them are bound. */
 static int runtime_asserts(fx_tracer *tr, fx_err *err) {
@@ -969,10 +1002,13 @@ static int runtime_asserts(fx_tracer *tr, fx_err *err) {
     int rc = FX_OK;
     for (int i = 0; i < tr->nsym && !rc; i++) {
         fx_node *bind = tr->sym_node[i];
-        if (!bind->aten || bind->aten->id != FX_OP__LOCAL_SCALAR_DENSE) continue;
+        if (!bind->aten ||
+            (bind->aten->id != FX_OP__LOCAL_SCALAR_DENSE && bind->aten->id != FX_OP_SYM_SIZE_INT))
+            continue;
         const fx_sym *u = tr->sym_expr[i];
         const fx_symbol_info *si = fx_shape_env_symbol(env, u);
-        if (!si) continue;
+        /* an item(), or the sym_size.int of an op output's unbacked length */
+        if (!si || (bind->aten->id == FX_OP_SYM_SIZE_INT && !si->unbacked)) continue;
         fx_graph_set_insert_point(tr->g, bind->next);
         if (fx_shape_env_is_size_like(env, u)) {
             fx_ivalue args[FX_SCHEMA_MAX_ARGS] = {fx_iv_node(bind), {.tag = FX_IV_UNSET},

@@ -1097,8 +1097,9 @@ end
 -- BatchNorm1d / BatchNorm2d / BatchNorm3d(num_features[, eps[, momentum[, affine[,
 -- track_running_stats]]]][, {eps = 1e-5, momentum = 0.1, affine = true, track_running_stats =
 -- true, dtype =}]): PyTorch's _BatchNorm. `momentum = false` stands for Python's None (a
--- cumulative moving average: the factor is 1 / num_batches_tracked, read with :item(), which
--- makes the factor data-dependent under export as in PyTorch). weight = ones, bias = zeros
+-- cumulative moving average: the factor is 1 / num_batches_tracked, read with :item(); under
+-- export, where the buffer has no value, graph ops compute the same average, see
+-- _cumulative_average). weight = ones, bias = zeros
 -- (affine); buffers running_mean = zeros, running_var = ones, num_batches_tracked = 0 (int64)
 -- when track_running_stats. forward in training adds 1 to num_batches_tracked in place and
 -- normalizes with the batch statistics, updating the running ones; in eval mode it uses the
@@ -1144,13 +1145,34 @@ local function batch_norm_class(name, dims_ok, dims_text)
     local factor = self.momentum or 0.0
     if self.training and self.track_running_stats and self.num_batches_tracked ~= nil then
       self.num_batches_tracked:add_(1)
-      if self.momentum == nil then factor = 1.0 / self.num_batches_tracked:item() end
+      if self.momentum == nil then
+        if self.num_batches_tracked.is_meta then return self:_cumulative_average(input) end -- an export
+        factor = 1.0 / self.num_batches_tracked:item()
+      end
     end
     local bn_training = self.training or (self.running_mean == nil and self.running_var == nil)
     local use_stats = not self.training or self.track_running_stats
     return F_batch_norm(input, use_stats and self.running_mean or nil,
                         use_stats and self.running_var or nil, self.weight, self.bias, bn_training,
                         factor, self.eps)
+  end
+  -- momentum = None while exporting: num_batches_tracked has no value (item() would be an
+  -- unbacked SymInt, and fxdb has no SymFloat for 1 / n; PyTorch's export fails on that
+  -- float(num_batches_tracked)). The cumulative average is computed
+  -- by graph ops instead (docs/CHOICES.md): batch norm with the batch statistics and no running
+  -- ones, then f = 1 / num_batches_tracked and running = f * batch + (1 - f) * running in
+  -- float64, as the CPU kernel's update (the mean, and the variance with Bessel's correction, of
+  -- the batch in double precision), written back into the buffers.
+  function B:_cumulative_average(input)
+    local out = F_batch_norm(input, nil, nil, self.weight, self.bias, true, 0.0, self.eps)
+    local dims = {0}
+    for d = 2, input:dim() - 1 do dims[#dims + 1] = d end
+    local x = input:to(torch.float64)
+    local f = self.num_batches_tracked:to(torch.float64):reciprocal()
+    local g = 1 - f
+    self.running_mean:copy_(f * x:mean(dims) + g * self.running_mean:to(torch.float64))
+    self.running_var:copy_(f * x:var(dims, {correction = 1}) + g * self.running_var:to(torch.float64))
+    return out
   end
   function B:extra_repr()
     local m = self.momentum == nil and "None" or tostring(self.momentum)

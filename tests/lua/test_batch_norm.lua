@@ -194,4 +194,31 @@ T.test("dynamic batch size stays symbolic through batch norm", function()
   T.near((ep:module()(x6) - ref(x6)):abs():max():item(), 0, 1e-5)
 end)
 
+T.test("export: momentum = None (the cumulative average) as graph ops, in both modes, against eager", function()
+  local M = nn.Module:extend("BNCum")
+  function M:init() self.bn = nn.BatchNorm1d(3, {momentum = false}) end
+  function M:forward(a) return self.bn(a) end
+  for _, strict in ipairs({true, false}) do
+    local m = M()
+    local ep = torch.export.export(m, {x}, {strict = strict})
+    local t = targets(ep)
+    T.truthy(t:find("aten._native_batch_norm_legit.no_stats", 1, true), t)
+    T.truthy(t:find("aten.reciprocal.default", 1, true), t)
+    local s = tostring(ep)
+    T.truthy(s:find("BUFFER_MUTATION target='bn.running_mean'", 1, true) and
+      s:find("BUFFER_MUTATION target='bn.running_var'", 1, true) and
+      s:find("BUFFER_MUTATION target='bn.num_batches_tracked'", 1, true), s)
+    T.truthy(s:find("Range constraints: {}", 1, true), s) -- no data-dependent value left
+    local mod, ref = ep:module(), M()
+    for step = 1, 4 do -- the factor changes every call: 1, 1/2, 1/3, 1/4
+      local inp = x * step - 0.5
+      T.near((mod(inp) - ref(inp)):abs():max():item(), 0, 1e-6)
+      T.near((mod["bn.running_mean"] - ref.bn.running_mean):abs():max():item(), 0, 1e-6)
+      T.near((mod["bn.running_var"] - ref.bn.running_var):abs():max():item(), 0, 1e-6)
+    end
+    T.eq(mod["bn.num_batches_tracked"]:item(), 4)
+    T.eq(m.bn.num_batches_tracked:item(), 0)
+  end
+end)
+
 T.done()

@@ -1,8 +1,9 @@
 -- tests/lua/test_repeat_interleave.lua — repeat_interleave from Lua: the self_int and
 -- self_Tensor forms and torch.repeat_interleave(repeats) against torch 1.13's values for the same
 -- inputs, PyTorch's (2.x) messages, what export records (aten's decomposition for an int count;
--- repeat_interleave.Tensor + index_select for a tensor of counts, data-dependent without
--- output_size), eager against the exported program in both modes, and a dynamic dim.
+-- repeat_interleave.Tensor + index_select for a tensor of counts, an unbacked length u0 with its
+-- runtime asserts without output_size), eager against the exported program in both modes, and a
+-- dynamic dim.
 local T = dofile("tests/lua/harness.lua")
 
 local function vals(t) return T.vals(t, "%g") end
@@ -55,13 +56,32 @@ T.test("export records aten's decomposition, in both modes", function()
     T.eq(vals(r1), vals(e1))
     T.eq(vals(r2), vals(e2))
   end
+end)
+
+T.test("export: counts without output_size give an unbacked length u0 (FakeTensor's impl), in both modes", function()
   local N = nn.Module:extend("RInoSize")
   function N:init() self:register_buffer("r", torch.tensor({1, 2})) end
-  function N:forward(a) return a:repeat_interleave(self.r, 0) end
-  local ok, e = pcall(torch.export.export, N(), {x})
-  T.falsy(ok)
-  T.eq(e.kind, "data_dependent")
-  T.truthy(tostring(e.message):find("the output size is the sum of repeats", 1, true), tostring(e))
+  function N:forward(a) return a:repeat_interleave(self.r, 0) + 1 end
+  for _, strict in ipairs({true, false}) do
+    local ep = torch.export.export(N(), {x}, {strict = strict})
+    local text = tostring(ep)
+    T.eq(targets(ep), "aten.repeat_interleave.Tensor aten.sym_size.int " ..
+      "aten.sym_constrain_range_for_size.default operator.ge aten._assert_scalar.default " ..
+      "aten.index_select.default aten.add.Tensor")
+    T.truthy(text:find('repeat_interleave: "i64[u0]" = torch.ops.aten.repeat_interleave.Tensor(b_r)', 1, true), text)
+    T.truthy(text:find('add: "f32[u0, 2]"', 1, true), text)
+    T.truthy(text:find("Range constraints: {u0: VR[0, int_oo]}", 1, true), text)
+    local m = ep:module()
+    T.eq(vals(m(x)), vals(N()(x)))
+    for _, r in ipairs({{3, 0}, {0, 0}, {2, 5}}) do -- other lengths at run time
+      m.r:copy_(torch.tensor(r))
+      local e = N()
+      e.r:copy_(torch.tensor(r))
+      T.eq(vals(m(x)), vals(e(x)), table.concat(r, ","))
+    end
+  end
+  -- outside an export a meta tensor of counts still has no length to give
+  T.checkerr("the output size is the sum of repeats", torch.repeat_interleave, torch.zeros(2, {dtype = torch.int64, device = "meta"}))
 end)
 
 T.test("a dynamic dim stays symbolic through an int repeat", function()
