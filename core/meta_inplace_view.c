@@ -206,7 +206,7 @@ int fx_meta_resize(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     int rc = fx_tensor_empty_strided(self->ndim, self->sizes, strides, self->dtype, ctx->device, &t, ctx->err);
     if (rc) return rc;
     fx_opctx c = *ctx;
-    fx_ivalue args[3] = {fx_iv_tensor(t), a[1], a[2]}, r[1];
+    fx_ivalue args[3] = {{.tag = FX_IV_TENSOR, .u.t = t}, a[1], a[2]}, r[1]; /* t borrowed */
     c.op = fx_op_get(FX_OP_RESIZE_);
     rc = fx_meta_resize_(&c, args, r);
     if (!rc) fx_ivalue_clear(&r[0]);

@@ -40,7 +40,7 @@ static int check_out(fx_opctx *ctx, const fx_tensor *r, fx_tensor *o) {
     if (same) return FX_OK;
     fx_opctx rc_ctx = *ctx;
     rc_ctx.op = fx_op_get(FX_OP_RESIZE_);
-    fx_ivalue args[3] = {fx_iv_tensor(o), {.tag = FX_IV_UNSET}, {.tag = FX_IV_UNSET}}, res[1];
+    fx_ivalue args[3] = {{.tag = FX_IV_TENSOR, .u.t = o}, {.tag = FX_IV_UNSET}, {.tag = FX_IV_UNSET}}, res[1];
     int rc = fx_iv_int_list(r->ndim, r->sizes, &args[1], ctx->err);
     if (!rc) rc = fx_meta_resize_(&rc_ctx, args, res);
     if (!rc) fx_ivalue_clear(&res[0]);
