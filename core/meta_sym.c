@@ -1235,6 +1235,37 @@ static int index_result(fx_opctx *ctx, const fx_tensor *self, const fx_tensor *c
     return FX_OK;
 }
 
+/* The items of an indices list (Tensor?[]) of self: the int index tensors in it[] with the dims
+ * they index in idim[] (*ni of them); a bool / uint8 mask covers as many dims as it has, each
+ * guarded equal to self's (*mask set) — or, masks_ok false, makes the op specialize. */
+static int index_items(fx_opctx *ctx, const fx_tensor *self, const fx_ivalue *list, bool masks_ok,
+                       const fx_tensor **it, int *idim, int *ni, bool *mask) {
+    int d = 0, rc;
+    *ni = 0, *mask = false;
+    if (list->tag != FX_IV_LIST) return SYM_SPECIALIZE;
+    for (int k = 0; k < list->u.list.n; k++) {
+        const fx_ivalue *x = &list->u.list.items[k];
+        if (x->tag == FX_IV_NONE || x->tag == FX_IV_UNSET) {
+            d++;
+            continue;
+        }
+        if (x->tag != FX_IV_TENSOR) return SYM_SPECIALIZE;
+        const fx_tensor *t = x->u.t;
+        if (t->dtype == FX_DTYPE_BOOL || t->dtype == FX_DTYPE_U8) {
+            if (!masks_ok || t->ndim == 0 || d + t->ndim > self->ndim) return SYM_SPECIALIZE;
+            for (int j = 0; j < t->ndim; j++)
+                if ((rc = need_eq(ctx, SZ(t, j), SZ(self, d + j)))) return rc;
+            *mask = true;
+            d += t->ndim;
+        } else {
+            if (d >= self->ndim || *ni == FX_MAX_DIMS) return SYM_SPECIALIZE;
+            it[*ni] = t;
+            idim[(*ni)++] = d++;
+        }
+    }
+    return FX_OK;
+}
+
 /* index.Tensor(self, indices): the result of index_result, a fresh tensor; self's dims that are
  * not indexed keep their symbolic sizes, and an index tensor's symbolic sizes become the result's.
  * A bool mask's result length is data-dependent (nonzero): specialized. */
@@ -1242,22 +1273,11 @@ static int rule_index(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_
     (void)h;
     const fx_tensor *self = arg_t(a, 0);
     fx_tensor *o = out_t(out, 0);
-    if (!self || !o || a[1].tag != FX_IV_LIST) return SYM_SPECIALIZE;
+    if (!self || !o) return SYM_SPECIALIZE;
     const fx_tensor *it[FX_MAX_DIMS];
-    int idim[FX_MAX_DIMS], ni = 0, d = 0, rc;
-    for (int k = 0; k < a[1].u.list.n; k++) {
-        const fx_ivalue *x = &a[1].u.list.items[k];
-        if (x->tag == FX_IV_NONE || x->tag == FX_IV_UNSET) {
-            d++;
-            continue;
-        }
-        if (x->tag != FX_IV_TENSOR) return SYM_SPECIALIZE;
-        const fx_tensor *t = x->u.t;
-        if (t->dtype == FX_DTYPE_BOOL || t->dtype == FX_DTYPE_U8) return SYM_SPECIALIZE;
-        if (d >= self->ndim || ni == FX_MAX_DIMS) return SYM_SPECIALIZE;
-        it[ni] = t;
-        idim[ni++] = d++;
-    }
+    int idim[FX_MAX_DIMS], ni, rc;
+    bool mask;
+    if ((rc = index_items(ctx, self, &a[1], false, it, idim, &ni, &mask))) return rc;
     if (ni == 0) return SYM_SPECIALIZE;
     fx_symint r[2 * FX_MAX_DIMS];
     int rn;
@@ -1274,30 +1294,11 @@ static int rule_index(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_
  * The output is shaped like self. */
 static int rule_index_put(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out) {
     const fx_tensor *self = arg_t(a, 0), *v = arg_t(a, 2);
-    if (!self || a[1].tag != FX_IV_LIST) return SYM_SPECIALIZE;
+    if (!self) return SYM_SPECIALIZE;
     const fx_tensor *it[FX_MAX_DIMS];
-    int idim[FX_MAX_DIMS], ni = 0, d = 0, rc;
-    bool mask = false;
-    for (int k = 0; k < a[1].u.list.n; k++) {
-        const fx_ivalue *x = &a[1].u.list.items[k];
-        if (x->tag == FX_IV_NONE || x->tag == FX_IV_UNSET) {
-            d++;
-            continue;
-        }
-        if (x->tag != FX_IV_TENSOR) return SYM_SPECIALIZE;
-        const fx_tensor *t = x->u.t;
-        if (t->dtype == FX_DTYPE_BOOL || t->dtype == FX_DTYPE_U8) {
-            if (t->ndim == 0 || d + t->ndim > self->ndim) return SYM_SPECIALIZE;
-            for (int j = 0; j < t->ndim; j++)
-                if ((rc = need_eq(ctx, SZ(t, j), SZ(self, d + j)))) return rc;
-            mask = true;
-            d += t->ndim;
-        } else {
-            if (d >= self->ndim || ni == FX_MAX_DIMS) return SYM_SPECIALIZE;
-            it[ni] = t;
-            idim[ni++] = d++;
-        }
-    }
+    int idim[FX_MAX_DIMS], ni, rc;
+    bool mask;
+    if ((rc = index_items(ctx, self, &a[1], true, it, idim, &ni, &mask))) return rc;
     if (v && (mask && ni > 0)) return SYM_SPECIALIZE;
     if (v && mask) {
         for (int j = 0; j < v->ndim; j++)
