@@ -67,11 +67,13 @@ static fx_str_slot *table_find(const fx_str_table *t, const void *bytes, size_t 
 }
 
 /* The slot of t holding bytes[0..n) (hash h); when there is none, the empty slot where it goes,
- * after growing t so that one more entry keeps it at most half full: the caller fills that slot
- * (s, hash, len) and counts it in t->len. NULL on out-of-memory (t unchanged). */
+ * after growing t so that one more entry keeps it at most half full (growing moves the slots: a
+ * slot pointer is good until the next table_slot): the caller fills that slot (s, hash, len) and
+ * counts it in t->len. NULL on out-of-memory (t unchanged). */
 static fx_str_slot *table_slot(fx_str_table *t, const void *bytes, size_t n, uint64_t h) {
+    if (n > UINT32_MAX) return NULL;
     if ((t->len + 1) * 2 > t->cap) {
-        int cap = t->cap ? t->cap * 2 : 64;
+        int cap = t->cap ? t->cap * 2 : 256;
         fx_str_slot *ns = fx_calloc((size_t)cap, sizeof *ns);
         if (!ns) return NULL;
         for (int i = 0; i < t->cap; i++) {
@@ -91,19 +93,24 @@ static fx_str_slot *table_slot(fx_str_table *t, const void *bytes, size_t n, uin
     return &t->slots[j];
 }
 
-/* The pool's copy of bytes[0..n) (followed by a NUL), made on first sight; NULL on OOM. */
-static const char *pool_intern(fx_pool *p, const void *bytes, size_t n) {
-    uint64_t h = hash_bytes(bytes, n);
+/* The index slot of the pool's copy of bytes[0..n) (hash h; the copy is followed by a NUL), made
+ * on first sight; NULL on OOM. Good until the next pool_slot. */
+static fx_str_slot *pool_slot(fx_pool *p, const void *bytes, size_t n, uint64_t h) {
     fx_str_slot *slot = table_slot(&p->index, bytes, n, h);
-    if (!slot) return NULL;
-    if (slot->s) return slot->s;
+    if (!slot || slot->s) return slot;
     char *c = pool_alloc(p, n + 1);
     if (!c) return NULL;
     memcpy(c, bytes, n);
     c[n] = 0;
-    *slot = (fx_str_slot){h, c, n, 0};
+    *slot = (fx_str_slot){.hash = h, .s = c, .len = (uint32_t)n};
     p->index.len++;
-    return c;
+    return slot;
+}
+
+/* The pool's copy of bytes[0..n) (followed by a NUL), made on first sight; NULL on OOM. */
+static const char *pool_intern(fx_pool *p, const void *bytes, size_t n) {
+    fx_str_slot *slot = pool_slot(p, bytes, n, hash_bytes(bytes, n));
+    return slot ? slot->s : NULL;
 }
 
 static const char *pool_str(fx_pool *p, const char *s) {
@@ -161,16 +168,10 @@ static bool is_illegal(const char *s, uint64_t h) {
     return false;
 }
 
-/* The _base_count entry of base (n bytes), made with count 0 on first sight; NULL on OOM. */
-static fx_str_slot *base_count(fx_graph *g, const char *base, size_t n) {
-    uint64_t h = hash_bytes(base, n);
-    fx_str_slot *slot = table_slot(&g->bases, base, n, h);
-    if (!slot || slot->s) return slot;
-    const char *b = pool_intern(&g->pool, base, n); /* another table: slot stays valid */
-    if (!b) return NULL;
-    *slot = (fx_str_slot){h, b, n, 0};
-    g->bases.len++;
-    return slot;
+/* Whether name (len bytes, hash h) is a node's name already, or a Python keyword / builtin. */
+static bool name_taken(const fx_graph *g, const char *name, size_t len, uint64_t h) {
+    const fx_str_slot *s = table_find(&g->pool.index, name, len, h);
+    return (s && s->is_name) || is_illegal(name, h);
 }
 
 /* Writes base_num into out (room for n + 22 bytes); returns its length. */
@@ -213,22 +214,20 @@ static const char *create_name(fx_graph *g, const char *candidate) {
     memcpy(base, cand, bn);
     base[bn] = 0;
     size_t len = num < 0 ? (memcpy(name, base, bn + 1), bn) : with_suffix(name, base, bn, num);
-    fx_str_slot *bc = base_count(g, base, bn);
+    fx_str_slot *bc = pool_slot(&g->pool, base, bn, hash_bytes(base, bn)); /* _base_count */
     if (!bc) return NULL;
     if (num <= 0) num = bc->count;
     uint64_t h = hash_bytes(name, len);
-    while (table_find(&g->names, name, len, h) || is_illegal(name, h)) {
+    while (name_taken(g, name, len, h)) {
         num++;
         len = with_suffix(name, base, bn, num);
         h = hash_bytes(name, len);
     }
-    bc->count = num;
-    const char *out = pool_intern(&g->pool, name, len);
-    fx_str_slot *slot = out ? table_slot(&g->names, name, len, h) : NULL;
+    bc->count = num; /* before pool_slot below, which may move the slots */
+    fx_str_slot *slot = pool_slot(&g->pool, name, len, h);
     if (!slot) return NULL;
-    *slot = (fx_str_slot){h, out, len, 0};
-    g->names.len++;
-    return out;
+    slot->is_name = true;
+    return slot->s;
 }
 
 /* ---- lifetime -------------------------------------------------------------------------------- */
@@ -277,8 +276,6 @@ void fx_graph_free(fx_graph *g) {
         next = n->next;
         node_free(n);
     }
-    fx_free(g->names.slots);
-    fx_free(g->bases.slots);
     pool_free(&g->pool);
     fx_free(g);
 }

@@ -3,7 +3,7 @@
  *
  * Invariants: nodes form a doubly-linked list head..tail; placeholders come first; each node's
  * `users` lists every node whose args reference it, once per referencing node; names are unique
- * and registered in `names` (open-addressing set of strings kept in `pool`); `version` changes on
+ * and marked in the pool's index (fx_str_slot.is_name); `version` changes on
  * every structural edit. */
 #ifndef FX_GRAPH_IMPL_H
 #define FX_GRAPH_IMPL_H
@@ -11,14 +11,16 @@
 #include "core/graph.h"
 
 /* An open-addressing hash table of byte strings (linear probing, at most half full, cap a power
- * of two), the one kind of table a graph keeps: the pool's index, the set of used names, FX's
- * _base_count. A slot holds a string of the graph's pool with its hash and length, and a count
- * that only _base_count uses (the highest suffix handed out for that base). */
+ * of two): the pool's index, the one table a graph keeps. A slot holds a string of the pool with
+ * its hash and length, and what the namer (FX's _Namespace) knows of it: whether it is a node's
+ * name (a name once used stays reserved), and, as a name base, FX's _base_count (the highest
+ * suffix handed out for it). */
 typedef struct fx_str_slot {
     uint64_t hash;
     const char *s; /* NULL = empty */
-    size_t len;
-    int64_t count;
+    uint32_t len;
+    bool is_name;  /* some node of the graph has (or had) this name */
+    int64_t count; /* _base_count of this base: 0 until a name is made from it */
 } fx_str_slot;
 
 typedef struct fx_str_table {
@@ -51,8 +53,6 @@ struct fx_graph {
     uint64_t next_uid;
     uint64_t version;
     fx_node *insert_at;         /* new nodes go before it; NULL = end */
-    fx_str_table names;         /* the set of used names */
-    fx_str_table bases;         /* FX's _base_count: name base -> highest suffix handed out */
     fx_pool pool;
     fx_import imports[FX_IMPORT_MEMO];
     /* the last stack / module arrays fx_node_set_stack / _modules interned (in pool): consecutive
