@@ -1,15 +1,27 @@
 -- bench/bench_llama.lua — decode speed and export cost of examples/llama.lua (a table, not a test).
 -- Layer: bench. Run by bench/run.sh:
---   fxdb bench/bench_llama.lua decode CONFIG LABEL MEMCPY_TOOL [TOKENS]
---       one row: eager and exported decode tokens/s over TOKENS positions (each position its own
---       exported program, run through ep:module{share_state, reinplace} as generate.lua does; the
---       export itself is not timed here; tokens/s = 1 / the median step time, since the machine
---       is shared), the same program rerun at one position (steady state, median of 5
---       batches), the machine's limit = memcpy bandwidth of a weight-sized buffer
---       (MEMCPY_TOOL --memcpy BYTES THREADS) / weight bytes per token, and the ratio of the
---       exported rate to llama2.c's run.c (the anchor). LABEL names the thread setting run.sh
---       chose ("1", "2", "auto", "auto+hog" ...): its digits are the threads for the memcpy
---       limit, else torch.get_num_threads().
+--   fxdb bench/bench_llama.lua decode CONFIG LABEL MEMCPY_TOOL [TOKENS [ROUNDS [CLOCK]]]
+--       one row: decode tokens/s over TOKENS positions of eager, of the per-position export
+--       (each position its own exported program run through ep:module{share_state, reinplace};
+--       the export itself is not timed), and of the single program (examples/llama.lua's
+--       llama.export: one export, input_pos a tensor, one module call per token, as
+--       generate.lua decodes); the three are called in turn at each position (order rotated),
+--       tokens/s = 1 / the median step time of a round (the machine is shared), and with ROUNDS
+--       > 1 (default 1) the median over that many rounds, each from position 0 with fresh
+--       caches. CLOCK "cpu" times each call with the process's CPU time (os.clock: at 1 thread,
+--       what a loaded machine disturbs least) instead of the wall clock. Then the per-position program rerun at one position (steady state, median of 5
+--       batches), the machine's limit = memcpy bandwidth of a weight-sized buffer (MEMCPY_TOOL
+--       --memcpy BYTES THREADS) / weight bytes per token, and the ratio of the single program's
+--       rate to llama2.c's run.c (the anchor). LABEL names the thread setting run.sh chose ("1",
+--       "2", "auto", "auto+hog" ...): its digits are the threads for the memcpy limit, else
+--       torch.get_num_threads().
+--   fxdb bench/bench_llama.lua icount CONFIG KIND TOKENS
+--       for valgrind --tool=callgrind: a prefill of 3 tokens at position 0, then TOKENS decode
+--       calls, of one KIND — "single" and "perpos" call the unlifted module (callgrind's
+--       --toggle-collect=gm_call --dump-before=gm_call count each module call apart, not the
+--       per-position exports), "eager" calls the model inside xpcall (the same with
+--       luaB_xpcall). bench/run.sh takes the median over the decode calls after the first two
+--       (the single program plans its size set on the second one).
 --   fxdb bench/bench_llama.lua export CONFIG [meta] [LAYERS] [TORCH_SECONDS]
 --       one row: time to export one decode step (trace = running forward on tracing tensors,
 --       functionalize = building the program from the raw graph; medians of 5 after a
@@ -30,10 +42,10 @@ local mode = arg[1]
 
 if mode == "header" then
   if arg[2] == "decode" then
-    print(string.format("%-12s %-9s %8s %9s %10s %8s %9s %9s", "config", "threads", "eager",
-                        "exported", "exp.steady", "limit", "llama2.c", "exp/llama2.c"))
-    print(string.format("%-12s %-9s %8s %9s %10s %8s %9s %9s", "", "", "tok/s", "tok/s",
-                        "tok/s", "tok/s", "tok/s", ""))
+    print(string.format("%-12s %-9s %8s %9s %9s %10s %8s %9s %9s", "config", "threads", "eager",
+                        "per-pos", "single", "pp.steady", "limit", "llama2.c", "single/l2c"))
+    print(string.format("%-12s %-9s %8s %9s %9s %10s %8s %9s %9s", "", "", "tok/s", "tok/s",
+                        "tok/s", "tok/s", "tok/s", "tok/s", ""))
   else
     print(string.format("%-12s %6s %6s %9s %9s %9s %8s %6s %8s %8s %8s %9s %9s", "config",
                         "device", "layers", "trace ms", "funct. ms", "total ms", "cpu ms", "nodes",
@@ -61,45 +73,83 @@ local function median(t)
 end
 
 if mode == "decode" then
-  local label, tool, ntok = arg[3], arg[4], tonumber(arg[5] or 64)
+  local label, tool = arg[3], arg[4]
+  local ntok, rounds = tonumber(arg[5] or 64), tonumber(arg[6] or 1)
+  local clock = arg[7] == "cpu" and os.clock or now
   local threads = tonumber((label:gsub("%D", ""))) or torch.get_num_threads()
   local eager = llama.build(cfg)
-  local model = llama.share_weights(eager)
+  local perpos = llama.share_weights(eager)   -- exported at each position
+  local single = llama.share_weights(eager)   -- exported once
+  local gm1 = llama.export(single):module({share_state = true, reinplace = true})
   local wbytes = llama.weight_bytes(eager)
-  local t_eager, t_exp = {}, {}
-  local tok = torch.tensor({{1}})
+  local rates = {eager = {}, perpos = {}, single = {}}
   local steady_gm, steady_pos
-  for pos = 0, ntok - 1 do
-    local ep = torch.export.export(model, {tok, pos})
-    local gm = ep:module({share_state = true, reinplace = true})
-    local a = now()
-    local logits = gm(tok, pos)
-    local b = now()
-    eager(tok, pos)
-    local c = now()
-    t_exp[#t_exp + 1], t_eager[#t_eager + 1] = b - a, c - b
-    if pos == ntok // 2 then steady_gm, steady_pos = gm, pos end
-    tok = torch.tensor({{llama.argmax(logits[{0, 0}])}})
+  for round = 1, rounds do
+    eager:reset_cache()
+    perpos:reset_cache()
+    single:reset_cache()
+    local t = {eager = {}, perpos = {}, single = {}}
+    local tok = 1
+    for pos = 0, ntok - 1 do
+      local x, ip = torch.tensor({{tok}}), torch.tensor({pos})
+      local gm = torch.export.export(perpos, {x, pos}):module({share_state = true, reinplace = true})
+      local calls = {
+        eager = function() return eager(x, ip) end,
+        perpos = function() return gm(x, pos) end,
+        single = function() return gm1(x, ip) end,
+      }
+      local order = ({{"eager", "perpos", "single"}, {"perpos", "single", "eager"},
+                      {"single", "eager", "perpos"}})[pos % 3 + 1]
+      local logits
+      for _, k in ipairs(order) do
+        local a = clock()
+        local l = calls[k]()
+        t[k][#t[k] + 1] = clock() - a
+        if k == "single" then logits = l end
+      end
+      if round == 1 and pos == ntok // 2 then steady_gm, steady_pos = gm, pos end
+      tok = llama.argmax(logits[{0, 0}])
+    end
+    for k, v in pairs(t) do rates[k][round] = 1 / median(v) end
   end
-  -- steady state: the same program again and again (its plan made once); median of 5 batches
+  -- steady state: one per-position program again and again (its plan made once); median of 5
   local reps = math.max(4, ntok // 8)
+  local tok = torch.tensor({{1}})
   steady_gm(tok, steady_pos)
   local batches = {}
   for i = 1, 5 do
-    local a = now()
+    local a = clock()
     for _ = 1, reps do steady_gm(tok, steady_pos) end
-    batches[i] = (now() - a) / reps
+    batches[i] = (clock() - a) / reps
   end
   local p = io.popen(string.format("%s --memcpy %d %d", tool, wbytes, threads))
   local gbs = tonumber(p:read("l"))
   p:close()
   local limit = gbs * 1e9 / wbytes
-  local exp_tps = 1 / median(t_exp)
+  local single_tps = median(rates.single)
   local anchor = LLAMA2C[name]
-  print(string.format("%-12s %-9s %8.1f %9.1f %10.1f %8.1f %9s %9s", name, label,
-                      1 / median(t_eager), exp_tps, 1 / median(batches), limit,
-                      anchor and string.format("%.1f", anchor) or "-",
-                      anchor and string.format("%.2fx", exp_tps / anchor) or "-"))
+  print(string.format("%-12s %-9s %8.1f %9.1f %9.1f %10.1f %8.1f %9s %9s", name, label,
+                      median(rates.eager), median(rates.perpos), single_tps, 1 / median(batches),
+                      limit, anchor and string.format("%.1f", anchor) or "-",
+                      anchor and string.format("%.2fx", single_tps / anchor) or "-"))
+elseif mode == "icount" then
+  local kind, ntok = arg[3], tonumber(arg[4] or 8)
+  local m = llama.build(cfg)
+  -- the same calls for every kind: a prefill of 3 tokens at position 0, then ntok single tokens
+  local calls = {{torch.tensor({{1, 2, 3}}), 0}}
+  for pos = 3, 3 + ntok - 1 do calls[#calls + 1] = {torch.tensor({{5}}), pos} end
+  if kind == "single" then
+    local gm = llama.export(m):module({share_state = true, reinplace = true})
+    for _, c in ipairs(calls) do gm(c[1], torch.tensor({c[2]})) end
+  elseif kind == "perpos" then
+    for _, c in ipairs(calls) do
+      torch.export.export(m, c):module({share_state = true, reinplace = true})(c[1], c[2])
+    end
+  elseif kind == "eager" then
+    for _, c in ipairs(calls) do assert(xpcall(m, debug.traceback, c[1], torch.tensor({c[2]}))) end
+  else
+    error("icount: KIND is single, perpos or eager", 0)
+  end
 elseif mode == "export" then
   local meta = arg[3] == "meta"
   if tonumber(arg[4]) then cfg.n_layers = tonumber(arg[4]) end
@@ -133,5 +183,5 @@ elseif mode == "export" then
                       torch_s and string.format("%.3f", torch_s) or "-",
                       torch_s and string.format("%.1fx", torch_s / cpu) or "-"))
 else
-  error("usage: fxdb bench/bench_llama.lua decode|export|header ...", 0)
+  error("usage: fxdb bench/bench_llama.lua decode|icount|export|header ...", 0)
 end

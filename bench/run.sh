@@ -89,6 +89,47 @@ for cfg in stories15M stories110M; do
     done
 done
 echo
+# ---- issue 9: the single program at 1 thread --------------------------------------------------
+# Decode through the single program (examples/llama.lua's llama.export: input_pos a tensor, one
+# export) beside the per-position export and eager, called in turn at each position; medians of
+# LLAMA_ROUNDS (default 5) rounds of LLAMA_TOKENS positions, each call timed by the process's CPU
+# time (one thread: what a loaded machine disturbs least). Then, when valgrind is installed,
+# instructions per decoded token (callgrind; repeatable on a shared machine) for the configs in
+# LLAMA_CALLGRIND (default stories15M; stories110M takes minutes under valgrind): the median over
+# the decode calls after the first two, module calls only for the exported kinds.
+echo "== bench_llama decode at 1 thread: single program vs per-position vs eager (CPU time; median of ${LLAMA_ROUNDS:-5} interleaved rounds; load: $(cut -d' ' -f1-3 /proc/loadavg))"
+"$BUILD/fxdb" bench/bench_llama.lua header decode
+for cfg in stories15M stories110M; do
+    env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$BUILD/fxdb" bench/bench_llama.lua decode "$cfg" 1 \
+        "$BUILD/bench/bench_interp" "${LLAMA_TOKENS:-64}" "${LLAMA_ROUNDS:-5}" cpu
+done
+if command -v valgrind >/dev/null 2>&1; then
+    echo
+    echo "== instructions per decoded token (callgrind, 1 thread)"
+    printf '%-12s %14s %14s %14s %12s\n' config single per-pos eager per-pos/single
+    cg=$(mktemp -d)
+    for cfg in ${LLAMA_CALLGRIND:-stories15M}; do
+        row=""
+        for kind in single perpos eager; do
+            fn=gm_call
+            [ "$kind" = eager ] && fn=luaB_xpcall
+            env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 valgrind --tool=callgrind \
+                --callgrind-out-file="$cg/$kind" --toggle-collect="$fn" --dump-before="$fn" \
+                "$BUILD/fxdb" bench/bench_llama.lua icount "$cfg" "$kind" 8 >/dev/null 2>&1
+            # dumps $kind.1 .. $kind.N in call order (.1 before the first call), $kind the last
+            ir=$( (for f in $(cd "$cg" && ls "$kind".* | sort -t. -k2 -n) "$kind"; do
+                       sed -n 's/^totals: //p' "$cg/$f"; done) |
+                 awk 'NR > 4' | sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "-" }')
+            row="$row $ir"
+            rm -f "$cg/$kind"*
+        done
+        set -- $row
+        printf '%-12s %14s %14s %14s %12s\n' "$cfg" "$1" "$2" "$3" \
+            "$(awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2fx", b / a; else print "-" }')"
+    done
+    rm -rf "$cg"
+fi
+echo
 echo "== bench_llama export (one decode step; each row a fresh process; medians of 5; load: $(cut -d' ' -f1-3 /proc/loadavg))"
 "$BUILD/fxdb" bench/bench_llama.lua header export
 for row in "stories15M meta" "stories110M meta" "llama2_7b meta"; do
