@@ -64,22 +64,34 @@ echo
 # bench_interp: µs per node on a graph of 1-element ops, memcpy bandwidth. bench_llama.lua decode:
 # tokens/s (eager, exported per position, exported steady state) against the machine's limit and
 # llama2.c's run.c (the anchor), for thread settings: 1 and 2 fixed (OMP_NUM_THREADS), auto (no
-# variable: fxdb's automatic count), and each of 1 / auto beside a CPU-bound process ("+hog", a
-# shell loop run.sh starts and kills): the default must never be slower than 1 thread.
+# variable: fxdb's automatic count), and each of 1 / auto beside CPU-bound processes ("+hog", a
+# shell loop per CPU that run.sh starts and kills): the default must never be slower than 1 thread.
 # bench_llama.lua export: one decode step on meta tensors, µs per node, against torch 1.13's
 # make_fx(functionalize(f)) of the same architecture (bench/bench_llama_torch.py) when python3-torch
-# is installed (`make bench-deps`); then the 7B shape at 2 / 8 / 32 / 64 layers (scaling).
+# is installed (`make bench-deps`); then the 7B shape at 2 / 8 / 32 / 128 layers (scaling: the
+# cost per node should stay flat).
 # LLAMA_TOKENS sets the decode length (default 64).
 bench bench_interp libfxdb.a
 make --no-print-directory -s BUILD="$BUILD" "$BUILD/fxdb"
 echo "== bench_llama decode (tokens/s; limit = memcpy GB/s / weight bytes; exported = ep:module() per position; load: $(cut -d' ' -f1-3 /proc/loadavg))"
 "$BUILD/fxdb" bench/bench_llama.lua header decode
-hog=""
-stop_hog() { [ -n "$hog" ] && kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null; hog=""; }
+hogs=""
+stop_hog() {
+    for h in $hogs; do kill "$h" 2>/dev/null; wait "$h" 2>/dev/null; done
+    hogs=""
+}
 trap stop_hog EXIT
+ncpu=$(nproc 2>/dev/null || echo 2)
 for cfg in stories15M stories110M; do
     for th in 1 2 auto 1+hog auto+hog; do
-        case "$th" in *hog) sh -c 'while :; do :; done' & hog=$! ;; esac
+        case "$th" in *hog)
+            i=0
+            while [ "$i" -lt "$ncpu" ]; do
+                sh -c 'while :; do :; done' &
+                hogs="$hogs $!"
+                i=$((i + 1))
+            done ;;
+        esac
         n=${th%+hog}
         if [ "$n" = auto ]; then set -- env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS
         else set -- env OMP_NUM_THREADS="$n" OPENBLAS_NUM_THREADS="$n"; fi
@@ -138,6 +150,6 @@ for row in "stories15M meta" "stories110M meta" "llama2_7b meta"; do
     if [ -n "$TORCH_PY" ]; then t=$("$TORCH_PY" bench/bench_llama_torch.py "$1" | cut -d' ' -f2); fi
     "$BUILD/fxdb" bench/bench_llama.lua export "$1" "$2" "" "$t"
 done
-for layers in 2 8 32 64; do
+for layers in 2 8 32 128; do
     "$BUILD/fxdb" bench/bench_llama.lua export llama2_7b meta "$layers"
 done

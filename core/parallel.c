@@ -1,9 +1,14 @@
 /* core/parallel.c — the thread policy of core/parallel.h.
- * Layer: core. The automatic count is floor(own CPU use + idle CPUs + 0.3), between 1 and the
- * CPUs this process may use, where both rates come from two samples ~0.2 s apart: our CPU time
- * (getrusage, all our threads, so a spinning OpenMP worker counts as ours) and the machine's idle
- * time (/proc/stat). Alone on the machine that is every allowed CPU; beside a CPU-bound process
- * on two CPUs it is 1 (we get ~1.3 CPUs of 2, none idle). */
+ * Layer: core. The automatic count is the smaller of floor(own CPU use + idle CPUs + 0.3) and
+ * floor(allowed CPUs - others' load + 0.3), between 1 and the CPUs this process may use. Own CPU
+ * use and idle CPUs are rates between two samples ~0.2 s apart: our CPU time (getrusage, all our
+ * threads, so a spinning OpenMP worker counts as ours) and the machine's idle time (/proc/stat).
+ * Others' load is the 1-minute load average (/proc/loadavg) minus our own CPU use: a machine
+ * whose other work comes in bursts shows idle CPUs between them, and a second thread started then
+ * loses its CPU at the next burst, stalling every parallel region (stories15M decoded up to 3x
+ * slower that way at load 12 on 2 CPUs); the load average remembers the bursts. Alone on the
+ * machine that is every allowed CPU; beside a CPU-bound process on two CPUs it is 1 (we get
+ * ~1.3 CPUs of 2, none idle, and the load average counts it). */
 #include "core/parallel.h"
 
 #include <pthread.h>
@@ -55,6 +60,16 @@ static int allowed_cpus(void) {
     return n < 1 ? 1 : n;
 }
 
+/* The 1-minute load average (runnable and uninterruptible tasks, ours included), or -1. */
+static double load_average(void) {
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (!f) return -1;
+    double a = -1;
+    if (fscanf(f, "%lf", &a) != 1) a = -1;
+    fclose(f);
+    return a;
+}
+
 /* Idle + iowait ticks of all CPUs (first line of /proc/stat), or -1. */
 static int64_t idle_ticks(void) {
     FILE *f = fopen("/proc/stat", "r");
@@ -96,7 +111,9 @@ static void init(void) {
         if (fscanf(f, "%lf %lf %lf %d/%d", &a, &b, &c, &r, &t) == 5 && r >= 1) running = r;
         fclose(f);
     }
-    g_auto = clamp_threads(g_allowed - (running - 1) + 0.3);
+    double n = g_allowed - (running - 1) + 0.3, load = load_average();
+    if (load >= 0 && g_allowed - load + 0.3 < n) n = g_allowed - load + 0.3; /* others' load */
+    g_auto = clamp_threads(n);
     g_wall_ns = now_ns(CLOCK_MONOTONIC);
     g_self_ns = self_cpu_ns();
     g_idle_ticks = idle_ticks();
@@ -111,7 +128,13 @@ static void resample(int64_t now) {
     if (idle >= 0 && g_idle_ticks >= 0 && dt > 0) {
         double self_cpus = (double)(self - g_self_ns) / dt;
         double idle_cpus = (double)(idle - g_idle_ticks) * 1e9 / (double)sysconf(_SC_CLK_TCK) / dt;
-        g_auto = clamp_threads(self_cpus + idle_cpus + 0.3);
+        double n = self_cpus + idle_cpus + 0.3, load = load_average();
+        if (load >= 0) {
+            double others = load - self_cpus;
+            double free_cpus = g_allowed - (others > 0 ? others : 0) + 0.3;
+            if (free_cpus < n) n = free_cpus;
+        }
+        g_auto = clamp_threads(n);
     }
     g_wall_ns = now;
     g_self_ns = self;

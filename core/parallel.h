@@ -9,8 +9,9 @@
  *
  *   - automatic (the default, fx_set_num_threads(0)): up to the CPUs this process may use
  *     (sched_getaffinity, capped by a cgroup v2 cpu.max quota), minus the CPUs other processes
- *     are keeping busy, measured from /proc/stat and getrusage over the last ~0.2 s (at the
- *     start, from the run queue length in /proc/loadavg). Under load that is 1 thread.
+ *     are keeping busy, measured from /proc/stat and getrusage over the last ~0.2 s and from the
+ *     1-minute load average (at the start, from the run queue length and load average in
+ *     /proc/loadavg). Under load, steady or in bursts, that is 1 thread.
  *   - fixed (fx_set_num_threads(n), n >= 1, or OMP_NUM_THREADS=n in the environment at the
  *     first call): n threads for large regions whatever the load, as PyTorch's
  *     torch.set_num_threads.
