@@ -141,7 +141,7 @@ end
 -- E.restore_tables, in lx_export.c). snap.trees: the modules' _modules tables (restoring one of
 -- them changes the module tree, which nn.lua's module-list cache must hear).
 local function snapshot(m)
-  local out, trees = {}, {}
+  local out, trees = E.snapshot_list(), {}
   local mods = nn._module_list(m)
   local snapshot_tables = E.snapshot_tables
   for i = 1, #mods do

@@ -17,6 +17,8 @@
  *   _export.call_site()                         -> {file, line, func} of the Lua code two levels
  *                                                   up (nn.lua's submodule reads), or nothing
  *   _export.tailcalled()                         -> whether the calling function was tail-called
+ *   _export.snapshot_list()                      -> an empty list for snapshot_tables (sized as
+ *                                                   the last one)
  *   _export.snapshot_tables(out, t, depth)       -> appends t, its key count and its key / value
  *                                                   pairs, and so for its plain tables, depth
  *                                                   levels down, to the list out
@@ -1329,6 +1331,18 @@ static void snapshot_table(lua_State *L, int out, lua_Integer *len, int t, int d
     }
 }
 
+/* The length of the last snapshot list restored: the next one (usually of the same model) is made
+ * at that size, so filling it does not grow it step by step. A hint only. */
+static lua_Integer g_snapshot_len;
+
+/* _export.snapshot_list() -> an empty list for snapshot_tables, with room for the last snapshot's
+ * entries (at most 2^20). */
+static int l_snapshot_list(lua_State *L) {
+    lua_Integer n = __atomic_load_n(&g_snapshot_len, __ATOMIC_RELAXED);
+    lua_createtable(L, (int)(n < (1 << 20) ? n : (1 << 20)), 4);
+    return 1;
+}
+
 /* _export.snapshot_tables(out, t, depth): export.lua's snapshot of one module table. */
 static int l_snapshot_tables(lua_State *L) {
     luaL_checktype(L, 1, LUA_TTABLE);
@@ -1363,6 +1377,7 @@ static int l_restore_tables(lua_State *L) {
     luaL_checkstack(L, 8, "restore");
     bool changed = false;
     lua_Integer len = (lua_Integer)lua_rawlen(L, 1);
+    __atomic_store_n(&g_snapshot_len, len, __ATOMIC_RELAXED);
     for (lua_Integer i = 1; i + 1 <= len;) {
         lua_rawgeti(L, 1, i); /* [t] */
         int t = lua_gettop(L);
@@ -1687,6 +1702,8 @@ void lx_open_export(lua_State *L) {
     lua_setfield(L, -2, "tailcalled");
     lua_pushcfunction(L, l_snapshot_tables);
     lua_setfield(L, -2, "snapshot_tables");
+    lua_pushcfunction(L, l_snapshot_list);
+    lua_setfield(L, -2, "snapshot_list");
     lua_pushcfunction(L, l_restore_tables);
     lua_setfield(L, -2, "restore_tables");
     lua_pushcfunction(L, l_hop_record);
