@@ -2,13 +2,15 @@
 -- not a test). Layer: bench. Run by bench/run.sh: fxdb bench/bench_dispatch.lua [N [ANCHORS]]
 -- Each row times N calls of one spelling of an add of two 1-element float32 tensors (the Lua
 -- operator, the method, torch.add, torch.ops.aten.add.Tensor) and of a few other ops, eager:
--- µs per op = the median of 7 timed loops / N. The C-side number (fx_dispatch) is in
+-- µs per op = the median of 7 timed loops / N, in process CPU time (os.clock: on a shared machine
+-- wall time counts the time slices other processes take, which made every row several times
+-- slower at load 10 on 2 CPUs, torch's as much as fxdb's). The C-side number (fx_dispatch) is in
 -- bench_kernels' last table; the difference is the binding (overload resolution, argument
 -- conversion, the userdata of the result). ANCHORS is a file of "name<TAB>µs" lines (torch
 -- 1.13's figures for the same rows, bench/bench_dispatch_torch.py, measured by run.sh just
 -- before): a torch column and the ratio fxdb / torch are added. Target: torch.add and x:add_
 -- at most 1.0 µs.
-local now = torch._perf_counter
+local now = os.clock
 local N = tonumber(arg and arg[1]) or 200000
 local anchor = {}
 if arg and arg[2] then
