@@ -157,8 +157,27 @@ int fx_shape_env_create_symbol(fx_shape_env *env, int64_t hint, fx_vr vr, bool i
 
 int fx_shape_env_create_unbacked(fx_shape_env *env, const char *source, const fx_sym **out,
                                  fx_err *err) {
+    if (env->reuse_at < env->nreuse) {
+        *out = env->reuse[env->reuse_at++];
+        return FX_OK;
+    }
     return add_symbol(env, true, UNBACKED_FALLBACK, (fx_vr){-FX_INT_OO, FX_INT_OO}, source, out,
                       err);
+}
+
+int fx_shape_env_reuse_unbacked(fx_shape_env *env, const fx_sym *const *syms, int n, fx_err *err) {
+    env->nreuse = env->reuse_at = 0;
+    if (n < 0 || n > FX_REUSE_CAP)
+        return fx_err_setf(err, FX_EARG, "%d unbacked symbols to reuse (at most %d)", n,
+                           FX_REUSE_CAP);
+    for (int i = 0; i < n; i++) {
+        const fx_symbol_info *si = fx_shape_env_symbol(env, syms[i]);
+        if (!si || !si->unbacked)
+            return fx_err_setf(err, FX_EARG, "reuse: not an unbacked symbol of this environment");
+    }
+    for (int i = 0; i < n; i++) env->reuse[i] = syms[i];
+    env->nreuse = n;
+    return FX_OK;
 }
 
 /* ---- restoring a saved program's environment (pt2/) ------------------------------------------- */

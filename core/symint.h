@@ -132,9 +132,17 @@ void fx_shape_env_set_op(fx_shape_env *env, const char *op);
  * FX_EARG "<hint> not in range [lo, hi]" when the example value is outside; FX_ENOMEM. */
 int fx_shape_env_create_symbol(fx_shape_env *env, int64_t hint, fx_vr vr, bool is_size,
                                const char *source, const fx_sym **out, fx_err *err);
-/* A new unbacked symbol u<N> (range [-int_oo, int_oo]), e.g. for Tensor.item(). */
+/* A new unbacked symbol u<N> (range [-int_oo, int_oo]), e.g. for Tensor.item(); while a
+ * fx_shape_env_reuse_unbacked list has entries left, its next symbol instead (kept as it is). */
 int fx_shape_env_create_unbacked(fx_shape_env *env, const char *source, const fx_sym **out,
                                  fx_err *err);
+/* The next n fx_shape_env_create_unbacked calls return syms[0..n) (existing unbacked symbols of
+ * env, in the order their op created them) instead of new ones: a retrace of a program
+ * (run_decompositions) binds the program's own u<N>, keeping its ranges and asserts, as
+ * ShapeEnv's rebind_unbacked does. n = 0 clears the list. syms is copied. FX_EARG when n is
+ * over FX_REUSE_CAP or a symbol is not an unbacked symbol of env. */
+#define FX_REUSE_CAP 16
+int fx_shape_env_reuse_unbacked(fx_shape_env *env, const fx_sym *const *syms, int n, fx_err *err);
 
 /* A symbol as a saved program describes it (pt2/ loading): s<num> (backed) or u<num>
  * (unbacked), its example value, current and declared ranges, whether it was marked size-like,

@@ -63,6 +63,9 @@ struct fx_shape_env {
     bool pending_backed[FX_PENDING_CAP]; /* a backed comparison for torch.cond: a guard later */
     int npending;
     fx_err pending_err; /* the data-dependent error of pending[0] (with its Lua location) */
+    /* existing unbacked symbols the next create_unbacked calls hand out (a retrace) */
+    const struct fx_sym *reuse[FX_REUSE_CAP];
+    int nreuse, reuse_at;
 };
 
 /* The symbol node of env->syms[index], named s<num> / u<num> (shape_env.c makes each once). */

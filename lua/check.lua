@@ -161,7 +161,7 @@ C.SIGNATURES = {
   ["fxdb.explain"] = "ep:ExportedProgram?",
   ["fxdb.summary"] = "value:any, max_lines:integer?",
   ["fxdb.render"] = "graph:Graph|ExportedProgram|GraphModule, file:string?, opts:options.render?",
-  ["torch.cond"] = "pred:Tensor|boolean|number, true_fn:callable, false_fn:callable, operands:table?",
+  ["torch.cond"] = "pred:Tensor|boolean|number|SymInt, true_fn:callable, false_fn:callable, operands:table?",
   ["torch.map"] = "f:callable, xs:Tensor|table, ...",
   ["torch.no_grad"] = "fn:callable, ...",
   ["torch.set_grad_enabled"] = "mode:any",
@@ -186,7 +186,7 @@ C.SIGNATURES = {
   ["nn.functional.group_norm"] = "input:Tensor, num_groups:integer, weight:Tensor?, bias:Tensor?, " ..
     "eps:number?, {F_group_norm}",
   ["torch.library.impl_abstract"] = "qualname:string|table, fn:callable?",
-  ["torch.ops.higher_order.cond"] = "pred:Tensor|boolean|number, true_fn:callable, false_fn:callable, operands:table?",
+  ["torch.ops.higher_order.cond"] = "pred:Tensor|boolean|number|SymInt, true_fn:callable, false_fn:callable, operands:table?",
   ["torch.ops.higher_order.map"] = "f:callable, xs:Tensor|table, ...",
   ["torch.ops.higher_order.scan"] = "combine_fn:callable, init:Tensor|table, xs:Tensor|table, " ..
     "dim:integer|options.scan?, reverse:boolean?, additional_inputs:table?",

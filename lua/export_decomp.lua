@@ -361,11 +361,67 @@ function replay_node(n, env, tbl, tr)
   end
 end
 
+-- ---- unbacked symbols and runtime asserts -----------------------------------------------------
+-- The replay continues the program's shape environment: an item() or an op with a data-dependent
+-- length binds the program's own u<N> again (tr:reuse_unbacked), so the range constraints stay the
+-- program's; the runtime asserts over them (sym_constrain_range_for_size, _assert_scalar and the
+-- relations they read) are not replayed but emitted again from that environment when the new
+-- program is built, as torch's retrace re-inserts them (insert_deferred_runtime_asserts).
+
+local SYMINT_MT = debug.getregistry()["fxdb.SymInt"]
+
+-- Appends to list the bare unbacked symbols (u<N>) in value v (a SymInt, a tensor's sizes, a list)
+-- that are not in seen, marking them seen.
+local function new_unbacked(v, seen, list)
+  if getmetatable(v) == SYMINT_MT then
+    local name = tostring(v)
+    if name:match("^u%d+$") and not seen[name] then
+      seen[name] = true
+      list[#list + 1] = v
+    end
+  elseif torch.is_tensor(v) then
+    for _, d in ipairs(v.shape) do new_unbacked(d, seen, list) end
+  elseif type(v) == "table" then
+    for i = 1, v.n or #v do new_unbacked(v[i], seen, list) end
+  end
+end
+
+local function unbacked_order(a, b)
+  return tonumber(tostring(a):sub(2)) < tonumber(tostring(b):sub(2))
+end
+
+local ASSERT_OPS = {["aten._assert_scalar.default"] = true,
+                    ["aten.sym_constrain_range_for_size.default"] = true,
+                    ["aten.sym_constrain_range.default"] = true}
+local RELATIONS = {["operator.eq"] = true, ["operator.ne"] = true, ["operator.lt"] = true,
+                   ["operator.le"] = true, ["operator.gt"] = true, ["operator.ge"] = true}
+
+-- Whether node n is runtime-assert machinery the build emits again from the shape environment.
+local function is_assert_node(n)
+  if ASSERT_OPS[n.target] then return true end
+  if not RELATIONS[n.target] then return false end
+  local users = n.users
+  for _, u in ipairs(users) do
+    if u.target ~= "aten._assert_scalar.default" then return false end
+  end
+  return #users > 0
+end
+
+-- SymInt arithmetic nodes, replayed as the same arithmetic (recorded again by the trace)
+local SYM_ARITH = {
+  ["operator.add"] = function(a, b) return a + b end,
+  ["operator.sub"] = function(a, b) return a - b end,
+  ["operator.mul"] = function(a, b) return a * b end,
+  ["operator.floordiv"] = function(a, b) return a // b end,
+  ["operator.mod"] = function(a, b) return a % b end,
+  ["operator.neg"] = function(a) return -a end,
+}
+
 local function replay(ep, tr, tbl)
   local sig = ep.graph_signature
   local state, consts = ep.state_dict, ep.constants
   local env, statelist, outs = {}, {}, nil
-  local spec_of = {}
+  local spec_of, seen = {}, {}
   for _, s in ipairs(sig.input_specs) do spec_of[s.arg.name] = s end
   for _, n in ipairs(ep.raw_graph.nodes) do
     if n.op == "placeholder" then
@@ -377,9 +433,25 @@ local function replay(ep, tr, tbl)
       if kind == "PARAMETER" or kind == "BUFFER" then
         statelist[#statelist + 1] = {s.target, example}
       end
-    elseif n.op == "call_function" then
+    elseif n.op == "call_function" and not is_assert_node(n) then
       tr:set_location(n) -- every op the node becomes keeps its stack trace and module stack
-      replay_node(n, env, tbl, tr)
+      local fresh = {}
+      new_unbacked(n.meta.val, seen, fresh)
+      table.sort(fresh, unbacked_order)
+      tr:reuse_unbacked(fresh)
+      if n.target == "aten._local_scalar_dense.default" then
+        env[n.name] = resolve(n.args[1], env):item()
+      elseif RELATIONS[n.target] then
+        -- a SymBool (torch.cond's predicate): its symbols are the replay's own, so the value is
+        -- the program's; the trace records the relation where it is used
+        env[n.name] = n.meta.val
+      elseif SYM_ARITH[n.target] then
+        local a = resolve(n.args, env)
+        env[n.name] = SYM_ARITH[n.target](a[1], a[2])
+      else
+        replay_node(n, env, tbl, tr)
+      end
+      tr:reuse_unbacked({})
     elseif n.op == "get_attr" then
       env[n.name] = n.subgraph -- a higher-order op's body
     elseif n.op == "output" then
@@ -414,6 +486,7 @@ function E.program_methods.run_decompositions(ep, decomp_table)
   -- put back even when Lua runs out of memory installing them, resuming or packing the results
   -- (putting back assigns existing fields or nil, which needs no memory)
   local ok, res = pcall(replay_bound, tr, co, ep, tbl)
+  pcall(tr.reuse_unbacked, tr, {}) -- the environment is ep's: nothing left queued after an error
   tr:unbind(co)
   tr:set_location(nil)
   active, E.active_tracer, E.active_strict = prev_active, prev_tracer, prev_strict

@@ -225,7 +225,8 @@ end
 -- ---- cond -------------------------------------------------------------------------------------
 
 -- torch.cond(pred, true_fn, false_fn, operands): a Lua boolean picks the branch now (PyTorch folds
--- a static predicate too); a tensor predicate records both branches.
+-- a static predicate too); a tensor predicate, or a SymBool (a SymInt userdata holding a relation,
+-- as run_decompositions' replay passes a program's `gt` node), records both branches.
 local function cond(pred, true_fn, false_fn, operands)
   operands = flatten(operands or {}, {})
   if type(pred) == "boolean" then

@@ -343,6 +343,31 @@ static int l_tracer_use_shape_env(lua_State *L) {
     return 0;
 }
 
+/* tr:reuse_unbacked(list): the next unbacked symbols the trace creates are the SymInts of list
+ * (bare unbacked symbols of the trace's environment, in creation order) instead of new ones;
+ * {} clears (fx_shape_env_reuse_unbacked). Nothing for a static trace.  [-0, +0, e] */
+static int l_tracer_reuse_unbacked(lua_State *L) {
+    lx_tracer *t = check_tracer(L, 1);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    int n = (int)luaL_len(L, 2);
+    if (n > FX_REUSE_CAP) n = FX_REUSE_CAP + 1; /* the core's error names the cap */
+    const fx_sym *syms[FX_REUSE_CAP + 1];
+    for (int i = 0; i < n && i < FX_REUSE_CAP; i++) {
+        fx_symint v;
+        lua_rawgeti(L, 2, i + 1);
+        if (!lx_to_symint(L, -1, &v) || !v.expr)
+            return luaL_error(L, "reuse_unbacked: entry %d is not a symbolic SymInt", i + 1);
+        syms[i] = v.expr;
+        lua_pop(L, 1);
+    }
+    if (!t->dynamic && n == 0) return 0;
+    fx_err err;
+    fx_err_clear(&err);
+    fx_shape_env *env = fx_tracer_shape_env(t->tr, &err);
+    if (!env || fx_shape_env_reuse_unbacked(env, syms, n, &err)) return lx_error(L, &err);
+    return 0;
+}
+
 /* tr:input_sym(name, example, sizes) -> tensor: a user input whose sizes (a table of integers and
  * SymInts, one per dim) may be symbolic.  [-0, +1, e] */
 static int l_tracer_input_sym(lua_State *L) {
@@ -1638,6 +1663,7 @@ static const luaL_Reg tracer_methods[] = {
     {"input_sym", l_tracer_input_sym},
     {"shape_info", l_tracer_shape_info},
     {"use_shape_env", l_tracer_use_shape_env},
+    {"reuse_unbacked", l_tracer_reuse_unbacked},
     {NULL, NULL},
 };
 

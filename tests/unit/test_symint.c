@@ -316,6 +316,43 @@ static void test_refinements(void **state) {
     fx_shape_env_set_on_guard(f->env, NULL, NULL);
 }
 
+/* fx_shape_env_reuse_unbacked: a retrace's item() / data-dependent lengths get the listed
+ * symbols back in order (ranges kept), then new ones again; bad lists are refused */
+static void test_reuse_unbacked(void **state) {
+    fixture *f = *state;
+    fx_err err;
+    fx_err_clear(&err);
+    const fx_sym *u0, *u1, *s0, *a, *b, *c;
+    assert_int_equal(fx_shape_env_create_unbacked(f->env, "x.item()", &u0, &err), FX_OK);
+    assert_int_equal(fx_shape_env_create_unbacked(f->env, "y.item()", &u1, &err), FX_OK);
+    assert_int_equal(fx_shape_env_mark_size_like(u1, &err), FX_OK);
+    assert_int_equal(fx_shape_env_create_symbol(f->env, 4, (fx_vr){0, FX_INT_OO}, true, "x.size()[0]",
+                                                &s0, &err),
+                     FX_OK);
+    const fx_sym *list[] = {u1, u0};
+    assert_int_equal(fx_shape_env_reuse_unbacked(f->env, list, 2, &err), FX_OK);
+    assert_int_equal(fx_shape_env_create_unbacked(f->env, "x.item()", &a, &err), FX_OK);
+    assert_int_equal(fx_shape_env_create_unbacked(f->env, "x.item()", &b, &err), FX_OK);
+    assert_int_equal(fx_shape_env_create_unbacked(f->env, "x.item()", &c, &err), FX_OK);
+    assert_ptr_equal(a, u1);
+    assert_ptr_equal(b, u0);
+    expect_str(c, "u2");
+    expect_vr(f, a, "VR[0, int_oo]");
+    /* cleared: new symbols again */
+    assert_int_equal(fx_shape_env_reuse_unbacked(f->env, list, 1, &err), FX_OK);
+    assert_int_equal(fx_shape_env_reuse_unbacked(f->env, NULL, 0, &err), FX_OK);
+    assert_int_equal(fx_shape_env_create_unbacked(f->env, "x.item()", &a, &err), FX_OK);
+    expect_str(a, "u3");
+    const fx_sym *backed[] = {s0};
+    assert_int_equal(fx_shape_env_reuse_unbacked(f->env, backed, 1, &err), FX_EARG);
+    assert_string_equal(err.msg, "reuse: not an unbacked symbol of this environment");
+    const fx_sym *many[FX_REUSE_CAP + 1];
+    for (int i = 0; i <= FX_REUSE_CAP; i++) many[i] = u0;
+    assert_int_equal(fx_shape_env_reuse_unbacked(f->env, many, FX_REUSE_CAP + 1, &err), FX_EARG);
+    assert_int_equal(fx_shape_env_create_unbacked(f->env, "x.item()", &a, &err), FX_OK);
+    expect_str(a, "u4");
+}
+
 static void test_unbacked(void **state) {
     fixture *f = *state;
     fx_err err;
@@ -471,6 +508,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_guards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refinements, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unbacked, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reuse_unbacked, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending, setup, teardown),
         cmocka_unit_test_setup_teardown(test_eval, setup, teardown),
         cmocka_unit_test(test_oom),
