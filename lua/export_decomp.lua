@@ -370,12 +370,12 @@ end
 
 local SYMINT_MT = debug.getregistry()["fxdb.SymInt"]
 
--- Appends to list the bare unbacked symbols (u<N>) in value v (a SymInt, a tensor's sizes, a list)
--- that are not in seen, marking them seen.
+-- Appends to list the bare unbacked symbols (u<N>, as created: also one a torch._check replaced
+-- by s0) in value v (a SymInt, a tensor's sizes, a list) that are not in seen, marking them seen.
 local function new_unbacked(v, seen, list)
   if getmetatable(v) == SYMINT_MT then
-    local name = tostring(v)
-    if name:match("^u%d+$") and not seen[name] then
+    local name = v:_unbacked_symbol()
+    if name and not seen[name] then
       seen[name] = true
       list[#list + 1] = v
     end
@@ -387,7 +387,7 @@ local function new_unbacked(v, seen, list)
 end
 
 local function unbacked_order(a, b)
-  return tonumber(tostring(a):sub(2)) < tonumber(tostring(b):sub(2))
+  return tonumber(a:_unbacked_symbol():sub(2)) < tonumber(b:_unbacked_symbol():sub(2))
 end
 
 local ASSERT_OPS = {["aten._assert_scalar.default"] = true,

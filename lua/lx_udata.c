@@ -509,7 +509,23 @@ static int symint_unbacked(lua_State *L) {
     return 1;
 }
 
+/* s:_unbacked_symbol() -> "u<N>" | nil: the unbacked symbol s is, as created (a replacement a
+ * later torch._check made, u0 -> s0, not applied), for a retrace to bind it again; nil for
+ * anything else.  [-0, +1, m] */
+static int symint_unbacked_symbol(lua_State *L) {
+    fx_symint a = check_si(L, 1, "_unbacked_symbol");
+    if (!a.expr || fx_sym_kind_of(a.expr) != FX_SYM_SYMBOL || !fx_sym_has_unbacked(a.expr)) {
+        lua_pushnil(L);
+        return 1;
+    }
+    fx_strbuf sb = FX_STRBUF_INIT;
+    fx_sym_format(&sb, a.expr);
+    lx_push_strbuf(L, &sb);
+    return 1;
+}
+
 static const luaL_Reg symint_methods[] = {{"eq", symint_method_eq}, {"ne", symint_method_ne},
+                                          {"_unbacked_symbol", symint_unbacked_symbol},
                                           {"_assume", symint_assume},
                                           {"_mark_size_like", symint_mark_size_like},
                                           {"_unbacked", symint_unbacked},

@@ -202,6 +202,28 @@ T.test("repeat_interleave(counts): its unbacked length stays u1 with its asserts
   end
 end)
 
+-- ---- u0 that torch._check(u0 == s0) replaced: no new symbol -------------------------------------
+
+local REPLACED = T.module(function(self, x, p)
+  local u = p:item()
+  torch._check(u == x.shape[1])
+  return x * u
+end)
+
+T.test("an item() replaced by a backed size binds u0 again, not a new u1", function()
+  local ep = torch.export.export(REPLACED, {torch.randn(4), torch.tensor(4)},
+                                 {dynamic_shapes = {x = {[0] = torch.export.Dim("n")}}})
+  for _, d in ipairs{ep:run_decompositions(), ep:run_decompositions({})} do
+    T.eq(range_line(d), range_line(ep))
+    T.eq(range_line(d), "Range constraints: {s0: VR[0, int_oo]}")
+    T.eq(T.targets(d), T.targets(ep))
+    for _, k in ipairs{2, 5} do
+      T.eqlist(fxdb.run(d, {torch.ones(k), torch.tensor(k)}).outputs[1],
+               REPLACED(torch.ones(k), torch.tensor(k)):tolist())
+    end
+  end
+end)
+
 -- ---- a SymBool over u0 as torch.cond's predicate -------------------------------------------------
 
 local BRANCH = T.module(function(self, x, p)
