@@ -363,7 +363,8 @@ end
 
 -- ---- unbacked symbols and runtime asserts -----------------------------------------------------
 -- The replay continues the program's shape environment: an item() or an op with a data-dependent
--- length binds the program's own u<N> again (tr:reuse_unbacked), so the range constraints stay the
+-- length binds the program's own u<N> again (tr:reuse_unbacked; tr:unbind clears what an error
+-- left queued), so the range constraints stay the
 -- program's; the runtime asserts over them (sym_constrain_range_for_size, _assert_scalar and the
 -- relations they read) are not replayed but emitted again from that environment when the new
 -- program is built, as torch's retrace re-inserts them (insert_deferred_runtime_asserts).
@@ -451,7 +452,7 @@ local function replay(ep, tr, tbl)
       else
         replay_node(n, env, tbl, tr)
       end
-      tr:reuse_unbacked({})
+      tr:reuse_unbacked()
     elseif n.op == "get_attr" then
       env[n.name] = n.subgraph -- a higher-order op's body
     elseif n.op == "output" then
@@ -486,7 +487,6 @@ function E.program_methods.run_decompositions(ep, decomp_table)
   -- put back even when Lua runs out of memory installing them, resuming or packing the results
   -- (putting back assigns existing fields or nil, which needs no memory)
   local ok, res = pcall(replay_bound, tr, co, ep, tbl)
-  pcall(tr.reuse_unbacked, tr, {}) -- the environment is ep's: nothing left queued after an error
   tr:unbind(co)
   tr:set_location(nil)
   active, E.active_tracer, E.active_strict = prev_active, prev_tracer, prev_strict

@@ -343,13 +343,17 @@ static int l_tracer_use_shape_env(lua_State *L) {
     return 0;
 }
 
-/* tr:reuse_unbacked(list): the next unbacked symbols the trace creates are the SymInts of list
+/* tr:reuse_unbacked([list]): the next unbacked symbols the trace creates are the SymInts of list
  * (bare unbacked symbols of the trace's environment, in creation order) instead of new ones;
- * {} clears (fx_shape_env_reuse_unbacked). Nothing for a static trace.  [-0, +0, e] */
+ * no list (or {}) clears, allocating nothing (fx_shape_env_reuse_unbacked; tr:unbind clears
+ * too). Nothing for a static trace.  [-0, +0, e] */
 static int l_tracer_reuse_unbacked(lua_State *L) {
     lx_tracer *t = check_tracer(L, 1);
-    luaL_checktype(L, 2, LUA_TTABLE);
-    int n = (int)luaL_len(L, 2);
+    int n = 0;
+    if (!lua_isnoneornil(L, 2)) {
+        luaL_checktype(L, 2, LUA_TTABLE);
+        n = (int)luaL_len(L, 2);
+    }
     if (n > FX_REUSE_CAP) n = FX_REUSE_CAP + 1; /* the core's error names the cap */
     const fx_sym *syms[FX_REUSE_CAP + 1];
     for (int i = 0; i < n && i < FX_REUSE_CAP; i++) {
@@ -540,6 +544,12 @@ static int l_tracer_unbind(lua_State *L) {
     lx_tracer *t = lx_checkudata(L, 1, LX_TRACER);
     lua_State *co = lua_tothread(L, 2);
     lx_argexpected(L, co != NULL, 2, "thread");
+    if (t->dynamic && t->tr) { /* a replay that failed half way leaves no reuse list in ep's env */
+        fx_err err;
+        fx_err_clear(&err);
+        fx_shape_env *env = fx_tracer_shape_env(t->tr, &err);
+        if (env) fx_shape_env_reuse_unbacked(env, NULL, 0, &err);
+    }
     lx_unbind_thread(L, co);
     if (t->co == co) {
         t->co = NULL;

@@ -141,6 +141,23 @@ function T.has_line(text, want)
   return false
 end
 
+-- The forward's body lines of ep's printout (each stripped; comments and blank lines left out),
+-- from the line after `def forward` through `return`.
+function T.forward_body(ep)
+  local out, on = {}, false
+  for _, l in ipairs(T.lines_of(tostring(ep))) do
+    l = l:match("^%s*(.-)%s*$")
+    if l ~= "" and not l:find("^#") then
+      if l:find("^def forward") then on = true
+      elseif on then
+        out[#out + 1] = l
+        if l:find("^return") then break end
+      end
+    end
+  end
+  return out
+end
+
 -- Blocks core holds for live Lua objects, after full collections (the most recent export, which
 -- fxdb.current keeps for the REPL's commands, forgotten first): the allocation-failure sweeps
 -- compare it before and after each failed attempt.

@@ -8,21 +8,7 @@
 -- asserts refuse.
 local T = dofile("tests/lua/harness.lua")
 
--- The forward's body lines (stripped, no comments or blank lines) of ep's printout.
-local function body(ep)
-  local out, on = {}, false
-  for _, l in ipairs(T.lines_of(tostring(ep))) do
-    l = l:match("^%s*(.-)%s*$")
-    if l ~= "" and not l:find("^#") then
-      if l:find("^def forward") then on = true
-      elseif on then
-        out[#out + 1] = l
-        if l:find("^return") then break end
-      end
-    end
-  end
-  return out
-end
+local body = T.forward_body
 
 local function same_lines(got, want, what)
   for i = 1, math.max(#got, #want) do

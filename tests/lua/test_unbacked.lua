@@ -9,28 +9,7 @@ local FILE = debug.getinfo(1, "S").short_src
 
 local module = T.module
 
-local function lines_of(s)
-  local out = {}
-  for l in (s .. "\n"):gmatch("(.-)\n") do
-    l = l:match("^%s*(.-)%s*$")
-    if l ~= "" and not l:find("^#") then out[#out + 1] = l end
-  end
-  return out
-end
-
--- The forward's body lines (no comments or blank lines) of ep's printout.
-local function body(ep)
-  local text = tostring(ep)
-  local out, on = {}, false
-  for _, l in ipairs(lines_of(text)) do
-    if l:find("^def forward") then on = true
-    elseif on then
-      out[#out + 1] = l
-      if l:find("^return") then break end
-    end
-  end
-  return out
-end
+local body = T.forward_body
 
 local function same_lines(got, want)
   for i = 1, math.max(#got, #want) do
