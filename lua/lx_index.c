@@ -1,8 +1,9 @@
 /* lua/lx_index.c — x[{...}] reading and writing, as PyTorch's __getitem__ / __setitem__.
  * Layer: lua. The Lua spelling of a Python index (docs/API.md §4): a number (x[0]), a tensor (x[idx]),
  * or a table of items: integers select, strings are slices (":", "1:3", "::2", "-2:"), "..." and
- * "None", slice(start, stop[, step]) objects are slices whose bounds may be SymInts, tensors are
- * advanced indices (int64 / int32, bool or uint8 masks), a list of integers is an index tensor. What gets dispatched follows torch/csrc/autograd/python_variable_indexing.cpp
+ * "None", slice(start, stop[, step]) objects and tables {start, stop[, step]} are slices whose
+ * bounds may be SymInts, tensors are advanced indices (int64 / int32, bool or uint8 masks). What
+ * gets dispatched follows torch/csrc/autograd/python_variable_indexing.cpp
  * and aten/src/ATen/TensorIndexing.h exactly:
  *   read:  select.int for integers (the dim is consumed), slice.Tensor for slices (a full slice
  *          start 0, stop >= size, step 1 is skipped, as applySlice does), unsqueeze for None,
@@ -259,26 +260,24 @@ static void parse_item(lua_State *L, int idx, item *it) {
             lua_pop(L, 3);
             return;
         }
-        /* a table is a list index, as [a, b] in Python; its items are plain numbers (the
-         * older spelling {pos, pos + n} of a slice is slice(pos, pos + n) now) */
+        /* x[{":", {pos, pos + n}}]: a plain table is the slice {start, stop[, step]} (issue 9's
+         * spelling beside the strings, the same as slice(pos, pos + n); its bounds integers,
+         * SymInts or nil for None), in eager code and in export alike. A Python list index
+         * x[[0, 2]] is an int64 tensor here: x[{torch.tensor({0, 2})}]. */
         lua_Integer len = (lua_Integer)lua_rawlen(L, idx);
-        for (lua_Integer k = 1; k <= len; k++) {
-            lua_rawgeti(L, idx, k);
-            bool sym = lx_is_symint(L, -1);
-            lua_pop(L, 1);
-            if (sym)
-                lx_errorf(L, FX_EINDEX, "index",
-                          "a list index holds plain integers, not SymInts: a slice whose bounds "
-                          "are SymInts is slice(start, stop[, step]) (x[{\":\", slice(a, b)}] "
-                          "for x[:, a:b])");
-        }
-    }
-        /* x[{{0, 2}}]: a Python list index, made into an int64 tensor as PyTorch does */
-        lx_tensor_from_lua(L, idx,
-                           lua_rawlen(L, idx) ? FX_DTYPE_UNDEFINED : FX_DTYPE_I64); /* [.., t] */
-        it->kind = IT_TENSOR;
-        it->tidx = lua_gettop(L);
+        if (len != 2 && len != 3)
+            lx_errorf(L, FX_EINDEX, "index",
+                      "a table inside an index is the slice {start, stop[, step]} (2 or 3 items, "
+                      "got %lld); a list index is an int64 tensor (x[{torch.tensor({0, 2})}] for "
+                      "x[[0, 2]])",
+                      (long long)len);
+        lua_rawgeti(L, idx, 1);
+        lua_rawgeti(L, idx, 2);
+        lua_rawgeti(L, idx, 3); /* [.., a, b, c] */
+        slice_item(L, lua_gettop(L) - 2, it);
+        lua_pop(L, 3);
         return;
+    }
     default: break;
     }
     index_error(L,
@@ -287,8 +286,8 @@ static void parse_item(lua_State *L, int idx, item *it) {
                 luaL_typename(L, idx));
 }
 
-/* Parses the key at stack index 2 into items; returns their count. May push index tensors made
- * from lists. A lone integer on a 0-dim tensor is PyTorch's applySelect error, not the
+/* Parses the key at stack index 2 into items; returns their count. Leaves the key's index
+ * tensors on the stack (their items' tidx). A lone integer on a 0-dim tensor is PyTorch's applySelect error, not the
  * too-many-indices one a tuple gets.  [-0, +k, e] */
 static int parse_key(lua_State *L, item *items) {
     if (lua_type(L, 2) == LUA_TNUMBER && fx_tensor_ndim(lx_check_tensor(L, 1)) == 0)
@@ -310,12 +309,7 @@ static int parse_key(lua_State *L, item *items) {
                 continue;
             }
             parse_item(L, v, &items[k]);
-            if (items[k].kind == IT_TENSOR && items[k].tidx == v) continue; /* keep it */
-            if (items[k].kind == IT_TENSOR) { /* list -> tensor pushed above v */
-                lua_remove(L, v);
-                items[k].tidx = lua_gettop(L);
-                continue;
-            }
+            if (items[k].kind == IT_TENSOR) continue; /* keep the index tensor on the stack */
             lua_pop(L, 1);
         }
         return (int)n;

@@ -130,7 +130,9 @@ end)
 T.test("torch.tensor and indexing errors are fxdb errors or lauxlib errors, never crashes", function()
   T.checkerr("expected sequence of length 1 at dim 1 (got 2)", torch.tensor, {{1}, {2, 3}})
   T.checkerr("only integers, slices", function() return torch.ones(2)[0.5] end)
-  T.eq(tostring(torch.ones(2)[{{}}].shape), "torch.Size([0])")  -- an empty list indexes as int64
+  T.eq(tostring(torch.ones(2)[{torch.tensor({}, torch.int64)}].shape), "torch.Size([0])")
+  T.checkerr("a table inside an index is the slice {start, stop[, step]} (2 or 3 items, got 0)",
+             function() return torch.ones(2)[{{}}] end)
   T.checkerr("too many indices for tensor of dimension 1", function() return torch.ones(2)[{0, 0}] end)
   T.checkerr("can't allocate memory", function() return torch.empty(1 << 40, 1 << 20) end)
 end)

@@ -17,7 +17,7 @@ end
 function M:forward(x)
   local y = self.lin(x)
   self.steps:add_(y:sum(0))        -- a buffer mutation
-  local v = y[{{0, 1}}]:t()        -- views
+  local v = y[{torch.tensor({0, 1})}]:t()        -- views
   return y:relu() * 2, v:sum(), x[0]
 end
 

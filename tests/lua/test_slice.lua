@@ -1,8 +1,8 @@
 -- tests/lua/test_slice.lua — slice(start, stop[, step]), Python's builtin, inside an index
 -- (issue 9): construction and printing as Python's slice, reads and index assignment against the
 -- string form and against hand-computed values, bounds that are SymInts (sizes of a dynamic
--- export, backed) and item() values (unbacked), nil bounds, a symbolic step, the older table
--- form {a, b} (a slice only while it holds a SymInt), and the errors. Expected graph lines are
+-- export, backed) and item() values (unbacked), nil bounds, a symbolic step, issue 9's table
+-- form {a, b[, step]} (the same slice, in eager code too), and the errors. Expected graph lines are
 -- torch 2.5's printout for the same programs (x[:, pos:pos + n] = v with pos = t.item()).
 local T = dofile("tests/lua/harness.lua")
 local Dim = torch.export.Dim
@@ -92,10 +92,20 @@ T.test("reads and writes with slice() equal the string form, every combination",
   T.eq(T.vals(x), T.vals(torch.tensor({{-1, -2, 2, 3}, {-1, -2, 6, 7}, {-1, -2, 10, 11}})))
 end)
 
-T.test("a table of integers is a list index, also beside slice()", function()
+T.test("a table {start, stop[, step]} inside an index is the same slice, in eager code too", function()
   local x = torch.arange(12):view(3, 4)
-  T.eq(T.vals(x[{{0, 2}}]), T.vals(torch.tensor({{0, 1, 2, 3}, {8, 9, 10, 11}})))
-  T.eq(T.vals(x[{slice(0, 2), {0, 3}}]), T.vals(torch.tensor({{0, 3}, {4, 7}})))
+  T.eq(T.vals(x[{{0, 2}}]), T.vals(x[{"0:2"}]))
+  T.eq(T.vals(x[{slice(0, 2), {0, 4, 3}}]), T.vals(x[{"0:2", "0:4:3"}]))
+  local y = torch.zeros(3, 4)
+  y[{":", {1, 3}}] = torch.ones(3, 2)
+  T.eq(T.vals(y:sum(0)), T.vals(torch.tensor({0, 3, 3, 0})))
+  -- a list index is a tensor; a table of another length says so
+  T.eq(T.vals(x[{torch.tensor({0, 2})}]), T.vals(torch.tensor({{0, 1, 2, 3}, {8, 9, 10, 11}})))
+  local ok, e = pcall(function() return x[{{0, 1, 2, 3}}] end)
+  T.falsy(ok)
+  T.eq(e.kind, "index")
+  T.truthy(e.message:find("a table inside an index is the slice {start, stop[, step]} (2 or 3 " ..
+                          "items, got 4)", 1, true), e.message)
 end)
 
 T.test("slice() errors at the user's line", function()
@@ -261,18 +271,62 @@ T.test("unbacked bounds without the checks: the data-dependent error at the slic
   T.truthy(e.source:find("slice(pos, nil)", 1, true), e.source)
 end)
 
-T.test("a table inside an index is a list index: SymInts in it name slice()", function()
+T.test("issue 9's table form {a, b[, step]} with SymInt bounds is the program slice() gives", function()
+  -- backed: a size bound prints as slice() prints it
   local m = module("Old", nil, function(self, x, y)
     local n = y:size(0)
     return x[{{1, n + 1}}]
   end)
-  local ok, e = pcall(torch.export.export, m, {torch.randn(10, 2), torch.randn(3)},
+  local ep = torch.export.export(m, {torch.randn(10, 2), torch.randn(3)},
+                                 {dynamic_shapes = {y = {[0] = Dim("n", {max = 8})}}})
+  T.truthy(tostring(ep):find('slice_1: "f32[s0, 2]" = torch.ops.aten.slice.Tensor(x, 0, 1, add)',
+                             1, true), tostring(ep))
+  for _, n in ipairs({1, 4, 8}) do
+    local x = torch.randn(10, 2)
+    same(x[{"1:" .. (n + 1)}], ep:module()(x, torch.randn(n)), "n = " .. n)
+  end
+  -- unbacked, with a step, in reads and index assignment: the same program as slice() gives
+  local function cache(form)
+    return module("Cache" .. form, function(self) self:register_buffer("cache", torch.zeros(1, 16, 2)) end,
+      function(self, x, input_pos)
+        local pos = input_pos[0]:item()
+        torch._check_is_size(pos)
+        torch._check(pos + x:size(1) <= 16)
+        local n = x:size(1)
+        if form == "table" then
+          self.cache[{":", {pos, pos + n}}] = x
+          return self.cache[{":", {0, pos + n, 1}}]:sum(1)
+        end
+        self.cache[{":", slice(pos, pos + n)}] = x
+        return self.cache[{":", slice(0, pos + n, 1)}]:sum(1)
+      end)
+  end
+  for _, strict in ipairs({true, false}) do
+    local o = {strict = strict, dynamic_shapes = {{[1] = Dim("n", {max = 16})}, nil}}
+    local args = {torch.randn(1, 3, 2), torch.tensor({2})}
+    local ep_t = torch.export.export(cache("table"), args, o)
+    local ep_s = torch.export.export(cache("slice"), args, o)
+    T.eq(table.concat(body(ep_t), "\n"), table.concat(body(ep_s), "\n"))
+    local eager, gm, pos = cache("table"), ep_t:module(), 0
+    for _, n in ipairs({3, 1, 5}) do
+      local x = torch.randn(1, n, 2)
+      same(eager(x, torch.tensor({pos})), gm(x, torch.tensor({pos})), "pos " .. pos)
+      same(eager.cache, gm.cache, "cache at pos " .. pos)
+      pos = pos + n
+    end
+  end
+  -- a table of another length is no slice and says so at the user's line
+  local bad = module("Bad", nil, function(self, x, y)
+    local n = y:size(0)
+    return x[{{0, 1, 2, n}}]
+  end)
+  local ok, e = pcall(torch.export.export, bad, {torch.randn(10, 2), torch.randn(3)},
                       {dynamic_shapes = {y = {[0] = Dim("n", {max = 8})}}})
   T.falsy(ok)
   T.eq(e.kind, "index")
-  T.truthy(e.message:find("a list index holds plain integers, not SymInts: a slice whose bounds " ..
-                          "are SymInts is slice(start, stop[, step])", 1, true), e.message)
-  T.truthy(e.source:find("x[{{1, n + 1}}]", 1, true), e.source)
+  T.truthy(e.message:find("a table inside an index is the slice {start, stop[, step]} (2 or 3 " ..
+                          "items, got 4)", 1, true), e.message)
+  T.truthy(e.source:find("x[{{0, 1, 2, n}}]", 1, true), e.source)
 end)
 
 T.test("a SymInt formatted into a string slice names slice()", function()

@@ -7,7 +7,7 @@ function M:forward(x)
   local y = self.lin(x)
   self.state:add_(y:sum(0))
   local a, b = y:max(1)
-  return y:relu(), a, b, x[{{1, 2}}]:mean()
+  return y:relu(), a, b, x[{torch.tensor({1, 2})}]:mean()
 end
 local m = M()
 local args = {torch.randn(4, 3)}
