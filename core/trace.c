@@ -34,6 +34,10 @@ struct fx_tracer {
     fx_node **sym_node;      /* (nsym,) ... and that node (sym_size.int, operator.add, ...) */
     int nsym, sym_cap;
     bool no_location;        /* nodes made now get no stack (the runtime asserts at the end) */
+    bool raw_syms;           /* sym_node_of names each symbol by its own binder, without the
+                              * shape env's replacements: a torch._check relation is asserted
+                              * over the values it was stated on (Eq(u0, s0) reads u0's
+                              * _local_scalar_dense, not s0 that replaced it) */
 };
 
 static uint32_t g_trace_ids;
@@ -651,7 +655,7 @@ static fx_node *sym_binop(fx_tracer *tr, const char *op, const fx_ivalue *x, con
 static int sym_node_of(fx_tracer *tr, const fx_sym *e, fx_ivalue *out, fx_err *err) {
     fx_shape_env *env = fx_sym_env(e);
     if (!env) return fx_err_setf(err, FX_ENOMEM, "out of memory in a symbolic size expression");
-    e = fx_shape_env_simplify(env, e);
+    if (!tr->raw_syms) e = fx_shape_env_simplify(env, e);
     if (fx_sym_is_error(e))
         return fx_err_setf(err, FX_ENOMEM, "out of memory in a symbolic size expression");
     if (fx_sym_kind_of(e) == FX_SYM_CONST) {
@@ -980,10 +984,10 @@ static int multi_assert(fx_tracer *tr, const fx_sym *e, fx_err *err) {
         if (tr->sym_node[i]->tag >= cut) tr->sym_expr[i] = NULL;
     }
     fx_graph_set_insert_point(tr->g, at);
-    tr->no_location = true;
+    tr->no_location = tr->raw_syms = true;
     fx_node *c = rel_node(tr, fx_sym_kind_of(e), fx_sym_arg(e, 0), fx_sym_arg(e, 1), err);
     int rc = c ? assert_node(tr, c, err) : err->code;
-    tr->no_location = false;
+    tr->no_location = tr->raw_syms = false;
     for (int i = 0; i < n0; i++) tr->sym_expr[i] = saved[i];
     fx_free(saved);
     return rc;

@@ -268,4 +268,32 @@ T.test("two item() values and a check over both", function()
                             true), tostring(e))
 end)
 
+T.test("torch._check(u0 == s0) replaces u0 by s0 and still asserts the item() value", function()
+  local Dim = torch.export.Dim
+  local m = module(function(self, x, p)
+    local u = p:item()
+    torch._check(torch.sym_eq(u, x:size(0)))
+    return torch.zeros(u, 2) + x:sum()
+  end)
+  for _, strict in ipairs({true, false}) do
+    local ep = torch.export.export(m, {torch.randn(4), torch.tensor(4)},
+                                   {strict = strict, dynamic_shapes = {x = {[0] = Dim("n")}, p = nil}})
+    local text = tostring(ep)
+    -- the size uses s0 (the replacement); the assert reads the item() value itself, so the
+    -- _local_scalar_dense stays (insert_deferred_runtime_asserts checks Eq(u0, s0) on the values)
+    T.truthy(text:find('zeros: "f32[s0, 2]"', 1, true), text)
+    T.truthy(text:find("eq: \"Sym([^\"]*)\" = _local_scalar_dense == sym_size_int"), text)
+    T.truthy(text:find("Runtime assertion failed for expression Eq(u0, s0) on node 'eq'", 1, true),
+             text)
+    local x = torch.randn(5)
+    T.eq(fxdb._max_abs_diff(ep:module()(x, torch.tensor(5)), m(x, torch.tensor(5))), 0)
+    for _, run in ipairs({function() return fxdb.run(ep, {x, torch.tensor(3)}) end,
+                          function() return ep:module()(x, torch.tensor(3)) end}) do
+      local e = catch(run)
+      T.truthy(tostring(e):find("Runtime assertion failed for expression Eq(u0, s0) on node 'eq'",
+                                1, true), tostring(e))
+    end
+  end
+end)
+
 T.done()
