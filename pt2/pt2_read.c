@@ -4,7 +4,8 @@
  * it) and outputs, tensor metas, node metadata, the graph signature; then the weights and
  * constants of torch/export/pt2_archive/_package.py's layout. Every check fails with FX_EIO (or
  * FX_ENOTIMPL for what fxdb does not model) naming the file inside the archive and the JSON path;
- * nothing is built half: the program is freed on any error. */
+ * nothing is built half: the program is freed on any error. The JSON accessors that carry those
+ * paths are pt2/pt2_json.c. */
 #include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "core/hop.h"
 #include "pt2/pt2.h"
 #include "pt2/pt2_impl.h"
+#include "pt2/pt2_json.h"
 
 void pt2_free_named(fx_named_tensor *v, int n) {
     if (!v) return;
@@ -137,230 +139,6 @@ static int arch_read(const arch *a, const char *name, char **out, size_t *len, f
     return pt2_zip_entry(a->za, full, a->len, a->what, out, len, err);
 }
 
-/* ---- JSON access with paths in messages
- * ------------------------------------------------------------ */
-
-typedef struct rctx {
-    fx_err *err;
-    int rc;
-    const char *file; /* the entry being read, "models/model.json" */
-    const char *what; /* the archive */
-    pt2_syms *sy;     /* the program's symbols (NULL where no symbolic size may appear) */
-} rctx;
-
-/* The first error of a read, with code FX_EIO (malformed) or FX_ENOTIMPL (what fxdb does not
- * model): "<archive>: <file>: <json path>: <message>". Later errors are dropped. */
-static int fail_at(rctx *r, int code, const char *path, const char *fmt, va_list ap) {
-    if (r->rc) return r->rc;
-    char m[600];
-    vsnprintf(m, sizeof m, fmt, ap);
-    r->rc =
-        fx_err_setf(r->err, code, "%s: %s: %s%s%s", r->what, r->file, path, *path ? ": " : "", m);
-    return r->rc;
-}
-
-static int bad(rctx *r, const char *path, const char *fmt, ...) FX_PRINTF(3, 4);
-static int bad(rctx *r, const char *path, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = fail_at(r, FX_EIO, path, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-static int unsupported(rctx *r, const char *path, const char *fmt, ...) FX_PRINTF(3, 4);
-static int unsupported(rctx *r, const char *path, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int rc = fail_at(r, FX_ENOTIMPL, path, fmt, ap);
-    va_end(ap);
-    return rc;
-}
-
-/* Reports the error a callee left in r->err (a bare message) at JSON path `path`, with its code
- * (FX_ENOTIMPL stays "not supported", FX_ENOMEM passes through, anything else is malformed). */
-static int relay(rctx *r, const char *path) {
-    if (r->rc) return r->rc;
-    int code = r->err->code;
-    if (code == FX_ENOMEM) return r->rc = code;
-    char m[sizeof r->err->msg];
-    snprintf(m, sizeof m, "%s", r->err->msg);
-    return code == FX_ENOTIMPL ? unsupported(r, path, "%s", m) : bad(r, path, "%s", m);
-}
-
-/* out = parent + "." + sub (or parent + sub for "[i]"), cut to fit. */
-static void subpath(char *out, size_t n, const char *parent, const char *sub) {
-    size_t lp = strlen(parent), ls = strlen(sub);
-    bool dot = lp && sub[0] != '[';
-    if (lp > n - 1) lp = n - 1;
-    memcpy(out, parent, lp);
-    size_t at = lp;
-    if (dot && at < n - 1) out[at++] = '.';
-    if (ls > n - 1 - at) ls = n - 1 - at;
-    memcpy(out + at, sub, ls);
-    out[at + ls] = 0;
-}
-
-#define SUB(buf, parent, ...)                                                                      \
-    char buf[512];                                                                                 \
-    do {                                                                                           \
-        char sub_[256];                                                                            \
-        snprintf(sub_, sizeof sub_, __VA_ARGS__);                                                  \
-        subpath(buf, sizeof buf, parent, sub_);                                                    \
-    } while (0)
-
-static const char *jkind(const cJSON *j) {
-    if (!j) return "nothing";
-    if (cJSON_IsObject(j)) return "an object";
-    if (cJSON_IsArray(j)) return "an array";
-    if (cJSON_IsString(j)) return "a string";
-    if (cJSON_IsNumber(j)) return "a number";
-    if (cJSON_IsBool(j)) return "a boolean";
-    if (cJSON_IsNull(j)) return "null";
-    return "something else";
-}
-
-static const cJSON *jfield(rctx *r, const cJSON *o, const char *key, const char *path) {
-    if (r->rc) return NULL;
-    if (!cJSON_IsObject(o)) {
-        bad(r, path, "expected an object, got %s", jkind(o));
-        return NULL;
-    }
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (!v) bad(r, path, "missing field '%s'", key);
-    return v;
-}
-static const cJSON *jopt(const cJSON *o, const char *key) {
-    return cJSON_IsObject(o) ? cJSON_GetObjectItemCaseSensitive(o, key) : NULL;
-}
-static bool jis(rctx *r, const cJSON *v, bool ok, const char *want, const char *path) {
-    if (r->rc) return false;
-    if (!ok) bad(r, path, "expected %s, got %s", want, jkind(v));
-    return ok;
-}
-static const char *jstr(rctx *r, const cJSON *v, const char *path) {
-    return jis(r, v, cJSON_IsString(v), "a string", path) ? v->valuestring : NULL;
-}
-static const cJSON *jarr(rctx *r, const cJSON *v, const char *path) {
-    return jis(r, v, cJSON_IsArray(v), "an array", path) ? v : NULL;
-}
-static const cJSON *jobjv(rctx *r, const cJSON *v, const char *path) {
-    return jis(r, v, cJSON_IsObject(v), "an object", path) ? v : NULL;
-}
-/* Integers: numbers, or the "#i<digits>" strings prep_json made of integers beyond 2^53. */
-static int64_t jint(rctx *r, const cJSON *v, const char *path) {
-    if (r->rc) return 0;
-    if (cJSON_IsString(v) && !strncmp(v->valuestring, "#i", 2)) {
-        char *end;
-        long long x = strtoll(v->valuestring + 2, &end, 10);
-        if (!*end) return x;
-    }
-    int64_t i;
-    if (cJSON_IsNumber(v) && pt2_int64_of(v->valuedouble, &i)) return i;
-    bad(r, path, "expected an integer, got %s", jkind(v));
-    return 0;
-}
-static double jdouble(rctx *r, const cJSON *v, const char *path) {
-    if (r->rc) return 0;
-    if (cJSON_IsNumber(v)) return v->valuedouble;
-    if (cJSON_IsString(v)) {
-        if (!strcmp(v->valuestring, "Infinity")) return 1.0 / 0.0;
-        if (!strcmp(v->valuestring, "-Infinity")) return -1.0 / 0.0;
-        if (!strcmp(v->valuestring, "NaN")) return 0.0 / 0.0;
-        if (!strncmp(v->valuestring, "#i", 2)) return strtod(v->valuestring + 2, NULL);
-    }
-    bad(r, path, "expected a number, got %s", jkind(v));
-    return 0;
-}
-static bool jbool(rctx *r, const cJSON *v, const char *path) {
-    return jis(r, v, cJSON_IsBool(v), "a boolean", path) && cJSON_IsTrue(v);
-}
-/* A union (schema.py _Union): an object with exactly one field. Returns its value; *key names
- * the field. */
-static const cJSON *junion(rctx *r, const cJSON *v, const char *path, const char **key) {
-    *key = "";
-    if (!jobjv(r, v, path)) return NULL;
-    if (cJSON_GetArraySize(v) != 1) {
-        bad(r, path, "expected one field (a union), got %d", cJSON_GetArraySize(v));
-        return NULL;
-    }
-    *key = v->child->string;
-    return v->child;
-}
-
-/* Python's json writes every integer exactly; cJSON reads numbers as doubles. Integers with 16
- * or more digits (outside strings) become "#i<digits>" strings before parsing. */
-static char *prep_json(const char *s, size_t n) {
-    char *o = fx_malloc(n * 2 + 16), *q = o;
-    if (!o) return NULL;
-    bool in_str = false;
-    for (size_t i = 0; i < n;) {
-        char c = s[i];
-        if (in_str) {
-            *q++ = c;
-            i++;
-            if (c == '\\' && i < n)
-                *q++ = s[i++];
-            else if (c == '"')
-                in_str = false;
-            continue;
-        }
-        if (c == '"') {
-            in_str = true;
-            *q++ = c;
-            i++;
-            continue;
-        }
-        if (c == '-' || (c >= '0' && c <= '9')) {
-            size_t j = i + (c == '-');
-            while (j < n && s[j] >= '0' && s[j] <= '9') j++;
-            bool frac = j < n && (s[j] == '.' || s[j] == 'e' || s[j] == 'E');
-            if (!frac && j - i >= 16 && j - i < 24) {
-                *q++ = '"';
-                *q++ = '#';
-                *q++ = 'i';
-                memcpy(q, s + i, j - i);
-                q += j - i;
-                *q++ = '"';
-            } else {
-                memcpy(q, s + i, j - i);
-                q += j - i;
-            }
-            i = j;
-            continue;
-        }
-        *q++ = c;
-        i++;
-    }
-    *q = 0;
-    return o;
-}
-
-/* JSON text held in a string field (metadata "custom", "from_node"), with exact integers. */
-static cJSON *parse_inner(const char *text) {
-    char *t = prep_json(text, strlen(text));
-    cJSON *j = t ? cJSON_Parse(t) : NULL;
-    fx_free(t);
-    return j;
-}
-
-static cJSON *parse_json(const char *what, const char *file, const char *text, size_t len,
-                         fx_err *err) {
-    char *t = prep_json(text, len);
-    if (!t) {
-        fx_err_setf(err, FX_ENOMEM, "out of memory");
-        return NULL;
-    }
-    const char *end = NULL;
-    cJSON *j = cJSON_ParseWithOpts(t, &end, 1);
-    if (!j) {
-        size_t at = end ? (size_t)(end - t) : 0;
-        fx_err_setf(err, FX_EIO, "%s: %s: not valid JSON (near byte %zu)", what, file, at);
-    }
-    fx_free(t);
-    return j;
-}
-
 /* ---- names -> nodes
  * --------------------------------------------------------------------------------- */
 
@@ -445,26 +223,26 @@ static const char *DTYPE_NAMES[] = {
     "FLOAT",   "DOUBLE", "COMPLEXHALF", "COMPLEXFLOAT", "COMPLEXDOUBLE", "BOOL", "BFLOAT16"};
 
 static fx_dtype load_dtype(rctx *r, const cJSON *v, const char *path) {
-    int64_t st = jint(r, v, path);
+    int64_t st = pt2_jint(r, v, path);
     if (r->rc) return FX_DTYPE_UNDEFINED;
     fx_dtype dt = pt2_dtype((int)st);
     if (dt == FX_DTYPE_UNDEFINED || st != (int)st)
-        unsupported(r, path, "scalar type %lld (%s) is not one fxdb has", (long long)st,
-                    st >= 0 && st < 14     ? DTYPE_NAMES[st]
-                    : st >= 28 && st <= 32 ? "a uint16/float8 type"
-                                           : "unknown");
+        pt2_unsupported(r, path, "scalar type %lld (%s) is not one fxdb has", (long long)st,
+                        st >= 0 && st < 14     ? DTYPE_NAMES[st]
+                        : st >= 28 && st <= 32 ? "a uint16/float8 type"
+                                               : "unknown");
     return dt;
 }
 
 /* A SymExpr's text (at JSON path `path`) as an expression of the program's environment. */
 static const fx_sym *load_sym_text(rctx *r, const char *text, const char *path) {
     if (!r->sy) {
-        unsupported(r, path, "a symbolic size (%.60s) where only concrete sizes can be", text);
+        pt2_unsupported(r, path, "a symbolic size (%.60s) where only concrete sizes can be", text);
         return NULL;
     }
     const fx_sym *e = NULL;
     if (pt2_sym_parse(r->sy, text, &e, r->err)) {
-        relay(r, path);
+        pt2_relay(r, path);
         return NULL;
     }
     return e;
@@ -473,48 +251,48 @@ static const fx_sym *load_sym_text(rctx *r, const char *text, const char *path) 
 /* A SymExpr object's expr_str. */
 static const fx_sym *load_sym_expr(rctx *r, const cJSON *x, const char *path) {
     SUB(pe, path, "expr_str");
-    const char *text = jstr(r, jfield(r, x, "expr_str", path), pe);
+    const char *text = pt2_jstr(r, pt2_jfield(r, x, "expr_str", path), pe);
     return text ? load_sym_text(r, text, pe) : NULL;
 }
 
 /* A SymInt union (as_int, or as_expr: a symbolic size with its example value). */
 static fx_symint load_sym_int(rctx *r, const cJSON *v, const char *path) {
     const char *k;
-    const cJSON *x = junion(r, v, path, &k);
+    const cJSON *x = pt2_junion(r, v, path, &k);
     if (!x) return FX_SI(0);
     SUB(p, path, "%s", k);
-    if (!strcmp(k, "as_int")) return FX_SI(jint(r, x, p));
+    if (!strcmp(k, "as_int")) return FX_SI(pt2_jint(r, x, p));
     if (!strcmp(k, "as_expr")) {
-        if (!jobjv(r, x, p)) return FX_SI(0);
+        if (!pt2_jobjv(r, x, p)) return FX_SI(0);
         const fx_sym *e = load_sym_expr(r, x, p);
         if (!e) return FX_SI(0);
         fx_sym_kind kind = fx_sym_kind_of(e);
         if (kind == FX_SYM_BOOL || kind >= FX_SYM_EQ) {
-            bad(r, p, "a relation where an integer belongs");
+            pt2_bad(r, p, "a relation where an integer belongs");
             return FX_SI(0);
         }
         return fx_si_from_expr(e);
     }
-    bad(r, path, "unknown SymInt kind '%s'", k);
+    pt2_bad(r, path, "unknown SymInt kind '%s'", k);
     return FX_SI(0);
 }
 
 static fx_tensor *load_tensor_meta(rctx *r, const cJSON *m, const char *path, fx_device dev) {
-    if (!jobjv(r, m, path)) return NULL;
+    if (!pt2_jobjv(r, m, path)) return NULL;
     SUB(pd, path, "dtype");
-    fx_dtype dt = load_dtype(r, jfield(r, m, "dtype", path), pd);
+    fx_dtype dt = load_dtype(r, pt2_jfield(r, m, "dtype", path), pd);
     SUB(ps, path, "sizes");
     SUB(pt, path, "strides");
-    const cJSON *sz = jarr(r, jfield(r, m, "sizes", path), ps);
-    const cJSON *st = jarr(r, jfield(r, m, "strides", path), pt);
+    const cJSON *sz = pt2_jarr(r, pt2_jfield(r, m, "sizes", path), ps);
+    const cJSON *st = pt2_jarr(r, pt2_jfield(r, m, "strides", path), pt);
     if (r->rc) return NULL;
     int nd = cJSON_GetArraySize(sz);
     if (nd > FX_MAX_DIMS) {
-        unsupported(r, ps, "%d dims (fxdb tensors have at most %d)", nd, FX_MAX_DIMS);
+        pt2_unsupported(r, ps, "%d dims (fxdb tensors have at most %d)", nd, FX_MAX_DIMS);
         return NULL;
     }
     if (cJSON_GetArraySize(st) != nd) {
-        bad(r, pt, "%d strides for %d sizes", cJSON_GetArraySize(st), nd);
+        pt2_bad(r, pt, "%d strides for %d sizes", cJSON_GetArraySize(st), nd);
         return NULL;
     }
     int64_t sizes[FX_MAX_DIMS], strides[FX_MAX_DIMS];
@@ -528,22 +306,22 @@ static fx_tensor *load_tensor_meta(rctx *r, const cJSON *m, const char *path, fx
         sizes[d] = ssizes[d].hint;
         strides[d] = sstrides[d].hint;
         symbolic |= ssizes[d].expr || sstrides[d].expr;
-        if (!r->rc && (sizes[d] < 0 || strides[d] < 0)) bad(r, p1, "negative size or stride");
+        if (!r->rc && (sizes[d] < 0 || strides[d] < 0)) pt2_bad(r, p1, "negative size or stride");
     }
-    const cJSON *rg = jopt(m, "requires_grad");
-    const cJSON *devj = jopt(m, "device");
+    const cJSON *rg = pt2_jopt(m, "requires_grad");
+    const cJSON *devj = pt2_jopt(m, "device");
     if (devj) {
         SUB(pv, path, "device");
-        const char *ty = jstr(r, jfield(r, devj, "type", pv), pv);
+        const char *ty = pt2_jstr(r, pt2_jfield(r, devj, "type", pv), pv);
         if (ty && strcmp(ty, "cpu") && strcmp(ty, "meta") && strcmp(ty, "cuda"))
-            unsupported(r, pv, "device '%s'", ty);
+            pt2_unsupported(r, pv, "device '%s'", ty);
     }
     if (r->rc) return NULL;
     fx_tensor *t = NULL;
     fx_err e2;
     fx_err_clear(&e2);
     if (fx_tensor_empty_strided(nd, sizes, strides, dt, dev, &t, &e2)) {
-        bad(r, path, "%s", e2.msg);
+        pt2_bad(r, path, "%s", e2.msg);
         return NULL;
     }
     if (symbolic && fx_tensor_set_sym(t, ssizes, sstrides, FX_SI(0), &e2)) {
@@ -551,7 +329,7 @@ static fx_tensor *load_tensor_meta(rctx *r, const cJSON *m, const char *path, fx
         if (e2.code == FX_ENOMEM)
             r->rc = fx_err_setf(r->err, FX_ENOMEM, "out of memory");
         else
-            bad(r, path, "%s", e2.msg);
+            pt2_bad(r, path, "%s", e2.msg);
         return NULL;
     }
     if (cJSON_IsTrue(rg)) fx_tensor_set_requires_grad(t, true);
@@ -563,7 +341,7 @@ static int value_meta(gload *L, const char *name, fx_ivalue *val, const char *pa
     rctx *r = L->r;
     const cJSON *m;
     char p[512];
-    if ((m = jopt(L->tensor_values, name))) {
+    if ((m = pt2_jopt(L->tensor_values, name))) {
         snprintf(p, sizeof p, "%s.tensor_values.%s", L->path, name);
         fx_tensor *t = load_tensor_meta(r, m, p, FX_DEVICE_META);
         if (!t) return r->rc;
@@ -571,50 +349,51 @@ static int value_meta(gload *L, const char *name, fx_ivalue *val, const char *pa
         return FX_OK;
     }
     const char *k;
-    if ((m = jopt(L->sym_int_values, name))) {
+    if ((m = pt2_jopt(L->sym_int_values, name))) {
         snprintf(p, sizeof p, "%s.sym_int_values.%s", L->path, name);
         fx_symint v = load_sym_int(r, m, p);
         if (!r->rc) *val = fx_iv_symint(v);
         return r->rc;
     }
-    if ((m = jopt(L->sym_float_values, name))) {
+    if ((m = pt2_jopt(L->sym_float_values, name))) {
         snprintf(p, sizeof p, "%s.sym_float_values.%s", L->path, name);
-        const cJSON *x = junion(r, m, p, &k);
-        if (x && strcmp(k, "as_float")) return unsupported(r, p, "symbolic float '%s'", name);
-        *val = fx_iv_float(jdouble(r, x, p));
+        const cJSON *x = pt2_junion(r, m, p, &k);
+        if (x && strcmp(k, "as_float")) return pt2_unsupported(r, p, "symbolic float '%s'", name);
+        *val = fx_iv_float(pt2_jdouble(r, x, p));
         return r->rc;
     }
-    if ((m = jopt(L->sym_bool_values, name))) {
+    if ((m = pt2_jopt(L->sym_bool_values, name))) {
         snprintf(p, sizeof p, "%s.sym_bool_values.%s", L->path, name);
-        const cJSON *x = junion(r, m, p, &k);
+        const cJSON *x = pt2_junion(r, m, p, &k);
         if (x && !strcmp(k, "as_expr")) { /* a relation (the condition of a runtime assert) */
             SUB(pe, p, "as_expr");
-            const fx_sym *e = jobjv(r, x, pe) ? load_sym_expr(r, x, pe) : NULL;
+            const fx_sym *e = pt2_jobjv(r, x, pe) ? load_sym_expr(r, x, pe) : NULL;
             if (!e) return r->rc;
             fx_sym_kind kind = fx_sym_kind_of(e);
             if (kind != FX_SYM_BOOL && kind < FX_SYM_EQ)
-                return bad(r, pe, "an integer where a relation belongs");
+                return pt2_bad(r, pe, "an integer where a relation belongs");
             *val = fx_iv_symint(fx_si_from_expr(e));
             return r->rc;
         }
-        if (x && strcmp(k, "as_bool")) return unsupported(r, p, "symbolic bool '%s'", name);
-        *val = fx_iv_bool(jbool(r, x, p));
+        if (x && strcmp(k, "as_bool")) return pt2_unsupported(r, p, "symbolic bool '%s'", name);
+        *val = fx_iv_bool(pt2_jbool(r, x, p));
         return r->rc;
     }
-    return bad(r, path, "value '%s' has no meta in tensor_values or sym_*_values", name);
+    return pt2_bad(r, path, "value '%s' has no meta in tensor_values or sym_*_values", name);
 }
 
 static int node_ref(gload *L, const char *name, fx_ivalue *out, const char *path) {
     fx_node *n = name ? nmap_get(&L->names, name) : NULL;
     if (!n)
-        return bad(L->r, path, "refers to '%s', which no earlier node defines", name ? name : "?");
+        return pt2_bad(L->r, path, "refers to '%s', which no earlier node defines",
+                       name ? name : "?");
     *out = fx_iv_node(n);
     return FX_OK;
 }
 
 static const char *tensor_name(rctx *r, const cJSON *v, const char *path) {
     SUB(p, path, "name");
-    return jstr(r, jfield(r, v, "name", path), p);
+    return pt2_jstr(r, pt2_jfield(r, v, "name", path), p);
 }
 
 static const char *const LAYOUT_NAMES[] = {NULL,         "sparse_coo", "sparse_csr", "sparse_csc",
@@ -627,7 +406,7 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
     rctx *r = L->r;
     const char *k;
     *out = (fx_ivalue){0};
-    const cJSON *v = junion(r, a, path, &k);
+    const cJSON *v = pt2_junion(r, a, path, &k);
     if (!v) return r->rc;
     SUB(p, path, "%s", k);
     if (!strcmp(k, "as_none")) {
@@ -635,7 +414,7 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
     } else if (!strcmp(k, "as_tensor") || !strcmp(k, "as_optional_tensor")) {
         if (!strcmp(k, "as_optional_tensor")) {
             const char *k2;
-            const cJSON *x = junion(r, v, p, &k2);
+            const cJSON *x = pt2_junion(r, v, p, &k2);
             if (!x) return r->rc;
             if (!strcmp(k2, "as_none")) {
                 *out = fx_iv_none();
@@ -646,13 +425,13 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
         const char *nm = tensor_name(r, v, p);
         if (nm) node_ref(L, nm, out, p);
     } else if (!strcmp(k, "as_int")) {
-        *out = fx_iv_int(jint(r, v, p));
+        *out = fx_iv_int(pt2_jint(r, v, p));
     } else if (!strcmp(k, "as_float")) {
-        *out = fx_iv_float(jdouble(r, v, p));
+        *out = fx_iv_float(pt2_jdouble(r, v, p));
     } else if (!strcmp(k, "as_bool")) {
-        *out = fx_iv_bool(jbool(r, v, p));
+        *out = fx_iv_bool(pt2_jbool(r, v, p));
     } else if (!strcmp(k, "as_string")) {
-        const char *s = jstr(r, v, p);
+        const char *s = pt2_jstr(r, v, p);
         if (s) {
             *out = fx_iv_str(s);
             if (out->tag != FX_IV_STR) return fx_err_setf(r->err, FX_ENOMEM, "out of memory");
@@ -662,43 +441,43 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
         if (!r->rc) *out = fx_iv_dtype(dt);
     } else if (!strcmp(k, "as_layout") || !strcmp(k, "as_memory_format")) {
         bool lay = k[3] == 'l';
-        int64_t e = jint(r, v, p);
+        int64_t e = pt2_jint(r, v, p);
         int lim = lay ? 8 : 5;
         if (!r->rc && (e <= 0 || e >= lim))
-            return unsupported(r, p, "%s %lld", lay ? "layout" : "memory format", (long long)e);
+            return pt2_unsupported(r, p, "%s %lld", lay ? "layout" : "memory format", (long long)e);
         if (!r->rc) *out = fx_iv_str(lay ? LAYOUT_NAMES[e] : MEMFORMAT_NAMES[e]);
     } else if (!strcmp(k, "as_device")) {
         SUB(pt, p, "type");
-        const char *ty = jstr(r, jfield(r, v, "type", p), pt);
+        const char *ty = pt2_jstr(r, pt2_jfield(r, v, "type", p), pt);
         if (ty && !strcmp(ty, "cpu"))
             *out = fx_iv_device(FX_DEVICE_CPU);
         else if (ty && !strcmp(ty, "meta"))
             *out = fx_iv_device(FX_DEVICE_META);
         else if (ty)
-            return unsupported(r, pt, "device '%s' (fxdb runs on the cpu)", ty);
+            return pt2_unsupported(r, pt, "device '%s' (fxdb runs on the cpu)", ty);
     } else if (!strcmp(k, "as_sym_int") || !strcmp(k, "as_sym_float") ||
                !strcmp(k, "as_sym_bool")) {
         const char *k2;
-        const cJSON *x = junion(r, v, p, &k2);
+        const cJSON *x = pt2_junion(r, v, p, &k2);
         if (!x) return r->rc;
         SUB(p2, p, "%s", k2);
         if (!strcmp(k2, "as_name")) {
-            const char *nm = jstr(r, x, p2);
+            const char *nm = pt2_jstr(r, x, p2);
             if (nm) node_ref(L, nm, out, p2);
         } else if (!strcmp(k2, "as_int")) {
-            *out = fx_iv_int(jint(r, x, p2));
+            *out = fx_iv_int(pt2_jint(r, x, p2));
         } else if (!strcmp(k2, "as_float")) {
-            *out = fx_iv_float(jdouble(r, x, p2));
+            *out = fx_iv_float(pt2_jdouble(r, x, p2));
         } else if (!strcmp(k2, "as_bool")) {
-            *out = fx_iv_bool(jbool(r, x, p2));
+            *out = fx_iv_bool(pt2_jbool(r, x, p2));
         } else {
-            return bad(r, p, "unknown kind '%s'", k2);
+            return pt2_bad(r, p, "unknown kind '%s'", k2);
         }
     } else if (!strcmp(k, "as_tensors") || !strcmp(k, "as_ints") || !strcmp(k, "as_floats") ||
                !strcmp(k, "as_bools") || !strcmp(k, "as_strings") || !strcmp(k, "as_sym_ints") ||
                !strcmp(k, "as_sym_floats") || !strcmp(k, "as_sym_bools") ||
                !strcmp(k, "as_optional_tensors")) {
-        if (!jarr(r, v, p)) return r->rc;
+        if (!pt2_jarr(r, v, p)) return r->rc;
         int n = cJSON_GetArraySize(v);
         fx_ivalue lst;
         if (fx_iv_list(n, &lst, r->err)) return r->rc = r->err->code;
@@ -712,12 +491,12 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
                 if (nm) node_ref(L, nm, dst, pe);
                 break;
             }
-            case 'i': *dst = fx_iv_int(jint(r, e, pe)); break;
-            case 'f': *dst = fx_iv_float(jdouble(r, e, pe)); break;
-            case 'b': *dst = fx_iv_bool(jbool(r, e, pe)); break;
+            case 'i': *dst = fx_iv_int(pt2_jint(r, e, pe)); break;
+            case 'f': *dst = fx_iv_float(pt2_jdouble(r, e, pe)); break;
+            case 'b': *dst = fx_iv_bool(pt2_jbool(r, e, pe)); break;
             case 'o': { /* as_optional_tensors: {"as_tensor": ...} | {"as_none": true} */
                 const char *k2;
-                const cJSON *x = junion(r, e, pe, &k2);
+                const cJSON *x = pt2_junion(r, e, pe, &k2);
                 if (!x) break;
                 if (!strcmp(k2, "as_none"))
                     *dst = fx_iv_none();
@@ -725,29 +504,29 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
                     const char *nm = tensor_name(r, x, pe);
                     if (nm) node_ref(L, nm, dst, pe);
                 } else {
-                    bad(r, pe, "unknown optional tensor kind '%s'", k2);
+                    pt2_bad(r, pe, "unknown optional tensor kind '%s'", k2);
                 }
                 break;
             }
             case 's':
                 if (k[4] == 't') { /* as_strings */
-                    const char *s = jstr(r, e, pe);
+                    const char *s = pt2_jstr(r, e, pe);
                     if (s) *dst = fx_iv_str(s);
                 } else { /* as_sym_ints / floats / bools: SymXArgument unions */
                     const char *k2;
-                    const cJSON *x = junion(r, e, pe, &k2);
+                    const cJSON *x = pt2_junion(r, e, pe, &k2);
                     if (!x) break;
                     if (!strcmp(k2, "as_name")) {
-                        const char *nm = jstr(r, x, pe);
+                        const char *nm = pt2_jstr(r, x, pe);
                         if (nm) node_ref(L, nm, dst, pe);
                     } else if (!strcmp(k2, "as_int"))
-                        *dst = fx_iv_int(jint(r, x, pe));
+                        *dst = fx_iv_int(pt2_jint(r, x, pe));
                     else if (!strcmp(k2, "as_float"))
-                        *dst = fx_iv_float(jdouble(r, x, pe));
+                        *dst = fx_iv_float(pt2_jdouble(r, x, pe));
                     else if (!strcmp(k2, "as_bool"))
-                        *dst = fx_iv_bool(jbool(r, x, pe));
+                        *dst = fx_iv_bool(pt2_jbool(r, x, pe));
                     else
-                        bad(r, pe, "unknown kind '%s'", k2);
+                        pt2_bad(r, pe, "unknown kind '%s'", k2);
                 }
                 break;
             }
@@ -760,10 +539,11 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
     } else if (!strcmp(k, "as_graph")) {
         SUB(pn, p, "name");
         SUB(pg, p, "graph");
-        const char *nm = jstr(r, jfield(r, v, "name", p), pn);
-        const cJSON *gj = jfield(r, v, "graph", p);
+        const char *nm = pt2_jstr(r, pt2_jfield(r, v, "name", p), pn);
+        const cJSON *gj = pt2_jfield(r, v, "graph", p);
         if (r->rc) return r->rc;
-        if (L->depth > 16) return unsupported(r, pg, "higher-order ops nested more than 16 deep");
+        if (L->depth > 16)
+            return pt2_unsupported(r, pg, "higher-order ops nested more than 16 deep");
         fx_graph *sub = load_graph(r, gj, pg, L->depth + 1);
         if (!sub) return r->rc;
         fx_node *ga = fx_graph_get_attr(L->g, nm, r->err);
@@ -774,7 +554,7 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
         fx_node_set_subgraph(ga, sub);
         *out = fx_iv_node(ga);
     } else if (!strcmp(k, "as_operator")) { /* an OpOverload argument (auto_functionalized's op) */
-        const char *s = jstr(r, v, p);
+        const char *s = pt2_jstr(r, v, p);
         if (s) {
             *out = fx_iv_str(!strncmp(s, "torch.ops.", 10) ? s + 10 : s);
             if (out->tag != FX_IV_STR) return fx_err_setf(r->err, FX_ENOMEM, "out of memory");
@@ -782,9 +562,9 @@ static int load_arg(gload *L, const cJSON *a, fx_ivalue *out, const char *path) 
     } else if (!strcmp(k, "as_custom_obj") || !strcmp(k, "as_complex") ||
                !strcmp(k, "as_nested_tensors") || !strcmp(k, "as_int_lists") ||
                !strcmp(k, "as_string_to_argument")) {
-        return unsupported(r, path, "argument kind '%s' is not supported by fxdb", k);
+        return pt2_unsupported(r, path, "argument kind '%s' is not supported by fxdb", k);
     } else {
-        return bad(r, path, "unknown argument kind '%s'", k);
+        return pt2_bad(r, path, "unknown argument kind '%s'", k);
     }
     return r->rc;
 }
@@ -968,10 +748,11 @@ static int set_modules(fx_node *n, const char *s, fx_err *err) {
 
 /* fxdb's facts about a node ({"mutation": {...}, "no_grad": true}, optional) onto n. */
 static int set_fxdb_facts(fx_node *n, const cJSON *fx, fx_err *err) {
-    const cJSON *mu = jopt(fx, "mutation");
+    const cJSON *mu = pt2_jopt(fx, "mutation");
     if (mu) {
-        const cJSON *st = jopt(mu, "state"), *ver = jopt(mu, "version"), *fo = jopt(mu, "from_op");
-        const cJSON *vp = jopt(mu, "view_path"), *rn = jopt(mu, "raw_node");
+        const cJSON *st = pt2_jopt(mu, "state"), *ver = pt2_jopt(mu, "version"),
+                    *fo = pt2_jopt(mu, "from_op");
+        const cJSON *vp = pt2_jopt(mu, "view_path"), *rn = pt2_jopt(mu, "raw_node");
         if (cJSON_IsString(st) && cJSON_IsNumber(ver)) {
             fx_mutation m = {st->valuestring, (int)ver->valuedouble,
                              cJSON_IsString(fo) ? fo->valuestring : (char *)"",
@@ -981,7 +762,7 @@ static int set_fxdb_facts(fx_node *n, const cJSON *fx, fx_err *err) {
             if (rc) return rc;
         }
     }
-    if (cJSON_IsTrue(jopt(fx, "no_grad"))) n->flags |= FX_NODEF_NO_GRAD;
+    if (cJSON_IsTrue(pt2_jopt(fx, "no_grad"))) n->flags |= FX_NODEF_NO_GRAD;
     return FX_OK;
 }
 
@@ -989,26 +770,26 @@ static int set_fxdb_facts(fx_node *n, const cJSON *fx, fx_err *err) {
 static int load_metadata(gload *L, fx_node *n, const cJSON *md, const char *path) {
     rctx *r = L->r;
     if (!md) return FX_OK;
-    if (!jobjv(r, md, path)) return r->rc;
+    if (!pt2_jobjv(r, md, path)) return r->rc;
     for (const cJSON *e = md->child; e; e = e->next) {
         SUB(p, path, "%s", e->string);
-        if (!jstr(r, e, p)) return r->rc;
+        if (!pt2_jstr(r, e, p)) return r->rc;
     }
     const cJSON *v;
     int rc = FX_OK;
-    if ((v = jopt(md, "stack_trace"))) rc = set_stack(n, v->valuestring, r->err);
-    if (!rc && (v = jopt(md, "nn_module_stack"))) rc = set_modules(n, v->valuestring, r->err);
-    if (!rc && (v = jopt(md, "from_node"))) {
+    if ((v = pt2_jopt(md, "stack_trace"))) rc = set_stack(n, v->valuestring, r->err);
+    if (!rc && (v = pt2_jopt(md, "nn_module_stack"))) rc = set_modules(n, v->valuestring, r->err);
+    if (!rc && (v = pt2_jopt(md, "from_node"))) {
         cJSON *fj = cJSON_Parse(v->valuestring);
         for (const cJSON *e = cJSON_IsArray(fj) ? fj->child : NULL; e && !rc; e = e->next) {
-            const cJSON *nm = jopt(e, "name");
+            const cJSON *nm = pt2_jopt(e, "name");
             if (cJSON_IsString(nm)) rc = fx_node_add_from(n, nm->valuestring, r->err);
         }
         cJSON_Delete(fj);
     }
-    if (!rc && (v = jopt(md, "custom"))) {
-        cJSON *cj = parse_inner(v->valuestring);
-        rc = set_fxdb_facts(n, jopt(cj, "fxdb"), r->err);
+    if (!rc && (v = pt2_jopt(md, "custom"))) {
+        cJSON *cj = pt2_parse_inner(v->valuestring);
+        rc = set_fxdb_facts(n, pt2_jopt(cj, "fxdb"), r->err);
         cJSON_Delete(cj);
     }
     if (rc) r->rc = rc;
@@ -1018,10 +799,10 @@ static int load_metadata(gload *L, fx_node *n, const cJSON *md, const char *path
 /* The fxdb facts the producer's metadata keeps for its getitem user `name` (custom
  * fxdb.outputs.<name>), onto the getitem node g. */
 static int load_getitem_facts(rctx *r, fx_node *g, const cJSON *md, const char *name) {
-    const cJSON *v = jopt(md, "custom");
+    const cJSON *v = pt2_jopt(md, "custom");
     if (!cJSON_IsString(v)) return FX_OK;
-    cJSON *cj = parse_inner(v->valuestring);
-    int rc = set_fxdb_facts(g, jopt(jopt(jopt(cj, "fxdb"), "outputs"), name), r->err);
+    cJSON *cj = pt2_parse_inner(v->valuestring);
+    int rc = set_fxdb_facts(g, pt2_jopt(pt2_jopt(pt2_jopt(cj, "fxdb"), "outputs"), name), r->err);
     cJSON_Delete(cj);
     if (rc) r->rc = rc;
     return rc;
@@ -1056,7 +837,7 @@ static int af_schema_order(gload *L, fx_ivalue **args, int *nin, const char **na
                            const char *path) {
     rctx *r = L->r;
     if (*nin < 1 || (*args)[0].tag != FX_IV_STR)
-        return bad(r, path, "auto_functionalized takes the op first");
+        return pt2_bad(r, path, "auto_functionalized takes the op first");
     char full[300];
     snprintf(full, sizeof full, "torch.ops.%s", (*args)[0].u.s);
     const fx_opdef *op = fx_op_lookup(full);
@@ -1069,10 +850,10 @@ static int af_schema_order(gload *L, fx_ivalue **args, int *nin, const char **na
     for (int i = 1; i < *nin && !r->rc; i++) {
         int ai = names[i] ? fx_schema_arg_index(sc, names[i]) : -1;
         if (ai < 0)
-            unsupported(r, path, "'%s' is not an argument of %s", names[i] ? names[i] : "",
-                        full + 10);
+            pt2_unsupported(r, path, "'%s' is not an argument of %s", names[i] ? names[i] : "",
+                            full + 10);
         else if (na[1 + ai].tag != FX_IV_UNSET)
-            bad(r, path, "argument '%s' given twice", names[i]);
+            pt2_bad(r, path, "argument '%s' given twice", names[i]);
         else {
             na[1 + ai] = (*args)[i];
             (*args)[i] = (fx_ivalue){0};
@@ -1081,7 +862,7 @@ static int af_schema_order(gload *L, fx_ivalue **args, int *nin, const char **na
     for (int a = 0; a < sc->nargs && !r->rc; a++) {
         if (na[1 + a].tag != FX_IV_UNSET) continue;
         if (!sc->args[a].has_default)
-            bad(r, path, "%s needs argument '%s'", full + 10, sc->args[a].name);
+            pt2_bad(r, path, "%s needs argument '%s'", full + 10, sc->args[a].name);
         else if (fx_ivalue_copy(&na[1 + a], &sc->args[a].def, r->err))
             r->rc = r->err->code;
     }
@@ -1114,11 +895,11 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
     SUB(pi, path, "inputs");
     SUB(po, path, "outputs");
     SUB(pm, path, "metadata");
-    const char *target = jstr(r, jfield(r, nj, "target", path), pt);
-    const cJSON *ins = jarr(r, jfield(r, nj, "inputs", path), pi);
-    const cJSON *outs = jarr(r, jfield(r, nj, "outputs", path), po);
-    const cJSON *md = jopt(nj, "metadata");
-    const cJSON *nmj = jopt(nj, "name");
+    const char *target = pt2_jstr(r, pt2_jfield(r, nj, "target", path), pt);
+    const cJSON *ins = pt2_jarr(r, pt2_jfield(r, nj, "inputs", path), pi);
+    const cJSON *outs = pt2_jarr(r, pt2_jfield(r, nj, "outputs", path), po);
+    const cJSON *md = pt2_jopt(nj, "metadata");
+    const cJSON *nmj = pt2_jopt(nj, "name");
     const char *given = cJSON_IsString(nmj) ? nmj->valuestring : NULL;
     if (r->rc) return r->rc;
 
@@ -1128,16 +909,16 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
     const cJSON *outlist = outs;
     if (nouts == 1) {
         const char *k;
-        const cJSON *x = junion(r, outs->child, po, &k);
+        const cJSON *x = pt2_junion(r, outs->child, po, &k);
         if (!x) return r->rc;
         if (!strcmp(k, "as_tensors")) {
             list_ret = true;
-            outlist = jarr(r, x, po);
+            outlist = pt2_jarr(r, x, po);
             if (!outlist) return r->rc;
         }
     }
     int nvals = list_ret ? cJSON_GetArraySize(outlist) : nouts;
-    if (nvals > 4096) return unsupported(r, po, "%d outputs", nvals);
+    if (nvals > 4096) return pt2_unsupported(r, po, "%d outputs", nvals);
     const char **vnames = fx_calloc((size_t)nvals + 1, sizeof *vnames);
     if (!vnames) return r->rc = fx_err_setf(r->err, FX_ENOMEM, "out of memory");
     int i = 0;
@@ -1148,7 +929,7 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
             continue;
         }
         const char *k;
-        const cJSON *x = junion(r, o, pe, &k);
+        const cJSON *x = pt2_junion(r, o, pe, &k);
         if (!x) break;
         if (!strcmp(k, "as_none"))
             vnames[i] = "";
@@ -1156,15 +937,15 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
             vnames[i] = tensor_name(r, x, pe);
         else if (!strncmp(k, "as_sym_", 7)) {
             const char *k2;
-            const cJSON *y = junion(r, x, pe, &k2);
+            const cJSON *y = pt2_junion(r, x, pe, &k2);
             if (y && !strcmp(k2, "as_name"))
-                vnames[i] = jstr(r, y, pe);
+                vnames[i] = pt2_jstr(r, y, pe);
             else if (y)
-                bad(r, pe, "a node output must be named");
+                pt2_bad(r, pe, "a node output must be named");
         } else if (!strcmp(k, "as_tensors")) {
-            unsupported(r, pe, "a list output among several outputs");
+            pt2_unsupported(r, pe, "a list output among several outputs");
         } else {
-            bad(r, pe, "unknown output kind '%s'", k);
+            pt2_bad(r, pe, "unknown output kind '%s'", k);
         }
     }
     if (r->rc) {
@@ -1172,8 +953,8 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
         return r->rc;
     }
     bool multi = list_ret || nvals > 1 ||
-                 (is_hop(target) && nvals == 1 && jopt(nj, "is_hop_single_tensor_return") &&
-                  !cJSON_IsTrue(jopt(nj, "is_hop_single_tensor_return")));
+                 (is_hop(target) && nvals == 1 && pt2_jopt(nj, "is_hop_single_tensor_return") &&
+                  !cJSON_IsTrue(pt2_jopt(nj, "is_hop_single_tensor_return")));
 
     /* the call */
     const fx_opdef *op = NULL;
@@ -1197,7 +978,7 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
         snprintf(ftarget, sizeof ftarget, "%s", target + 10);
     } else {
         fx_free(vnames);
-        return unsupported(r, pt, "op '%s' is not supported by fxdb", target);
+        return pt2_unsupported(r, pt, "op '%s' is not supported by fxdb", target);
     }
     const char *hint = !multi && nvals == 1 && *vnames[0] ? vnames[0] : given;
     int nin = cJSON_GetArraySize(ins);
@@ -1210,23 +991,24 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
             SUB(pe, pi, "[%d]", i);
             SUB(pn, pe, "name");
             SUB(pa, pe, "arg");
-            const char *an = jstr(r, jfield(r, e, "name", pe), pn);
-            const cJSON *aj = jfield(r, e, "arg", pe);
+            const char *an = pt2_jstr(r, pt2_jfield(r, e, "name", pe), pn);
+            const cJSON *aj = pt2_jfield(r, e, "arg", pe);
             if (r->rc) break;
             int ai = fx_schema_arg_index(s, an);
             if (ai < 0) {
-                unsupported(r, pn, "'%s' is not an argument of aten.%s", an, fx_op_qualname(op));
+                pt2_unsupported(r, pn, "'%s' is not an argument of aten.%s", an,
+                                fx_op_qualname(op));
                 break;
             }
             fx_ivalue_clear(&args[ai]);
             if (load_arg(L, aj, &args[ai], pa)) break;
             if (!arg_fits(&s->args[ai], &args[ai]))
-                bad(r, pa, "argument '%s' of aten.%s cannot be %s", an, fx_op_qualname(op),
-                    argkind_name(&args[ai]));
+                pt2_bad(r, pa, "argument '%s' of aten.%s cannot be %s", an, fx_op_qualname(op),
+                        argkind_name(&args[ai]));
         }
         for (int a = 0; a < s->nargs && !r->rc; a++)
             if (args[a].tag == FX_IV_UNSET && !s->args[a].has_default)
-                bad(r, pi, "aten.%s needs argument '%s'", fx_op_qualname(op), s->args[a].name);
+                pt2_bad(r, pi, "aten.%s needs argument '%s'", fx_op_qualname(op), s->args[a].name);
         if (!r->rc) {
             n = fx_graph_call(L->g, op, args, hint, r->err);
             if (!n) r->rc = r->err->code;
@@ -1241,20 +1023,20 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
         for (const cJSON *e = ins ? ins->child : NULL; e && !r->rc; e = e->next, i++) {
             SUB(pe, pi, "[%d]", i);
             SUB(pa, pe, "arg");
-            const cJSON *nm = jopt(e, "name");
+            const cJSON *nm = pt2_jopt(e, "name");
             anames[i] = cJSON_IsString(nm) ? nm->valuestring : NULL;
-            load_arg(L, jfield(r, e, "arg", pe), &args[i], pa);
+            load_arg(L, pt2_jfield(r, e, "arg", pe), &args[i], pa);
         }
         if (!r->rc && !strcmp(ftarget, FX_HOP_AUTO_FUNCTIONALIZED))
             af_schema_order(L, &args, &nin, anames, pi);
         fx_free(anames);
         if (!r->rc && !strcmp(ftarget, "getitem") &&
             (nin != 2 || args[0].tag != FX_IV_NODE || args[1].tag != FX_IV_INT))
-            bad(r, pi, "getitem takes a node and an int");
+            pt2_bad(r, pi, "getitem takes a node and an int");
         if (!r->rc && is_sym_op(target)) {
             int want = strstr(target, "operator.neg") ? 1 : 2;
             if (nin != want)
-                bad(r, pi, "%s takes %d argument%s", target, want, want == 1 ? "" : "s");
+                pt2_bad(r, pi, "%s takes %d argument%s", target, want, want == 1 ? "" : "s");
         }
         if (!r->rc) {
             n = fx_graph_call_target(L->g, ftarget, args, nin, hint, r->err);
@@ -1277,7 +1059,7 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
         if (!value_meta(L, vnames[0], &val, po)) {
             if (fx_node_set_val(n, &val, r->err)) r->rc = r->err->code;
             if (!r->rc && nmap_get(&L->names, vnames[0]))
-                bad(r, po, "value '%s' is defined twice", vnames[0]);
+                pt2_bad(r, po, "value '%s' is defined twice", vnames[0]);
             if (!r->rc && nmap_put(&L->names, vnames[0], n, r->err)) r->rc = r->err->code;
         }
         fx_ivalue_clear(&val);
@@ -1299,7 +1081,7 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
             }
             if (md && load_getitem_facts(r, gi, md, vnames[k])) break;
             if (nmap_get(&L->names, vnames[k]))
-                bad(r, po, "value '%s' is defined twice", vnames[k]);
+                pt2_bad(r, po, "value '%s' is defined twice", vnames[k]);
             else if (nmap_put(&L->names, vnames[k], gi, r->err))
                 r->rc = r->err->code;
         }
@@ -1312,20 +1094,20 @@ static int load_node(gload *L, const cJSON *nj, const char *path) {
 
 static fx_graph *load_graph(rctx *r, const cJSON *gj, const char *path, int depth) {
     gload L = {r, NULL, {0}, NULL, NULL, NULL, NULL, path, depth};
-    if (!jobjv(r, gj, path)) return NULL;
+    if (!pt2_jobjv(r, gj, path)) return NULL;
     SUB(pi, path, "inputs");
     SUB(pn, path, "nodes");
     SUB(po, path, "outputs");
-    const cJSON *ins = jarr(r, jfield(r, gj, "inputs", path), pi);
-    const cJSON *nodes = jarr(r, jfield(r, gj, "nodes", path), pn);
-    const cJSON *outs = jarr(r, jfield(r, gj, "outputs", path), po);
-    L.tensor_values = jfield(r, gj, "tensor_values", path);
-    L.sym_int_values = jopt(gj, "sym_int_values");
-    L.sym_float_values = jopt(gj, "sym_float_values");
-    L.sym_bool_values = jopt(gj, "sym_bool_values");
+    const cJSON *ins = pt2_jarr(r, pt2_jfield(r, gj, "inputs", path), pi);
+    const cJSON *nodes = pt2_jarr(r, pt2_jfield(r, gj, "nodes", path), pn);
+    const cJSON *outs = pt2_jarr(r, pt2_jfield(r, gj, "outputs", path), po);
+    L.tensor_values = pt2_jfield(r, gj, "tensor_values", path);
+    L.sym_int_values = pt2_jopt(gj, "sym_int_values");
+    L.sym_float_values = pt2_jopt(gj, "sym_float_values");
+    L.sym_bool_values = pt2_jopt(gj, "sym_bool_values");
     if (r->rc) return NULL;
     SUB(ptv, path, "tensor_values");
-    if (!jobjv(r, L.tensor_values, ptv)) return NULL;
+    if (!pt2_jobjv(r, L.tensor_values, ptv)) return NULL;
     L.g = fx_graph_new();
     if (!L.g) {
         r->rc = fx_err_setf(r->err, FX_ENOMEM, "out of memory");
@@ -1335,22 +1117,22 @@ static fx_graph *load_graph(rctx *r, const cJSON *gj, const char *path, int dept
     for (const cJSON *a = ins->child; a && !r->rc; a = a->next, i++) {
         SUB(pe, pi, "[%d]", i);
         const char *k, *nm = NULL;
-        const cJSON *x = junion(r, a, pe, &k);
+        const cJSON *x = pt2_junion(r, a, pe, &k);
         if (!x) break;
         if (!strcmp(k, "as_tensor"))
             nm = tensor_name(r, x, pe);
         else if (!strcmp(k, "as_sym_int")) {
             const char *k2;
-            const cJSON *y = junion(r, x, pe, &k2);
+            const cJSON *y = pt2_junion(r, x, pe, &k2);
             if (y && !strcmp(k2, "as_name"))
-                nm = jstr(r, y, pe);
+                nm = pt2_jstr(r, y, pe);
             else if (y)
-                bad(r, pe, "a constant symint input");
+                pt2_bad(r, pe, "a constant symint input");
         } else if (!strcmp(k, "as_custom_obj")) {
-            unsupported(r, pe, "custom object inputs (torchbind) are not supported by fxdb");
+            pt2_unsupported(r, pe, "custom object inputs (torchbind) are not supported by fxdb");
         } else {
-            unsupported(r, pe, "graph input kind '%s' (a constant input) is not supported by fxdb",
-                        k);
+            pt2_unsupported(r, pe,
+                            "graph input kind '%s' (a constant input) is not supported by fxdb", k);
         }
         if (r->rc) break;
         fx_ivalue val = {0};
@@ -1358,7 +1140,7 @@ static fx_graph *load_graph(rctx *r, const cJSON *gj, const char *path, int dept
         fx_node *ph = fx_graph_placeholder(L.g, nm, r->err);
         if (!ph || fx_node_set_val(ph, &val, r->err)) r->rc = r->err->code;
         fx_ivalue_clear(&val);
-        if (!r->rc && nmap_get(&L.names, nm)) bad(r, pe, "input '%s' is defined twice", nm);
+        if (!r->rc && nmap_get(&L.names, nm)) pt2_bad(r, pe, "input '%s' is defined twice", nm);
         if (!r->rc && nmap_put(&L.names, nm, ph, r->err)) r->rc = r->err->code;
     }
     i = 0;
@@ -1399,8 +1181,8 @@ static char *dupn(rctx *r, const char *s) {
 static int load_signature(rctx *r, const cJSON *sj, const char *path, fx_program *p) {
     SUB(pin, path, "input_specs");
     SUB(pout, path, "output_specs");
-    const cJSON *ins = jarr(r, jfield(r, sj, "input_specs", path), pin);
-    const cJSON *outs = jarr(r, jfield(r, sj, "output_specs", path), pout);
+    const cJSON *ins = pt2_jarr(r, pt2_jfield(r, sj, "input_specs", path), pin);
+    const cJSON *outs = pt2_jarr(r, pt2_jfield(r, sj, "output_specs", path), pout);
     if (r->rc) return r->rc;
     int ni = cJSON_GetArraySize(ins), no = cJSON_GetArraySize(outs);
     p->sig.inputs = fx_calloc((size_t)ni + 1, sizeof *p->sig.inputs);
@@ -1411,7 +1193,7 @@ static int load_signature(rctx *r, const cJSON *sj, const char *path, fx_program
     for (const cJSON *e = ins->child; e && !r->rc; e = e->next, i++) {
         SUB(pe, pin, "[%d]", i);
         const char *k;
-        const cJSON *x = junion(r, e, pe, &k);
+        const cJSON *x = pt2_junion(r, e, pe, &k);
         if (!x) break;
         SUB(pk, pe, "%s", k);
         SUB(pa, pk, "arg");
@@ -1420,15 +1202,15 @@ static int load_signature(rctx *r, const cJSON *sj, const char *path, fx_program
         if (!strcmp(k, "user_input")) {
             s->kind = FX_INPUT_USER_INPUT;
             const char *k2;
-            const cJSON *y = junion(r, jfield(r, x, "arg", pk), pa, &k2);
+            const cJSON *y = pt2_junion(r, pt2_jfield(r, x, "arg", pk), pa, &k2);
             if (y && !strcmp(k2, "as_tensor"))
                 arg = tensor_name(r, y, pa);
             else if (y && !strcmp(k2, "as_sym_int")) {
                 const char *k3;
-                const cJSON *z = junion(r, y, pa, &k3);
-                if (z) arg = jstr(r, z, pa);
+                const cJSON *z = pt2_junion(r, y, pa, &k3);
+                if (z) arg = pt2_jstr(r, z, pa);
             } else if (y)
-                unsupported(r, pa, "a user input of kind '%s'", k2);
+                pt2_unsupported(r, pa, "a user input of kind '%s'", k2);
         } else if (!strcmp(k, "parameter") || !strcmp(k, "buffer") ||
                    !strcmp(k, "tensor_constant")) {
             s->kind = k[0] == 'p'   ? FX_INPUT_PARAMETER
@@ -1437,22 +1219,22 @@ static int load_signature(rctx *r, const cJSON *sj, const char *path, fx_program
             const char *tk = k[0] == 'p'   ? "parameter_name"
                              : k[0] == 'b' ? "buffer_name"
                                            : "tensor_constant_name";
-            arg = tensor_name(r, jfield(r, x, "arg", pk), pa);
+            arg = tensor_name(r, pt2_jfield(r, x, "arg", pk), pa);
             SUB(pt, pk, "%s", tk);
-            target = jstr(r, jfield(r, x, tk, pk), pt);
+            target = pt2_jstr(r, pt2_jfield(r, x, tk, pk), pt);
             s->persistent = true;
             if (k[0] == 'b') {
                 SUB(pp, pk, "persistent");
-                const cJSON *pj = jopt(x, "persistent");
-                s->persistent = pj ? jbool(r, pj, pp) : true;
+                const cJSON *pj = pt2_jopt(x, "persistent");
+                s->persistent = pj ? pt2_jbool(r, pj, pp) : true;
             }
         } else if (!strcmp(k, "token")) {
             s->kind = FX_INPUT_TOKEN;
-            arg = tensor_name(r, jfield(r, x, "arg", pk), pa);
+            arg = tensor_name(r, pt2_jfield(r, x, "arg", pk), pa);
         } else if (!strcmp(k, "custom_obj") || !strcmp(k, "constant_input")) {
-            unsupported(r, pk, "input spec '%s' is not supported by fxdb", k);
+            pt2_unsupported(r, pk, "input spec '%s' is not supported by fxdb", k);
         } else {
-            bad(r, pe, "unknown input spec kind '%s'", k);
+            pt2_bad(r, pe, "unknown input spec kind '%s'", k);
         }
         if (r->rc) break;
         s->arg = dupn(r, arg);
@@ -1463,7 +1245,7 @@ static int load_signature(rctx *r, const cJSON *sj, const char *path, fx_program
     for (const cJSON *e = outs->child; e && !r->rc; e = e->next, i++) {
         SUB(pe, pout, "[%d]", i);
         const char *k;
-        const cJSON *x = junion(r, e, pe, &k);
+        const cJSON *x = pt2_junion(r, e, pe, &k);
         if (!x) break;
         SUB(pk, pe, "%s", k);
         SUB(pa, pk, "arg");
@@ -1472,14 +1254,14 @@ static int load_signature(rctx *r, const cJSON *sj, const char *path, fx_program
         if (!strcmp(k, "user_output")) {
             s->kind = FX_OUTPUT_USER_OUTPUT;
             const char *k2;
-            const cJSON *y = junion(r, jfield(r, x, "arg", pk), pa, &k2);
+            const cJSON *y = pt2_junion(r, pt2_jfield(r, x, "arg", pk), pa, &k2);
             if (y && !strcmp(k2, "as_tensor"))
                 arg = tensor_name(r, y, pa);
             else if (y && !strncmp(k2, "as_sym_", 7)) {
                 const char *k3;
-                const cJSON *z = junion(r, y, pa, &k3);
+                const cJSON *z = pt2_junion(r, y, pa, &k3);
                 if (z && !strcmp(k3, "as_name"))
-                    arg = jstr(r, z, pa);
+                    arg = pt2_jstr(r, z, pa);
                 else
                     arg = "";
             } else if (y)
@@ -1492,18 +1274,18 @@ static int load_signature(rctx *r, const cJSON *sj, const char *path, fx_program
             s->kind = FX_OUTPUT_USER_INPUT_MUTATION, tk = "user_input_name";
         } else if (!strcmp(k, "token")) {
             s->kind = FX_OUTPUT_TOKEN;
-            arg = tensor_name(r, jfield(r, x, "arg", pk), pa);
+            arg = tensor_name(r, pt2_jfield(r, x, "arg", pk), pa);
         } else if (!strcmp(k, "loss_output") || !strcmp(k, "gradient_to_parameter") ||
                    !strcmp(k, "gradient_to_user_input")) {
-            unsupported(r, pk, "output spec '%s' (joint training graphs) is not supported by fxdb",
-                        k);
+            pt2_unsupported(r, pk,
+                            "output spec '%s' (joint training graphs) is not supported by fxdb", k);
         } else {
-            bad(r, pe, "unknown output spec kind '%s'", k);
+            pt2_bad(r, pe, "unknown output spec kind '%s'", k);
         }
         if (tk) {
-            arg = tensor_name(r, jfield(r, x, "arg", pk), pa);
+            arg = tensor_name(r, pt2_jfield(r, x, "arg", pk), pa);
             SUB(pt, pk, "%s", tk);
-            target = jstr(r, jfield(r, x, tk, pk), pt);
+            target = pt2_jstr(r, pt2_jfield(r, x, tk, pk), pt);
         }
         if (r->rc) break;
         s->arg = dupn(r, arg);
@@ -1520,26 +1302,27 @@ static int check_signature(rctx *r, const char *path, const fx_program *p) {
     for (fx_node *n = fx_graph_first(p->graph); n && n->op == FX_NODE_PLACEHOLDER;
          n = n->next, i++) {
         if (i >= p->sig.ninputs)
-            return bad(r, path, "the graph has more inputs than input_specs (%d)", p->sig.ninputs);
+            return pt2_bad(r, path, "the graph has more inputs than input_specs (%d)",
+                           p->sig.ninputs);
         if (strcmp(n->name, p->sig.inputs[i].arg))
-            return bad(r, path, "input_specs[%d] names '%s', but graph input %d is '%s'", i,
-                       p->sig.inputs[i].arg, i, n->name);
+            return pt2_bad(r, path, "input_specs[%d] names '%s', but graph input %d is '%s'", i,
+                           p->sig.inputs[i].arg, i, n->name);
     }
     if (i != p->sig.ninputs)
-        return bad(r, path, "%d input_specs for %d graph inputs", p->sig.ninputs, i);
+        return pt2_bad(r, path, "%d input_specs for %d graph inputs", p->sig.ninputs, i);
     const fx_node *on = fx_graph_output_node(p->graph);
     int no = on && on->nargs && on->args[0].tag == FX_IV_LIST ? on->args[0].u.list.n : 0;
     if (no != p->sig.noutputs)
-        return bad(r, path, "%d output_specs for %d graph outputs", p->sig.noutputs, no);
+        return pt2_bad(r, path, "%d output_specs for %d graph outputs", p->sig.noutputs, no);
     for (i = 0; i < no; i++) {
         const fx_ivalue *v = &on->args[0].u.list.items[i];
         const fx_output_spec *s = &p->sig.outputs[i];
         if (v->tag == FX_IV_NODE && *s->arg && strcmp(v->u.node->name, s->arg))
-            return bad(r, path, "output_specs[%d] names '%s', but graph output %d is '%s'", i,
-                       s->arg, i, v->u.node->name);
+            return pt2_bad(r, path, "output_specs[%d] names '%s', but graph output %d is '%s'", i,
+                           s->arg, i, v->u.node->name);
         if (s->kind != FX_OUTPUT_USER_OUTPUT && s->kind != FX_OUTPUT_TOKEN) {
             if (v->tag != FX_IV_NODE || fx_node_tensor(v->u.node) == NULL)
-                return bad(r, path, "output_specs[%d] (a mutation) is not a tensor output", i);
+                return pt2_bad(r, path, "output_specs[%d] (a mutation) is not a tensor output", i);
             bool found = false;
             for (int k = 0; k < p->sig.ninputs && !found; k++) {
                 const fx_input_spec *in = &p->sig.inputs[k];
@@ -1550,9 +1333,9 @@ static int check_signature(rctx *r, const char *path, const fx_program *p) {
                                                                   : in->kind == FX_INPUT_PARAMETER);
             }
             if (!found)
-                return bad(r, path,
-                           "output_specs[%d] mutates '%s', which is not an input of that kind", i,
-                           s->target);
+                return pt2_bad(r, path,
+                               "output_specs[%d] mutates '%s', which is not an input of that kind",
+                               i, s->target);
         }
     }
     return FX_OK;
@@ -1568,26 +1351,26 @@ static int load_payloads(const arch *a, const char *dir, const char *cfgname, fx
     size_t len;
     int rc = arch_read(a, cfgname, &text, &len, err);
     if (rc) return rc;
-    cJSON *j = parse_json(a->what, cfgname, text, len, err);
+    cJSON *j = pt2_parse_json(a->what, cfgname, text, len, err);
     fx_free(text);
     if (!j) return err->code;
     rctx r = {err, FX_OK, cfgname, a->what, NULL};
-    const cJSON *cfg = jobjv(&r, jfield(&r, j, "config", ""), "config");
+    const cJSON *cfg = pt2_jobjv(&r, pt2_jfield(&r, j, "config", ""), "config");
     int i = 0;
     for (const cJSON *e = cfg ? cfg->child : NULL; e && !r.rc; e = e->next, i++) {
         SUB(pe, "config", "%s", e->string);
         SUB(pp, pe, "path_name");
         SUB(pm, pe, "tensor_meta");
-        const char *pn = jstr(&r, jfield(&r, e, "path_name", pe), pp);
-        const cJSON *up = jopt(e, "use_pickle");
-        const cJSON *tm = jfield(&r, e, "tensor_meta", pe);
+        const char *pn = pt2_jstr(&r, pt2_jfield(&r, e, "path_name", pe), pp);
+        const cJSON *up = pt2_jopt(e, "use_pickle");
+        const cJSON *tm = pt2_jfield(&r, e, "tensor_meta", pe);
         if (r.rc) break;
         if (cJSON_IsTrue(up)) {
-            unsupported(&r, pe, "pickled payload (a tensor subclass or custom object)");
+            pt2_unsupported(&r, pe, "pickled payload (a tensor subclass or custom object)");
             break;
         }
         if (strchr(pn, '/') || strchr(pn, '\\') || !strcmp(pn, "..") || !strcmp(pn, ".")) {
-            bad(&r, pp, "'%s' escapes %s", pn, dir);
+            pt2_bad(&r, pp, "'%s' escapes %s", pn, dir);
             break;
         }
         fx_tensor *meta = load_tensor_meta(&r, tm, pm, FX_DEVICE_META);
@@ -1610,13 +1393,13 @@ static int load_payloads(const arch *a, const char *dir, const char *cfgname, fx
         uint64_t need = (uint64_t)fx_storage_nbytes(fx_tensor_storage(meta));
         fx_tensor *t = NULL;
         if (need > nb) {
-            bad(&r, pe,
-                "%s holds %zu bytes, but a %s tensor of %lld elements with these strides needs "
-                "%llu",
-                fname, nb, fx_dtype_name(dt), (long long)numel, (unsigned long long)need);
+            pt2_bad(&r, pe,
+                    "%s holds %zu bytes, but a %s tensor of %lld elements with these strides needs "
+                    "%llu",
+                    fname, nb, fx_dtype_name(dt), (long long)numel, (unsigned long long)need);
         } else if (nb % isz) {
-            bad(&r, pe, "%s holds %zu bytes, not a whole number of %s elements", fname, nb,
-                fx_dtype_name(dt));
+            pt2_bad(&r, pe, "%s holds %zu bytes, not a whole number of %s elements", fname, nb,
+                    fx_dtype_name(dt));
         } else if (!fx_tensor_empty(nd, sz, dt, FX_DEVICE_CPU, &t, err)) {
             pt2_gather(fx_tensor_data(t), bytes, nd, sz, st, isz);
             if (fx_tensor_requires_grad(meta)) fx_tensor_set_requires_grad(t, true);
@@ -1679,21 +1462,21 @@ static int check_state(const char *what, const fx_program *p, fx_err *err) {
 /* A range [lo, hi] of fxdb's shape environment record (null = int_oo). */
 static fx_vr load_vr(rctx *r, const cJSON *v, const char *path) {
     fx_vr out = {-FX_INT_OO, FX_INT_OO};
-    if (!jarr(r, v, path)) return out;
+    if (!pt2_jarr(r, v, path)) return out;
     if (cJSON_GetArraySize(v) != 2) {
-        bad(r, path, "expected [lo, hi]");
+        pt2_bad(r, path, "expected [lo, hi]");
         return out;
     }
     const cJSON *lo = v->child, *hi = lo->next;
-    if (!cJSON_IsNull(lo)) out.lo = jint(r, lo, path);
-    if (!cJSON_IsNull(hi)) out.hi = jint(r, hi, path);
+    if (!cJSON_IsNull(lo)) out.lo = pt2_jint(r, lo, path);
+    if (!cJSON_IsNull(hi)) out.hi = pt2_jint(r, hi, path);
     if (!r->rc && out.lo > out.hi)
-        bad(r, path, "the empty range [%lld, %lld]", (long long)out.lo, (long long)out.hi);
+        pt2_bad(r, path, "the empty range [%lld, %lld]", (long long)out.lo, (long long)out.hi);
     return out;
 }
 
 static const char *opt_str(const cJSON *o, const char *key) {
-    const cJSON *v = jopt(o, key);
+    const cJSON *v = pt2_jopt(o, key);
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
@@ -1701,9 +1484,9 @@ static const char *opt_str(const cJSON *o, const char *key) {
  * every symbol as it was (numbers, ranges, sources), then replacements, guards, runtime asserts
  * and what each taught, so that the loaded program answers :why / :guards as the exported one. */
 static int load_shape_env(rctx *r, const cJSON *se, const char *path) {
-    if (!jobjv(r, se, path)) return r->rc;
+    if (!pt2_jobjv(r, se, path)) return r->rc;
     SUB(ps, path, "symbols");
-    const cJSON *syms = jarr(r, jfield(r, se, "symbols", path), ps);
+    const cJSON *syms = pt2_jarr(r, pt2_jfield(r, se, "symbols", path), ps);
     int i = 0;
     for (const cJSON *e = syms ? syms->child : NULL; e && !r->rc; e = e->next, i++) {
         SUB(pe, ps, "[%d]", i);
@@ -1711,70 +1494,70 @@ static int load_shape_env(rctx *r, const cJSON *se, const char *path) {
         SUB(ph, pe, "hint");
         SUB(pr, pe, "range");
         SUB(pd, pe, "declared");
-        const char *name = jstr(r, jfield(r, e, "name", pe), pn);
+        const char *name = pt2_jstr(r, pt2_jfield(r, e, "name", pe), pn);
         fx_symbol_restore sr = {0};
-        sr.hint = jint(r, jfield(r, e, "hint", pe), ph);
-        sr.vr = load_vr(r, jfield(r, e, "range", pe), pr);
-        sr.declared = jopt(e, "declared") ? load_vr(r, jopt(e, "declared"), pd) : sr.vr;
-        sr.size_like = cJSON_IsTrue(jopt(e, "size_like"));
+        sr.hint = pt2_jint(r, pt2_jfield(r, e, "hint", pe), ph);
+        sr.vr = load_vr(r, pt2_jfield(r, e, "range", pe), pr);
+        sr.declared = pt2_jopt(e, "declared") ? load_vr(r, pt2_jopt(e, "declared"), pd) : sr.vr;
+        sr.size_like = cJSON_IsTrue(pt2_jopt(e, "size_like"));
         sr.source = opt_str(e, "source");
         sr.loc = opt_str(e, "loc");
         if (r->rc) break;
         const fx_sym *sym;
-        if (pt2_sym_define(r->sy, name, &sr, &sym, r->err)) return relay(r, pn);
+        if (pt2_sym_define(r->sy, name, &sr, &sym, r->err)) return pt2_relay(r, pn);
     }
     i = 0;
     for (const cJSON *e = syms ? syms->child : NULL; e && !r->rc; e = e->next, i++) {
-        const cJSON *rep = jopt(e, "replacement");
+        const cJSON *rep = pt2_jopt(e, "replacement");
         if (!rep) continue;
         SUB(pe, ps, "[%d].replacement", i);
-        const char *text = jstr(r, rep, pe);
+        const char *text = pt2_jstr(r, rep, pe);
         const fx_sym *to = text ? load_sym_text(r, text, pe) : NULL;
         const fx_sym *sym = pt2_sym_lookup(r->sy, opt_str(e, "name"));
-        if (to && sym && fx_shape_env_restore_replacement(sym, to, r->err)) relay(r, pe);
+        if (to && sym && fx_shape_env_restore_replacement(sym, to, r->err)) pt2_relay(r, pe);
     }
     for (int which = 0; which < 2 && !r->rc; which++) {
         const char *key = which ? "asserts" : "guards";
         SUB(pg, path, "%s", key);
-        const cJSON *gs = jopt(se, key);
+        const cJSON *gs = pt2_jopt(se, key);
         if (!gs) continue;
-        if (!jarr(r, gs, pg)) break;
+        if (!pt2_jarr(r, gs, pg)) break;
         i = 0;
         for (const cJSON *g = gs->child; g && !r->rc; g = g->next, i++) {
             SUB(pe, pg, "[%d]", i);
-            if (!jobjv(r, g, pe)) break;
+            if (!pt2_jobjv(r, g, pe)) break;
             SUB(px, pe, "expr");
-            const char *text = jstr(r, jfield(r, g, "expr", pe), px);
+            const char *text = pt2_jstr(r, pt2_jfield(r, g, "expr", pe), px);
             const fx_sym *e = text ? load_sym_text(r, text, px) : NULL;
             if (e && fx_shape_env_restore_guard(r->sy->env, which == 1, e, opt_str(g, "loc"),
                                                 opt_str(g, "line"), opt_str(g, "op"), r->err))
-                relay(r, px);
+                pt2_relay(r, px);
         }
     }
     SUB(pr, path, "refinements");
-    const cJSON *refs = r->rc ? NULL : jopt(se, "refinements");
-    if (refs && !jarr(r, refs, pr)) return r->rc;
+    const cJSON *refs = r->rc ? NULL : pt2_jopt(se, "refinements");
+    if (refs && !pt2_jarr(r, refs, pr)) return r->rc;
     i = 0;
     for (const cJSON *e = refs ? refs->child : NULL; e && !r->rc; e = e->next, i++) {
         SUB(pe, pr, "[%d]", i);
-        if (!jobjv(r, e, pe)) break;
+        if (!pt2_jobjv(r, e, pe)) break;
         SUB(ps2, pe, "symbol");
         SUB(pb, pe, "before");
         SUB(pa, pe, "after");
         SUB(pp, pe, "replacement");
         fx_sym_refinement rf = {0};
-        const char *sname = jstr(r, jfield(r, e, "symbol", pe), ps2);
+        const char *sname = pt2_jstr(r, pt2_jfield(r, e, "symbol", pe), ps2);
         rf.sym = sname ? pt2_sym_lookup(r->sy, sname) : NULL;
-        if (sname && !rf.sym) bad(r, ps2, "no symbol '%s'", sname);
-        rf.is_assert = jopt(e, "assert") != NULL;
+        if (sname && !rf.sym) pt2_bad(r, ps2, "no symbol '%s'", sname);
+        rf.is_assert = pt2_jopt(e, "assert") != NULL;
         SUB(pi, pe, "%s", rf.is_assert ? "assert" : "guard");
-        rf.index = (int)jint(r, jfield(r, e, rf.is_assert ? "assert" : "guard", pe), pi);
-        rf.before = load_vr(r, jfield(r, e, "before", pe), pb);
-        rf.after = load_vr(r, jfield(r, e, "after", pe), pa);
-        const cJSON *rp = jopt(e, "replacement");
-        const char *text = rp ? jstr(r, rp, pp) : NULL;
+        rf.index = (int)pt2_jint(r, pt2_jfield(r, e, rf.is_assert ? "assert" : "guard", pe), pi);
+        rf.before = load_vr(r, pt2_jfield(r, e, "before", pe), pb);
+        rf.after = load_vr(r, pt2_jfield(r, e, "after", pe), pa);
+        const cJSON *rp = pt2_jopt(e, "replacement");
+        const char *text = rp ? pt2_jstr(r, rp, pp) : NULL;
         if (text) rf.replacement = load_sym_text(r, text, pp);
-        if (!r->rc && fx_shape_env_restore_refinement(r->sy->env, &rf, r->err)) relay(r, pe);
+        if (!r->rc && fx_shape_env_restore_refinement(r->sy->env, &rf, r->err)) pt2_relay(r, pe);
     }
     return r->rc;
 }
@@ -1782,21 +1565,21 @@ static int load_shape_env(rctx *r, const cJSON *se, const char *path) {
 /* The symbols a file written by PyTorch gives its inputs' sizes, created in input order with
  * their example values (the as_expr hints) and sources, before any expression uses them. */
 static int input_symbols(rctx *r, const cJSON *gj) {
-    const cJSON *ins = jopt(gj, "inputs"), *tv = jopt(gj, "tensor_values");
+    const cJSON *ins = pt2_jopt(gj, "inputs"), *tv = pt2_jopt(gj, "tensor_values");
     for (const cJSON *a = cJSON_IsArray(ins) ? ins->child : NULL; a && !r->rc; a = a->next) {
-        const cJSON *nm = jopt(jopt(a, "as_tensor"), "name");
+        const cJSON *nm = pt2_jopt(pt2_jopt(a, "as_tensor"), "name");
         if (!cJSON_IsString(nm)) continue;
-        const cJSON *sizes = jopt(jopt(tv, nm->valuestring), "sizes");
+        const cJSON *sizes = pt2_jopt(pt2_jopt(tv, nm->valuestring), "sizes");
         int d = 0;
         for (const cJSON *sz = cJSON_IsArray(sizes) ? sizes->child : NULL; sz && !r->rc;
              sz = sz->next, d++) {
-            const cJSON *x = jopt(sz, "as_expr");
-            const cJSON *es = jopt(x, "expr_str");
+            const cJSON *x = pt2_jopt(sz, "as_expr");
+            const cJSON *es = pt2_jopt(x, "expr_str");
             char name[24];
             if (!cJSON_IsString(es) || !pt2_sym_bare_name(es->valuestring, name, sizeof name) ||
                 pt2_sym_lookup(r->sy, name))
                 continue;
-            const cJSON *h = jopt(jopt(x, "hint"), "as_int");
+            const cJSON *h = pt2_jopt(pt2_jopt(x, "hint"), "as_int");
             char src[300];
             snprintf(src, sizeof src, "L['%.200s'].size()[%d]", nm->valuestring, d);
             const fx_sym *sym;
@@ -1813,12 +1596,12 @@ static int input_symbols(rctx *r, const cJSON *gj) {
 /* The serialized ExportedProgram (ep JSON) as a program without state. */
 static int load_program(rctx *r, const cJSON *ep, fx_program *p) {
     SUB(psv, "", "schema_version");
-    const cJSON *sv = jobjv(r, jfield(r, ep, "schema_version", ""), psv);
+    const cJSON *sv = pt2_jobjv(r, pt2_jfield(r, ep, "schema_version", ""), psv);
     if (r->rc) return r->rc;
     SUB(pmaj, psv, "major");
     SUB(pmin, psv, "minor");
-    int64_t major = jint(r, jfield(r, sv, "major", psv), pmaj);
-    int64_t minor = jopt(sv, "minor") ? jint(r, jopt(sv, "minor"), pmin) : 0;
+    int64_t major = pt2_jint(r, pt2_jfield(r, sv, "major", psv), pmaj);
+    int64_t minor = pt2_jopt(sv, "minor") ? pt2_jint(r, pt2_jopt(sv, "minor"), pmin) : 0;
     if (r->rc) return r->rc;
     if (major != FX_PT2_SCHEMA_MAJOR)
         return r->rc =
@@ -1827,38 +1610,39 @@ static int load_program(rctx *r, const cJSON *ep, fx_program *p) {
                                "schema %d.x (written by torch 2.5 and later; fxdb writes %d.%d)",
                                r->what, r->file, (long long)major, (long long)minor,
                                FX_PT2_SCHEMA_MAJOR, FX_PT2_SCHEMA_MAJOR, FX_PT2_SCHEMA_MINOR);
-    const cJSON *gm = jobjv(r, jfield(r, ep, "graph_module", ""), "graph_module");
+    const cJSON *gm = pt2_jobjv(r, pt2_jfield(r, ep, "graph_module", ""), "graph_module");
     if (!gm) return r->rc;
-    const cJSON *rcons = jopt(ep, "range_constraints");
-    if (rcons && !jobjv(r, rcons, "range_constraints")) return r->rc;
+    const cJSON *rcons = pt2_jopt(ep, "range_constraints");
+    if (rcons && !pt2_jobjv(r, rcons, "range_constraints")) return r->rc;
     for (const cJSON *c = rcons ? rcons->child : NULL; c; c = c->next) {
         SUB(pc, "range_constraints", "%s", c->string);
         bool found;
         fx_vr vr;
-        if (pt2_sym_range(rcons, c->string, &found, &vr, r->err)) return relay(r, pc);
+        if (pt2_sym_range(rcons, c->string, &found, &vr, r->err)) return pt2_relay(r, pc);
     }
     r->sy->ranges = rcons;
     /* fxdb's own metadata first: its shape environment names the symbols the graph uses */
-    const cJSON *md = jopt(gm, "metadata");
-    const cJSON *custom = jopt(md, "custom");
-    cJSON *cj = cJSON_IsString(custom) ? parse_inner(custom->valuestring) : NULL;
-    const cJSON *se = jopt(jopt(cj, "fxdb"), "shape_env");
+    const cJSON *md = pt2_jopt(gm, "metadata");
+    const cJSON *custom = pt2_jopt(md, "custom");
+    cJSON *cj = cJSON_IsString(custom) ? pt2_parse_inner(custom->valuestring) : NULL;
+    const cJSON *se = pt2_jopt(pt2_jopt(cj, "fxdb"), "shape_env");
     if (se) load_shape_env(r, se, "graph_module.metadata.custom.fxdb.shape_env");
-    if (!r->rc) input_symbols(r, jopt(gm, "graph"));
+    if (!r->rc) input_symbols(r, pt2_jopt(gm, "graph"));
     if (!r->rc)
-        p->graph = load_graph(r, jfield(r, gm, "graph", "graph_module"), "graph_module.graph", 0);
+        p->graph =
+            load_graph(r, pt2_jfield(r, gm, "graph", "graph_module"), "graph_module.graph", 0);
     if (!p->graph ||
-        load_signature(r, jfield(r, gm, "signature", "graph_module"), "graph_module.signature",
+        load_signature(r, pt2_jfield(r, gm, "signature", "graph_module"), "graph_module.signature",
                        p) ||
         check_signature(r, "graph_module.signature", p)) {
         cJSON_Delete(cj);
         return r->rc;
     }
-    const cJSON *ver = jopt(ep, "verifiers");
+    const cJSON *ver = pt2_jopt(ep, "verifiers");
     for (const cJSON *v = cJSON_IsArray(ver) ? ver->child : NULL; v; v = v->next)
         if (cJSON_IsString(v) && !strcmp(v->valuestring, "TRAINING")) p->training_ir = true;
     /* fxdb's raw graph, when fxdb wrote the file */
-    const cJSON *raw = jopt(jopt(cj, "fxdb"), "raw_graph");
+    const cJSON *raw = pt2_jopt(pt2_jopt(cj, "fxdb"), "raw_graph");
     if (raw) p->raw = load_graph(r, raw, "graph_module.metadata.custom.fxdb.raw_graph", 0);
     cJSON_Delete(cj);
     if (r->rc) return r->rc;
@@ -1971,7 +1755,7 @@ int fx_pt2_load_buffer(const void *data, size_t len, const char *what, fx_progra
         snprintf(file, sizeof file, "serialized_exported_program.json");
     }
     if ((rc = arch_read(&a, file, &text, &tlen, err))) goto done;
-    if (!(ep = parse_json(what, file, text, tlen, err))) {
+    if (!(ep = pt2_parse_json(what, file, text, tlen, err))) {
         rc = err->code;
         goto done;
     }
