@@ -62,17 +62,7 @@ local scenarios = {}
 
 -- a linear layer, a buffer mutation, views; strict export, fxdb.run, the unlifted module twice
 do
-  local M = nn.Module:extend("M")
-  function M:init()
-    self.lin = nn.Linear(3, 2)
-    self:register_buffer("steps", torch.zeros(2))
-  end
-  function M:forward(x)
-    local y = self.lin(x)
-    self.steps:add_(y:sum(0))
-    local v = y[{torch.tensor({0, 1})}]:t()
-    return y:relu() * 2, v:sum(), x[0]
-  end
+  local M = dofile("tests/lua/oom_model.lua")
   torch.manual_seed(0)
   local m, x = M(), torch.randn(4, 3)
   scenarios[#scenarios + 1] = {name = "strict export, run, unlift", m = m, path = function()

@@ -9,17 +9,7 @@ local T = dofile("tests/lua/harness.lua")
 
 torch.set_num_threads(1) -- failing allocations is single-threaded only
 
-local M = nn.Module:extend("M")
-function M:init()
-  self.lin = nn.Linear(3, 2)
-  self:register_buffer("steps", torch.zeros(2))
-end
-function M:forward(x)
-  local y = self.lin(x)
-  self.steps:add_(y:sum(0))        -- a buffer mutation
-  local v = y[{torch.tensor({0, 1})}]:t()        -- views
-  return y:relu() * 2, v:sum(), x[0]
-end
+local M = dofile("tests/lua/oom_model.lua")
 
 torch.manual_seed(0)
 local m = M()

@@ -7,12 +7,8 @@
 local T = dofile("tests/lua/harness.lua")
 local Dim = torch.export.Dim
 
-local function module(name, init, forward)
-  local M = nn.Module:extend(name)
-  if init then M.init = init end
-  M.forward = forward
-  return M()
-end
+-- module(name, init, forward): the harness's T.module with the class name first
+local function module(name, init, forward) return T.module(forward, init, name) end
 
 local function same(a, b, what)
   T.eq(fxdb._type_str(b), fxdb._type_str(a), what)

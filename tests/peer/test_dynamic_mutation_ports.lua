@@ -12,12 +12,8 @@ local P = dofile("tests/peer/peer.lua")
 local T = P.T
 local Dim = torch.export.Dim
 
-local function module(name, init, forward)
-  local M = nn.Module:extend(name)
-  if init then M.init = init end
-  M.forward = forward
-  return M()
-end
+-- module(name, init, forward): the harness's T.module with the class name first
+local function module(name, init, forward) return T.module(forward, init, name) end
 
 -- test_export_input_mutation_static_shape: x.view(3, 2, -1).add_(y) with a Python float y
 P.modes(function(strict, mode)
