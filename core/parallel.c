@@ -60,14 +60,17 @@ static int allowed_cpus(void) {
     return n < 1 ? 1 : n;
 }
 
-/* The 1-minute load average (runnable and uninterruptible tasks, ours included), or -1. */
-static double load_average(void) {
+/* The 1-minute load average (runnable and uninterruptible tasks, ours included), or -1; when
+ * running is given, also the tasks runnable right now (us included; left as is if unreadable). */
+static double load_average(int *running) {
     FILE *f = fopen("/proc/loadavg", "r");
     if (!f) return -1;
-    double a = -1;
-    if (fscanf(f, "%lf", &a) != 1) a = -1;
+    double a, b, c;
+    int r = 0, t = 0;
+    int got = fscanf(f, "%lf %lf %lf %d/%d", &a, &b, &c, &r, &t);
     fclose(f);
-    return a;
+    if (running && got == 5 && r >= 1) *running = r;
+    return got >= 1 ? a : -1;
 }
 
 /* Idle + iowait ticks of all CPUs (first line of /proc/stat), or -1. */
@@ -103,15 +106,9 @@ static void init(void) {
     const char *env = getenv("OMP_NUM_THREADS");
     if (env && atoi(env) >= 1) g_fixed = atoi(env);
     /* first estimate: the run queue (which counts us) beside the allowed CPUs */
-    double running = 1;
-    FILE *f = fopen("/proc/loadavg", "r");
-    if (f) {
-        double a, b, c;
-        int r = 0, t = 0;
-        if (fscanf(f, "%lf %lf %lf %d/%d", &a, &b, &c, &r, &t) == 5 && r >= 1) running = r;
-        fclose(f);
-    }
-    double n = g_allowed - (running - 1) + 0.3, load = load_average();
+    int running = 1;
+    double load = load_average(&running);
+    double n = g_allowed - (running - 1) + 0.3;
     if (load >= 0 && g_allowed - load + 0.3 < n) n = g_allowed - load + 0.3; /* others' load */
     g_auto = clamp_threads(n);
     g_wall_ns = now_ns(CLOCK_MONOTONIC);
@@ -128,7 +125,7 @@ static void resample(int64_t now) {
     if (idle >= 0 && g_idle_ticks >= 0 && dt > 0) {
         double self_cpus = (double)(self - g_self_ns) / dt;
         double idle_cpus = (double)(idle - g_idle_ticks) * 1e9 / (double)sysconf(_SC_CLK_TCK) / dt;
-        double n = self_cpus + idle_cpus + 0.3, load = load_average();
+        double n = self_cpus + idle_cpus + 0.3, load = load_average(NULL);
         if (load >= 0) {
             double others = load - self_cpus;
             double free_cpus = g_allowed - (others > 0 ? others : 0) + 0.3;
