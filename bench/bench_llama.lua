@@ -9,12 +9,23 @@
 --       tokens/s = 1 / the median step time of a round (the machine is shared), and with ROUNDS
 --       > 1 (default 1) the median over that many rounds, each from position 0 with fresh
 --       caches. CLOCK "cpu" times each call with the process's CPU time (os.clock: at 1 thread,
---       what a loaded machine disturbs least) instead of the wall clock. Then the per-position program rerun at one position (steady state, median of 5
---       batches), the machine's limit = memcpy bandwidth of a weight-sized buffer (MEMCPY_TOOL
---       --memcpy BYTES THREADS) / weight bytes per token, and the ratio of the single program's
---       rate to llama2.c's run.c (the anchor). LABEL names the thread setting run.sh chose ("1",
+--       what a loaded machine disturbs least) instead of the wall clock. cpu/wall is the
+--       single program's CPU time over its wall time (all threads; ~1 when no thread spins
+--       idle beside the one working, up to the thread count when all compute). Then the
+--       per-position program rerun at one position (steady state, median of 5 batches), the
+--       machine's limit = memcpy bandwidth of a weight-sized buffer (MEMCPY_TOOL --memcpy BYTES
+--       THREADS) / weight bytes per token, llama2.c's rate (LLAMA2C below: run once per round,
+--       after fxdb's; its CPU-time rate with CLOCK "cpu"; the median) and the ratio to it of the
+--       single program's rate counted as llama2.c counts (steps after the first over their
+--       total time, not the median step; the median over rounds). LABEL names the thread setting run.sh chose ("1",
 --       "2", "auto", "auto+hog" ...): its digits are the threads for the memcpy limit, else
 --       torch.get_num_threads().
+--   fxdb bench/bench_llama.lua side CONFIG LABEL [TOKENS [ROUNDS]]
+--       one row: the single program alone and llama2.c (LLAMA2C, below) side by side, taking
+--       turns: ROUNDS (default 5) rounds of one fxdb decode of TOKENS (default 64) positions from
+--       position 0, then one llama2.c run of as many steps; both timed as run.c times (tokens
+--       after the first over their total time), by the wall clock and by CPU time; medians over
+--       the rounds, ratios fxdb / llama2.c of the medians, fxdb's CPU time over wall time.
 --   fxdb bench/bench_llama.lua icount CONFIG KIND TOKENS
 --       for valgrind --tool=callgrind: a prefill of 3 tokens at position 0, then TOKENS decode
 --       calls, of one KIND — "single" and "perpos" call the unlifted module (callgrind's
@@ -30,22 +41,48 @@
 --       of torch 1.13's make_fx(functionalize(f)) of the same architecture,
 --       bench/bench_llama_torch.py) the ratio torch / fxdb of CPU times. LAYERS overrides
 --       n_layers (for the scaling rows).
---   fxdb bench/bench_llama.lua header decode|export
+--   fxdb bench/bench_llama.lua header decode|side|export
 --
 -- The llama2.c anchor: karpathy/llama2.c's run.c (-Ofast -march=native, 1 thread) decoding the
--- same shapes on this machine kind, as quoted in issue 14 (its source cannot be fetched here, so
--- the bench cannot build it): 165 tok/s for stories15M, 18.8 for stories110M.
+-- same shapes. Its code is not part of fxdb: build it (or a copy of its forward pass on random
+-- weights of the stories15M / stories110M shapes) outside the repository and name it in the
+-- environment, LLAMA2C=/path/to/program; it is run as `$LLAMA2C CONFIG STEPS` (CONFIG is
+-- stories15M or stories110M) and must print "<X> tok/s" (timed after the first step, as run.c
+-- does; "<X> tok/s wall, <Y> tok/s cpu" gives both clocks) or run.c's "achieved tok/s: <X>". The
+-- decode rows then run it once per round, between fxdb's rounds (interleaved), and the ratio is
+-- taken from the same run. Without LLAMA2C the column shows the figures issue 14 quotes for this
+-- machine kind (165 tok/s for stories15M, 18.8 for stories110M), marked with a '*'.
 local LLAMA2C = {stories15M = 165, stories110M = 18.8}
+
+-- One run of the user's llama2.c program: tokens/s by the wall clock and by CPU time (the same
+-- when it prints one figure), or nil when LLAMA2C is unset or its output has no rate.
+local function llama2c_rate(config, steps)
+  local prog = os.getenv("LLAMA2C")
+  if not prog or prog == "" then return nil end
+  local p = io.popen(string.format("%s %s %d 2>&1", prog, config, steps))
+  local out = p:read("a")
+  p:close()
+  local wall = tonumber(out:match("([%d.]+) tok/s wall") or out:match("([%d.]+) tok/s") or
+                        out:match("tok/s:%s*([%d.]+)"))
+  local cpu = tonumber(out:match("([%d.]+) tok/s cpu")) or wall
+  return wall, cpu
+end
 local llama = dofile("examples/llama.lua")
 local now = torch._perf_counter
 local mode = arg[1]
 
 if mode == "header" then
   if arg[2] == "decode" then
-    print(string.format("%-12s %-9s %8s %9s %9s %10s %8s %9s %9s", "config", "threads", "eager",
-                        "per-pos", "single", "pp.steady", "limit", "llama2.c", "single/l2c"))
-    print(string.format("%-12s %-9s %8s %9s %9s %10s %8s %9s %9s", "", "", "tok/s", "tok/s",
-                        "tok/s", "tok/s", "tok/s", "tok/s", ""))
+    print(string.format("%-12s %-9s %8s %9s %9s %8s %10s %8s %9s %10s", "config", "threads",
+                        "eager", "per-pos", "single", "cpu/wall", "pp.steady", "limit", "llama2.c",
+                        "single/l2c"))
+    print(string.format("%-12s %-9s %8s %9s %9s %8s %10s %8s %9s %10s", "", "", "tok/s", "tok/s",
+                        "tok/s", "single", "tok/s", "tok/s", "tok/s", ""))
+  elseif arg[2] == "side" then
+    print(string.format("%-12s %-9s %9s %9s %8s %9s %9s %9s %9s", "config", "threads",
+                        "fxdb", "fxdb", "cpu/wall", "llama2.c", "llama2.c", "ratio", "ratio"))
+    print(string.format("%-12s %-9s %9s %9s %8s %9s %9s %9s %9s", "", "", "wall", "cpu", "fxdb",
+                        "wall", "cpu", "wall", "cpu"))
   else
     print(string.format("%-12s %6s %6s %9s %9s %9s %8s %6s %8s %8s %8s %9s %9s", "config",
                         "device", "layers", "trace ms", "funct. ms", "total ms", "cpu ms", "nodes",
@@ -83,12 +120,14 @@ if mode == "decode" then
   local gm1 = llama.export(single):module({share_state = true, reinplace = true})
   local wbytes = llama.weight_bytes(eager)
   local rates = {eager = {}, perpos = {}, single = {}}
+  local l2c, cpu_wall, single_mean = {}, {}, {}
   local steady_gm, steady_pos
   for round = 1, rounds do
     eager:reset_cache()
     perpos:reset_cache()
     single:reset_cache()
     local t = {eager = {}, perpos = {}, single = {}}
+    local single_wall, single_cpu = 0, 0
     local tok = 1
     for pos = 0, ntok - 1 do
       local x, ip = torch.tensor({{tok}}), torch.tensor({pos})
@@ -102,15 +141,24 @@ if mode == "decode" then
                       {"single", "eager", "perpos"}})[pos % 3 + 1]
       local logits
       for _, k in ipairs(order) do
-        local a = clock()
+        local a, w, c = clock(), now(), os.clock()
         local l = calls[k]()
         t[k][#t[k] + 1] = clock() - a
-        if k == "single" then logits = l end
+        if k == "single" then
+          logits = l
+          single_wall, single_cpu = single_wall + now() - w, single_cpu + os.clock() - c
+        end
       end
       if round == 1 and pos == ntok // 2 then steady_gm, steady_pos = gm, pos end
       tok = llama.argmax(logits[{0, 0}])
     end
     for k, v in pairs(t) do rates[k][round] = 1 / median(v) end
+    cpu_wall[round] = single_cpu / single_wall
+    local sum = 0 -- llama2.c's own figure: steps after the first over their total time
+    for i = 2, #t.single do sum = sum + t.single[i] end
+    single_mean[round] = (#t.single - 1) / sum
+    local wall, cpu = llama2c_rate(name, ntok) -- interleaved with fxdb's rounds
+    l2c[round] = clock == os.clock and cpu or wall
   end
   -- steady state: one per-position program again and again (its plan made once); median of 5
   local reps = math.max(4, ntok // 8)
@@ -127,11 +175,36 @@ if mode == "decode" then
   p:close()
   local limit = gbs * 1e9 / wbytes
   local single_tps = median(rates.single)
-  local anchor = LLAMA2C[name]
-  print(string.format("%-12s %-9s %8.1f %9.1f %9.1f %10.1f %8.1f %9s %9s", name, label,
-                      median(rates.eager), median(rates.perpos), single_tps, 1 / median(batches),
-                      limit, anchor and string.format("%.1f", anchor) or "-",
-                      anchor and string.format("%.2fx", single_tps / anchor) or "-"))
+  local anchor, mark = LLAMA2C[name], "*"
+  if #l2c > 0 then anchor, mark = median(l2c), "" end
+  print(string.format("%-12s %-9s %8.1f %9.1f %9.1f %8.2f %10.1f %8.1f %9s %10s", name, label,
+                      median(rates.eager), median(rates.perpos), single_tps, median(cpu_wall),
+                      1 / median(batches), limit,
+                      anchor and string.format("%.1f%s", anchor, mark) or "-",
+                      anchor and string.format("%.2fx", median(single_mean) / anchor) or "-"))
+elseif mode == "side" then
+  -- the single program alone beside llama2.c, alternating: per round one decode of TOKENS
+  -- positions from position 0 with fresh caches, timed as run.c times (after the first step)
+  local label, ntok, rounds = arg[3], tonumber(arg[4] or 64), tonumber(arg[5] or 5)
+  local m = llama.build(cfg)
+  local gm = llama.export(m):module({share_state = true, reinplace = true})
+  local fw, fc, lw, lc, cw = {}, {}, {}, {}, {}
+  for round = 1, rounds do
+    m:reset_cache()
+    local tok, w0, c0 = 1, 0, 0
+    for pos = 0, ntok - 1 do
+      if pos == 1 then w0, c0 = now(), os.clock() end
+      tok = llama.argmax(gm(torch.tensor({{tok}}), torch.tensor({pos}))[{0, 0}])
+    end
+    local w, c = now() - w0, os.clock() - c0
+    fw[round], fc[round], cw[round] = (ntok - 1) / w, (ntok - 1) / c, c / w
+    lw[round], lc[round] = llama2c_rate(name, ntok)
+  end
+  local has = #lw > 0
+  local function f(t) return has and string.format("%.1f", median(t)) or "-" end
+  local function r(a, b) return has and string.format("%.2fx", median(a) / median(b)) or "-" end
+  print(string.format("%-12s %-9s %9.1f %9.1f %8.2f %9s %9s %9s %9s", name, label, median(fw),
+                      median(fc), median(cw), f(lw), f(lc), r(fw, lw), r(fc, lc)))
 elseif mode == "icount" then
   local kind, ntok = arg[3], tonumber(arg[4] or 8)
   local m = llama.build(cfg)

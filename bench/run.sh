@@ -63,7 +63,8 @@ echo
 # ---- issues 6 and 14: Llama decode and export (bench/bench_interp.c, bench/bench_llama.lua) -----
 # bench_interp: µs per node on a graph of 1-element ops, memcpy bandwidth. bench_llama.lua decode:
 # tokens/s (eager, exported per position, exported steady state) against the machine's limit and
-# llama2.c's run.c (the anchor), for thread settings: 1 and 2 fixed (OMP_NUM_THREADS), auto (no
+# llama2.c's run.c (the anchor: measured in the same run when LLAMA2C names a build of it, see
+# below; else the issue's figures), for thread settings: 1 and 2 fixed (OMP_NUM_THREADS), auto (no
 # variable: fxdb's automatic count), and each of 1 / auto beside CPU-bound processes ("+hog", a
 # shell loop per CPU that run.sh starts and kills): the default must never be slower than 1 thread.
 # bench_llama.lua export: one decode step on meta tensors, µs per node, against torch 1.13's
@@ -93,8 +94,8 @@ for cfg in stories15M stories110M; do
             done ;;
         esac
         n=${th%+hog}
-        if [ "$n" = auto ]; then set -- env -u OMP_NUM_THREADS -u OPENBLAS_NUM_THREADS
-        else set -- env OMP_NUM_THREADS="$n" OPENBLAS_NUM_THREADS="$n"; fi
+        if [ "$n" = auto ]; then set -- env -u OMP_NUM_THREADS
+        else set -- env OMP_NUM_THREADS="$n"; fi
         "$@" "$BUILD/fxdb" bench/bench_llama.lua decode "$cfg" "$th" "$BUILD/bench/bench_interp" \
             "${LLAMA_TOKENS:-64}"
         stop_hog
@@ -112,8 +113,22 @@ echo
 echo "== bench_llama decode at 1 thread: single program vs per-position vs eager (CPU time; median of ${LLAMA_ROUNDS:-5} interleaved rounds; load: $(cut -d' ' -f1-3 /proc/loadavg))"
 "$BUILD/fxdb" bench/bench_llama.lua header decode
 for cfg in stories15M stories110M; do
-    env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$BUILD/fxdb" bench/bench_llama.lua decode "$cfg" 1 \
+    env OMP_NUM_THREADS=1 "$BUILD/fxdb" bench/bench_llama.lua decode "$cfg" 1 \
         "$BUILD/bench/bench_interp" "${LLAMA_TOKENS:-64}" "${LLAMA_ROUNDS:-5}" cpu
+done
+# ---- issue 14: the single program beside llama2.c ------------------------------------------------
+# llama2.c's run.c is not part of fxdb: build it outside the repository and set LLAMA2C to a
+# program run as `$LLAMA2C CONFIG STEPS` (see bench/bench_llama.lua); each row alternates one
+# fxdb decode and one llama2.c run, LLAMA_ROUNDS times, and takes the ratio from the same run.
+# Without LLAMA2C the llama2.c columns are "-" (the decode tables quote the issue's figures).
+echo
+echo "== single program beside llama2.c (LLAMA2C=${LLAMA2C:-unset}; medians of ${LLAMA_ROUNDS:-5} alternating rounds of ${LLAMA_TOKENS:-64} tokens; load: $(cut -d' ' -f1-3 /proc/loadavg))"
+"$BUILD/fxdb" bench/bench_llama.lua header side
+for cfg in stories15M stories110M; do
+    env OMP_NUM_THREADS=1 "$BUILD/fxdb" bench/bench_llama.lua side "$cfg" 1 "${LLAMA_TOKENS:-64}" \
+        "${LLAMA_ROUNDS:-5}"
+    env -u OMP_NUM_THREADS "$BUILD/fxdb" bench/bench_llama.lua side "$cfg" auto \
+        "${LLAMA_TOKENS:-64}" "${LLAMA_ROUNDS:-5}"
 done
 if command -v valgrind >/dev/null 2>&1; then
     echo
@@ -125,7 +140,7 @@ if command -v valgrind >/dev/null 2>&1; then
         for kind in single perpos eager; do
             fn=gm_call
             [ "$kind" = eager ] && fn=luaB_xpcall
-            env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 valgrind --tool=callgrind \
+            env OMP_NUM_THREADS=1 valgrind --tool=callgrind \
                 --callgrind-out-file="$cg/$kind" --toggle-collect="$fn" --dump-before="$fn" \
                 "$BUILD/fxdb" bench/bench_llama.lua icount "$cfg" "$kind" 8 >/dev/null 2>&1
             # dumps $kind.1 .. $kind.N in call order (.1 before the first call), $kind the last

@@ -29,11 +29,10 @@
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static int g_allowed = 1; /* CPUs this process may use */
-static int g_fixed;       /* >= 1 fixed count; 0 automatic */
-static int g_auto = 1;    /* the automatic count now */
-static int g_blas = -1;   /* the count last given to OpenBLAS */
-static int64_t g_next_ns; /* when to resample */
+static int g_allowed = 1;                          /* CPUs this process may use */
+static int g_fixed;                                /* >= 1 fixed count; 0 automatic */
+static int g_auto = 1;                             /* the automatic count now */
+static int64_t g_next_ns;                          /* when to resample */
 static int64_t g_wall_ns, g_self_ns, g_idle_ticks; /* the previous sample */
 
 static int64_t now_ns(clockid_t clk) {
@@ -95,12 +94,6 @@ static int clamp_threads(double x) {
     return n < 1 ? 1 : n > g_allowed ? g_allowed : n;
 }
 
-static void set_blas(int n) {
-    if (n == g_blas) return;
-    g_blas = n;
-    openblas_set_num_threads(n);
-}
-
 static void init(void) {
     g_allowed = allowed_cpus();
     const char *env = getenv("OMP_NUM_THREADS");
@@ -115,8 +108,14 @@ static void init(void) {
     g_self_ns = self_cpu_ns();
     g_idle_ticks = idle_ticks();
     g_next_ns = g_wall_ns + SAMPLE_NS;
-    if (!g_fixed && !getenv("OPENBLAS_NUM_THREADS")) set_blas(g_auto);
 }
+
+/* OpenBLAS computes on the calling thread only, from program start: fxdb's kernels split large
+ * products over their own threads (k_linalg.c). OpenBLAS's pthread pool would otherwise run
+ * beside fxdb's OpenMP threads, and each of its workers spins (sched_yield) for ~0.1 s after
+ * every call that used it, or after being given a thread count: with two threads a second CPU
+ * was burnt while fxdb traced on meta tensors (27 ms CPU for a 13.6 ms export). */
+__attribute__((constructor)) static void blas_on_one_thread(void) { openblas_set_num_threads(1); }
 
 /* A new automatic count from the load since the previous sample (lock held). */
 static void resample(int64_t now) {
@@ -137,7 +136,6 @@ static void resample(int64_t now) {
     g_self_ns = self;
     g_idle_ticks = idle;
     g_next_ns = now + SAMPLE_NS;
-    if (!g_fixed && !getenv("OPENBLAS_NUM_THREADS")) set_blas(g_auto);
 }
 
 static int current(void) {
@@ -157,7 +155,6 @@ void fx_set_num_threads(int n) {
     pthread_once(&g_once, init);
     pthread_mutex_lock(&g_lock);
     g_fixed = n;
-    set_blas(n ? n : g_auto);
     pthread_mutex_unlock(&g_lock);
 }
 

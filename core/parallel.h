@@ -1,11 +1,14 @@
 /* core/parallel.h — how many threads fxdb's kernels use.
  * Layer: core.
  *
- * Kernels split large loops over OpenMP threads (and OpenBLAS splits its GEMMs over its own
- * threads). A region only goes parallel when it has enough work to repay the start-up of the
- * threads, and, in the automatic mode (the default), only when the machine has idle CPUs: on a
- * shared machine a thread that loses its CPU stalls every parallel region for a scheduler time
- * slice, which made default runs 30-50x slower than one thread. So:
+ * Kernels split large loops over OpenMP threads, matrix products included: OpenBLAS is set to
+ * one thread at program start (a constructor in parallel.c) and each of fxdb's threads calls it
+ * on its own block, so there is one pool of threads, fxdb's (OPENBLAS_NUM_THREADS has no
+ * effect; a program linking libfxdb.a gets a single-threaded OpenBLAS too). A region only goes
+ * parallel when it has enough work to repay the start-up of the threads, and, in the automatic
+ * mode (the default), only when the machine has idle CPUs: on a shared machine a thread that
+ * loses its CPU stalls every parallel region for a scheduler time slice, which made default runs
+ * 30-50x slower than one thread. So:
  *
  *   - automatic (the default, fx_set_num_threads(0)): up to the CPUs this process may use
  *     (sched_getaffinity, capped by a cgroup v2 cpu.max quota), minus the CPUs other processes
@@ -23,8 +26,7 @@
 
 #include <stdint.h>
 
-/* Sets the thread count: n >= 1 fixed, 0 automatic. Also sets OpenBLAS's. Negative n is
- * ignored. */
+/* Sets the thread count: n >= 1 fixed, 0 automatic. Negative n is ignored. */
 void fx_set_num_threads(int n);
 /* The fixed count, or in automatic mode the CPUs available to this process (the most a region
  * will use; fewer while the machine is busy). >= 1. */

@@ -21,6 +21,7 @@
 #include "core/kernels/k_gemv.h"
 #include "core/ops_impl.h"
 #include "core/ops_shape.h"
+#include "core/parallel.h"
 #include "core/shape.h"
 
 /* A strided matrix: element (r, c) lives at p + (r * s0 + c * s1) * itemsize. */
@@ -78,6 +79,82 @@ static double *pack_f64(const kb_mat *m) {
 
 static int oom(fx_err *err) {
     return fx_err_setf(err, FX_ENOMEM, "out of memory packing a matrix operand");
+}
+
+/* ---- BLAS products over fxdb's threads ------------------------------------------------------ */
+
+/* One call of cblas_?gemm, row-major: C[M, N] = alpha * op(A) op(B) + beta * C. kind 's', 'd',
+ * 'c' or 'z'; alpha / beta point at a float, double, float[2] or double[2]. */
+typedef struct blas_gemm {
+    char kind;
+    enum CBLAS_TRANSPOSE ta, tb;
+    int64_t M, N, K, lda, ldb, ldc;
+    const void *a, *b, *alpha, *beta;
+    void *c;
+} blas_gemm;
+
+/* Row (column) blocks start at multiples of this many rows (columns) of C, so every element of C
+ * sits at the same place in OpenBLAS's register tiles as in one call over the whole product. */
+#define GEMM_CUT 192
+/* The fewest multiply-adds per block: above OpenBLAS's small-matrix kernels (used below 100^3 on
+ * this library's AVX-512 targets), so a block takes the same code path as the whole product. */
+#define GEMM_BLOCK_MIN ((int64_t)1 << 21)
+
+/* The rows [r0, r1) and columns [c0, c1) of C, one BLAS call. */
+static void gemm_block(const blas_gemm *g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+    int64_t ao = g->ta == CblasNoTrans ? r0 * g->lda : r0,
+            bo = g->tb == CblasNoTrans ? c0 : c0 * g->ldb, co = r0 * g->ldc + c0;
+    blasint m = (blasint)(r1 - r0), n = (blasint)(c1 - c0), k = (blasint)g->K,
+            lda = (blasint)g->lda, ldb = (blasint)g->ldb, ldc = (blasint)g->ldc;
+    switch (g->kind) {
+    case 's':
+        cblas_sgemm(CblasRowMajor, g->ta, g->tb, m, n, k, *(const float *)g->alpha,
+                    (const float *)g->a + ao, lda, (const float *)g->b + bo, ldb,
+                    *(const float *)g->beta, (float *)g->c + co, ldc);
+        break;
+    case 'd':
+        cblas_dgemm(CblasRowMajor, g->ta, g->tb, m, n, k, *(const double *)g->alpha,
+                    (const double *)g->a + ao, lda, (const double *)g->b + bo, ldb,
+                    *(const double *)g->beta, (double *)g->c + co, ldc);
+        break;
+    case 'c':
+        cblas_cgemm(CblasRowMajor, g->ta, g->tb, m, n, k, g->alpha, (const float *)g->a + 2 * ao,
+                    lda, (const float *)g->b + 2 * bo, ldb, g->beta, (float *)g->c + 2 * co, ldc);
+        break;
+    default:
+        cblas_zgemm(CblasRowMajor, g->ta, g->tb, m, n, k, g->alpha, (const double *)g->a + 2 * ao,
+                    lda, (const double *)g->b + 2 * bo, ldb, g->beta, (double *)g->c + 2 * co, ldc);
+        break;
+    }
+}
+
+/* Runs g, cut into row blocks of C (column blocks when C has too few rows) over the threads
+ * core/parallel.h grants: OpenBLAS itself runs on one thread inside fxdb (its own pool spun
+ * for ~0.1 s after every call and beside fxdb's OpenMP threads), so the split is fxdb's. Blocks
+ * start at multiples of GEMM_CUT and hold at least GEMM_BLOCK_MIN multiply-adds, so the result is
+ * the same for every thread count. */
+static void gemm_run(const blas_gemm *g) {
+    int64_t nt = fx_threads_for(g->M * g->N * g->K);
+    /* whole units of GEMM_CUT rows (columns); the last block also takes the remainder */
+    int64_t rows = g->M / GEMM_CUT, cols = g->N / GEMM_CUT;
+    bool by_rows = rows >= nt || rows >= cols;
+    int64_t units = by_rows ? rows : cols, len = by_rows ? g->M : g->N;
+    int64_t unit_work = GEMM_CUT * (by_rows ? g->N : g->M) * g->K;
+    if (nt > units) nt = units;
+    while (nt > 1 && unit_work * (units / nt) < GEMM_BLOCK_MIN) nt--;
+    if (nt <= 1) {
+        gemm_block(g, 0, g->M, 0, g->N);
+        return;
+    }
+#pragma omp parallel for num_threads((int)nt) schedule(static)
+    for (int64_t t = 0; t < nt; t++) {
+        int64_t u0 = units * t / nt * GEMM_CUT,
+                u1 = t + 1 == nt ? len : units * (t + 1) / nt * GEMM_CUT;
+        if (by_rows)
+            gemm_block(g, u0, u1, 0, g->N);
+        else
+            gemm_block(g, 0, g->M, u0, u1);
+    }
 }
 
 /* ---- matrix-vector products ----------------------------------------------------------------- */
@@ -180,8 +257,7 @@ static int gemm_f32(fx_dtype dt, const kb_mat *A, const kb_mat *B, float *C, int
         }
         bp = bbuf, tb = CblasNoTrans, ldb = N > 1 ? N : 1;
     }
-    cblas_sgemm(CblasRowMajor, ta, tb, (blasint)M, (blasint)N, (blasint)K, alpha, ap, (blasint)lda,
-                bp, (blasint)ldb, beta, C, (blasint)ldc);
+    gemm_run(&(blas_gemm){'s', ta, tb, M, N, K, lda, ldb, ldc, ap, bp, &alpha, &beta, C});
     fx_free(abuf);
     fx_free(bbuf);
     return FX_OK;
@@ -206,8 +282,7 @@ static int gemm_f64(const kb_mat *A, const kb_mat *B, double *C, int64_t ldc, do
         }
         bp = bbuf, tb = CblasNoTrans, ldb = N > 1 ? N : 1;
     }
-    cblas_dgemm(CblasRowMajor, ta, tb, (blasint)M, (blasint)N, (blasint)K, alpha, ap, (blasint)lda,
-                bp, (blasint)ldb, beta, C, (blasint)ldc);
+    gemm_run(&(blas_gemm){'d', ta, tb, M, N, K, lda, ldb, ldc, ap, bp, &alpha, &beta, C});
     fx_free(abuf);
     fx_free(bbuf);
     return FX_OK;
@@ -277,17 +352,12 @@ static int gemm_cplx(fx_dtype dt, const kb_mat *A, const kb_mat *B, void *C, int
         for (int64_t j = 0; j < N; j++)
             memcpy(bbuf + (k * N + j) * (int64_t)item,
                    (const char *)B->p + (k * B->s0 + j * B->s1) * (int64_t)item, item);
-    if (dt == FX_DTYPE_C64) {
-        float al[2] = {(float)alpha, 0}, be[2] = {(float)beta, 0};
-        cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)M, (blasint)N, (blasint)K,
-                    al, abuf, (blasint)(K > 1 ? K : 1), bbuf, (blasint)(N > 1 ? N : 1), be, C,
-                    (blasint)ldc);
-    } else {
-        double al[2] = {alpha, 0}, be[2] = {beta, 0};
-        cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (blasint)M, (blasint)N, (blasint)K,
-                    al, abuf, (blasint)(K > 1 ? K : 1), bbuf, (blasint)(N > 1 ? N : 1), be, C,
-                    (blasint)ldc);
-    }
+    float al32[2] = {(float)alpha, 0}, be32[2] = {(float)beta, 0};
+    double al[2] = {alpha, 0}, be[2] = {beta, 0};
+    bool c64 = dt == FX_DTYPE_C64;
+    gemm_run(&(blas_gemm){c64 ? 'c' : 'z', CblasNoTrans, CblasNoTrans, M, N, K, K > 1 ? K : 1,
+                          N > 1 ? N : 1, ldc, abuf, bbuf, c64 ? (void *)al32 : (void *)al,
+                          c64 ? (void *)be32 : (void *)be, C});
     fx_free(abuf);
     fx_free(bbuf);
     return FX_OK;

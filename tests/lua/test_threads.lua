@@ -49,4 +49,35 @@ T.test("results do not depend on the thread count", function()
   end
 end)
 
+-- Whole products, cut by rows (many rows), by columns (few rows) or not at all, in each dtype
+-- that goes to BLAS, plain and transposed operands: every element must be the same bits for
+-- every thread count (k_linalg.c cuts at multiples of OpenBLAS's register tiles).
+T.test("matrix products do not depend on the thread count", function()
+  local function products()
+    torch.manual_seed(5)
+    local out = {}
+    for _, s in ipairs({{400, 700, 500}, {20, 1000, 3000}, {129, 257, 1031}, {1000, 64, 1000},
+                            {600, 300, 1000}}) do
+      local a, b = torch.randn(s[1], s[2]), torch.randn(s[2], s[3])
+      out[#out + 1] = a:matmul(b)
+      out[#out + 1] = b:t():matmul(a:t())               -- transposed operands
+      out[#out + 1] = a:double():matmul(b:double())
+    end
+    local a = torch.complex(torch.randn(450, 200), torch.randn(450, 200))
+    local b = torch.complex(torch.randn(200, 300), torch.randn(200, 300))
+    out[#out + 1] = a:matmul(b)
+    out[#out + 1] = a:to(torch.complex128):matmul(b:to(torch.complex128))
+    out[#out + 1] = torch.bmm(torch.randn(3, 200, 300), torch.randn(3, 300, 400))
+    return out
+  end
+  torch.set_num_threads(1)
+  local one = products()
+  for _, n in ipairs({2, 3, 0}) do
+    torch.set_num_threads(n)
+    local got = products()
+    for i = 1, #one do T.truthy(torch.eq(got[i], one[i]):all():item(), n .. " threads, product " .. i) end
+  end
+  torch.set_num_threads(0)
+end)
+
 T.done()
