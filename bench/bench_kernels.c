@@ -3,17 +3,17 @@
  *  1. GEMM GFLOP/s, fxdb's mm (fx_dispatch, a fresh output per call) vs cblas_sgemm into a
  *     preallocated C, n x n x n for n = 64 ... 1024, on 1 and 2 threads; target >= 95%.
  *  2. Elementwise add / mul / exp over 16M float32: GB/s (bytes read + written) vs a memcpy of
- *     the same output size (its bytes read + written), 1 and 2 threads; functional ops allocate
- *     their output (first-touch page faults included), the in-place forms do not; then the
- *     functional ops again with malloc told to keep freed pages (what a caching allocator
- *     gives); target >= 70%.
+ *     the same output size (its bytes read + written), 1 and 2 threads, under glibc's default
+ *     malloc settings as a C user of libfxdb.a has them. Functional ops allocate a fresh 64 MiB
+ *     output per call: timed with libfxdb's large-block cache (core/alloc_cache.h, the default)
+ *     and with it turned off (limit 0: every output is mapped and page-faulted in afresh), the
+ *     three alternating run by run; the in-place forms allocate nothing. Target >= 70%.
  *  3. softmax, layer_norm, rms_norm over (4096, 4096) float32: GB/s (read + write).
  *  4. Dispatch overhead: µs per add of two 1-element tensors through fx_dispatch (eager) and
  *     through fx_call. (The Lua-side number comes from bench/bench_dispatch.lua.)
  * Every figure is the median of RUNS timed runs; within a run an operation repeats until it
  * has taken MIN_RUN seconds; the two sides of a ratio alternate run by run. */
 #include <cblas.h>
-#include <malloc.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,8 +106,8 @@ typedef struct gemm_ud {
 
 static void run_sgemm(void *ud) {
     gemm_ud *g = ud;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->n, g->n, g->n, 1.0f, g->a, g->n,
-                g->b, g->n, 0.0f, g->c, g->n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->n, g->n, g->n, 1.0f, g->a, g->n, g->b,
+                g->n, 0.0f, g->c, g->n);
 }
 
 typedef struct copy_ud {
@@ -162,17 +162,30 @@ static void bench_gemm(void) {
     printf("\n");
 }
 
-static void bench_elementwise(bool keep_pages) {
-    const int64_t N = 16 << 20;
-    if (keep_pages) { /* freed 64 MiB blocks stay in the heap: no page faults on reuse */
-        mallopt(M_MMAP_THRESHOLD, 1 << 30);
-        mallopt(M_TRIM_THRESHOLD, 1 << 30);
+/* Medians of memcpy and of one op with libfxdb's large-block cache on and off (limit 0), timed
+ * alternately; the cache's limit is back to its default afterwards. */
+static void time_cache_pair(copy_ud *c, op_ud *u, double *tm, double *ton, double *toff) {
+    double vm[RUNS], von[RUNS], voff[RUNS];
+    for (int r = 0; r < RUNS; r++) {
+        vm[r] = time_once(run_memcpy, c);
+        von[r] = time_once(run_op, u);
+        fx_alloc_cache_set_limit(0);
+        voff[r] = time_once(run_op, u);
+        fx_alloc_cache_set_limit(FX_ALLOC_CACHE_DEFAULT_LIMIT);
     }
-    printf("Elementwise over 16M float32 (64 MiB per tensor), %s    GB/s = (bytes read + "
-           "written) / s\n",
-           keep_pages ? "malloc keeping freed pages (M_MMAP_THRESHOLD / M_TRIM_THRESHOLD 1 GiB)"
-                      : "default malloc (libfxdb keeps freed large blocks for reuse)");
-    printf("%-12s %8s %10s %10s %8s\n", "op", "threads", "memcpy", "fxdb", "ratio");
+    *tm = median(vm, RUNS);
+    *ton = median(von, RUNS);
+    *toff = median(voff, RUNS);
+}
+
+static void bench_elementwise(void) {
+    const int64_t N = 16 << 20;
+    printf("Elementwise over 16M float32 (64 MiB per tensor), from C (libfxdb.a, glibc's default "
+           "malloc)    GB/s = (bytes read + written) / s\n"
+           "functional ops allocate a fresh output: with libfxdb's large-block cache (default) "
+           "and without it (limit 0)\n");
+    printf("%-6s %8s %8s %8s %8s %9s %9s\n", "op", "threads", "memcpy", "cache", "no cache",
+           "% cache", "% none");
     fx_tensor *x = randn_tensor(1, &N), *y = randn_tensor(1, &N), *z = randn_tensor(1, &N);
     size_t bytes = (size_t)N * 4;
     void *dst = malloc(bytes);
@@ -184,21 +197,33 @@ static void bench_elementwise(bool keep_pages) {
         int nargs, ntensors; /* tensors read + written */
         bool inplace;
     } ops[] = {
-        {"add", FX_OP_ADD_TENSOR, 2, 3, false}, {"mul", FX_OP_MUL_TENSOR, 2, 3, false},
-        {"exp", FX_OP_EXP, 1, 2, false},        {"add_", FX_OP_ADD__TENSOR, 2, 3, true},
+        {"add", FX_OP_ADD_TENSOR, 2, 3, false},  {"mul", FX_OP_MUL_TENSOR, 2, 3, false},
+        {"exp", FX_OP_EXP, 1, 2, false},         {"add_", FX_OP_ADD__TENSOR, 2, 3, true},
         {"mul_", FX_OP_MUL__TENSOR, 2, 3, true}, {"exp_", FX_OP_EXP_, 1, 2, true},
     };
-    for (size_t o = 0; o < (keep_pages ? 3 : sizeof ops / sizeof ops[0]); o++)
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++)
         for (int th = 1; th <= 2; th++) {
             set_threads(th);
             /* in place on z (its values drift; exp_ of large values gives inf, still a pass) */
-            op_ud u = {ops[o].op, ops[o].nargs,
-                       {fx_iv_tensor(ops[o].inplace ? z : x), fx_iv_tensor(y)}};
-            double tm, tf;
-            time_pair(run_memcpy, &c, run_op, &u, &tm, &tf);
-            double gm = 2.0 * (double)bytes / tm * 1e-9;
-            double gf = (double)ops[o].ntensors * (double)bytes / tf * 1e-9;
-            printf("%-12s %8d %10.1f %10.1f %7.1f%%\n", ops[o].name, th, gm, gf, 100.0 * gf / gm);
+            op_ud u = {
+                ops[o].op, ops[o].nargs, {fx_iv_tensor(ops[o].inplace ? z : x), fx_iv_tensor(y)}};
+            double tm, ton, toff;
+            double gm, gon, goff;
+            if (ops[o].inplace) { /* nothing allocated: the cache plays no part */
+                time_pair(run_memcpy, &c, run_op, &u, &tm, &ton);
+                toff = ton;
+            } else {
+                time_cache_pair(&c, &u, &tm, &ton, &toff);
+            }
+            gm = 2.0 * (double)bytes / tm * 1e-9;
+            gon = (double)ops[o].ntensors * (double)bytes / ton * 1e-9;
+            goff = (double)ops[o].ntensors * (double)bytes / toff * 1e-9;
+            if (ops[o].inplace)
+                printf("%-6s %8d %8.1f %8.1f %8s %8.1f%% %9s\n", ops[o].name, th, gm, gon, "-",
+                       100.0 * gon / gm, "-");
+            else
+                printf("%-6s %8d %8.1f %8.1f %8.1f %8.1f%% %8.1f%%\n", ops[o].name, th, gm, gon,
+                       goff, 100.0 * gon / gm, 100.0 * goff / gm);
             fx_ivalue_clear(&u.args[0]), fx_ivalue_clear(&u.args[1]);
         }
     printf("\n");
@@ -275,9 +300,8 @@ int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : NULL;
     printf("bench_kernels: %d processors, medians of %d runs\n\n", omp_get_num_procs(), RUNS);
     if (!only || !strcmp(only, "gemm")) bench_gemm();
-    if (!only || !strcmp(only, "elementwise")) bench_elementwise(false);
+    if (!only || !strcmp(only, "elementwise")) bench_elementwise();
     if (!only || !strcmp(only, "nn")) bench_nn();
     if (!only || !strcmp(only, "dispatch")) bench_dispatch();
-    if (!only || !strcmp(only, "elementwise")) bench_elementwise(true); /* changes malloc: last */
     return 0;
 }

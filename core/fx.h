@@ -39,6 +39,7 @@
 #define FX_VERSION_PATCH 0
 #define FX_VERSION "0.1.0"
 
+#include "core/alloc_cache.h"
 #include "core/dispatch.h"
 #include "core/dtype.h"
 #include "core/export.h"

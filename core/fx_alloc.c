@@ -1,83 +1,50 @@
 /* core/fx_alloc.c — counting allocator with failure injection.
- * Layer: core. Each block carries a 16-byte header holding its size, so counters stay exact. */
+ * Layer: core, above core/alloc_cache.c (large blocks come from its cache). Each block carries a
+ * 16-byte header holding its size, so counters stay exact. */
 #include "core/fx_alloc.h"
 
-#include <pthread.h>
+#include "core/alloc_cache.h"
+
 #include <stdlib.h>
 #include <string.h>
 
+/* Each block starts with a 16-byte header: the payload size, then the block's size when it came
+ * from the large-block cache (core/alloc_cache.h: blocks of FX_ALLOC_CACHE_MIN bytes or more,
+ * header included), 0 when it came from malloc. */
 #define HDR 16
 
-/* Freed blocks of at least BUF_MIN bytes wait in a small cache (at most BUF_SLOTS blocks,
- * BUF_CAP bytes) for the next allocation of the same size, as PyTorch's caching allocators do:
- * tensor programs free and allocate buffers of the same large sizes over and over, and glibc
- * would map each afresh (every page faulted in again: a fresh 64 MiB result ran at 1-2% of
- * memcpy speed). Cached blocks do not count as live. */
-#define BUF_MIN ((size_t)1 << 20)
-#define BUF_SLOTS 16
-#define BUF_CAP ((size_t)1 << 30)
-static struct {
-    unsigned char *base; /* malloc'd block (header included), NULL = empty slot */
-    size_t n;            /* its payload size */
-} g_buf[BUF_SLOTS];
-static size_t g_buf_bytes;
-static unsigned g_buf_clock; /* round-robin victim when the cache is full */
-static pthread_mutex_t g_buf_lock = PTHREAD_MUTEX_INITIALIZER;
+static void set_hdr(unsigned char *base, size_t n, size_t cap) {
+    memcpy(base, &n, sizeof n);
+    memcpy(base + sizeof n, &cap, sizeof cap);
+}
+static void get_hdr(const unsigned char *base, size_t *n, size_t *cap) {
+    memcpy(n, base, sizeof *n);
+    memcpy(cap, base + sizeof *n, sizeof *cap);
+}
 
-/* A cached block of exactly n bytes, or NULL. */
-static unsigned char *buf_take(size_t n) {
-    unsigned char *p = NULL;
-    pthread_mutex_lock(&g_buf_lock);
-    for (int i = 0; i < BUF_SLOTS; i++)
-        if (g_buf[i].base && g_buf[i].n == n) {
-            p = g_buf[i].base;
-            g_buf[i].base = NULL;
-            g_buf_bytes -= n;
-            break;
-        }
-    pthread_mutex_unlock(&g_buf_lock);
+/* A new block for n payload bytes (zeroed when `zero`): from the cache when large. */
+static unsigned char *block_new(size_t n, int zero) {
+    size_t cap = 0;
+    unsigned char *p;
+    if (n + HDR >= FX_ALLOC_CACHE_MIN)
+        p = fx_alloc_cache_get(n + HDR, zero, &cap);
+    else
+        p = zero ? calloc(1, n + HDR) : malloc(n + HDR);
+    if (p) set_hdr(p, n, cap);
     return p;
 }
 
-/* Keeps base (payload n bytes) for reuse; false when it does not fit (the caller frees it). */
-static int buf_keep(unsigned char *base, size_t n) {
-    if (n > BUF_CAP) return 0;
-    unsigned char *evict = NULL;
-    pthread_mutex_lock(&g_buf_lock);
-    int slot = -1;
-    for (int i = 0; i < BUF_SLOTS && slot < 0; i++)
-        if (!g_buf[i].base) slot = i;
-    if (slot < 0 || g_buf_bytes + n > BUF_CAP) { /* make room: drop one block */
-        slot = (int)(g_buf_clock++ % BUF_SLOTS);
-        if (g_buf[slot].base) {
-            evict = g_buf[slot].base;
-            g_buf_bytes -= g_buf[slot].n;
-            g_buf[slot].base = NULL;
-        }
-    }
-    int kept = g_buf_bytes + n <= BUF_CAP;
-    if (kept) {
-        g_buf[slot].base = base;
-        g_buf[slot].n = n;
-        g_buf_bytes += n;
-    }
-    pthread_mutex_unlock(&g_buf_lock);
-    free(evict);
-    return kept;
-}
-
-void fx_alloc_trim(void) {
-    pthread_mutex_lock(&g_buf_lock);
-    for (int i = 0; i < BUF_SLOTS; i++) {
-        free(g_buf[i].base);
-        g_buf[i].base = NULL;
-    }
-    g_buf_bytes = 0;
-    pthread_mutex_unlock(&g_buf_lock);
+static void block_free(unsigned char *base) {
+    size_t n, cap;
+    get_hdr(base, &n, &cap);
+    if (cap)
+        fx_alloc_cache_put(base, cap);
+    else
+        free(base);
 }
 
 static fx_alloc_stats g_stats;
-static int64_t g_fail_at;  /* 0 = off; else countdown to the failing call */
+static int64_t g_fail_at; /* 0 = off; else countdown to the failing call */
 static int g_fail_sticky;
 
 static int should_fail(void) {
@@ -99,10 +66,8 @@ static void account(int64_t blocks, int64_t bytes) {
 
 void *fx_malloc(size_t n) {
     if (n > FX_ALLOC_MAX || should_fail()) return NULL;
-    unsigned char *p = n >= BUF_MIN ? buf_take(n) : NULL;
-    if (!p) p = malloc(n + HDR);
+    unsigned char *p = block_new(n, 0);
     if (!p) return NULL;
-    memcpy(p, &n, sizeof n);
     account(1, (int64_t)n);
     return p + HDR;
 }
@@ -111,9 +76,8 @@ void *fx_calloc(size_t count, size_t size) {
     if (size && count > FX_ALLOC_MAX / size) return NULL;
     size_t n = count * size;
     if (should_fail()) return NULL;
-    unsigned char *p = calloc(1, n + HDR);
+    unsigned char *p = block_new(n, 1);
     if (!p) return NULL;
-    memcpy(p, &n, sizeof n);
     account(1, (int64_t)n);
     return p + HDR;
 }
@@ -121,12 +85,22 @@ void *fx_calloc(size_t count, size_t size) {
 void *fx_realloc(void *q, size_t n) {
     if (!q) return fx_malloc(n);
     if (n > FX_ALLOC_MAX || should_fail()) return NULL;
-    unsigned char *base = (unsigned char *)q - HDR;
-    size_t old;
-    memcpy(&old, base, sizeof old);
-    unsigned char *p = realloc(base, n + HDR);
-    if (!p) return NULL;
-    memcpy(p, &n, sizeof n);
+    unsigned char *base = (unsigned char *)q - HDR, *p;
+    size_t old, cap;
+    get_hdr(base, &old, &cap);
+    int large = n + HDR >= FX_ALLOC_CACHE_MIN;
+    if (!cap && !large) { /* small to small: malloc's own realloc */
+        if (!(p = realloc(base, n + HDR))) return NULL;
+        set_hdr(p, n, 0);
+    } else if (cap && large && fx_alloc_cache_class_size(n + HDR) == cap) { /* same class */
+        fx_alloc_cache_resized(base, old + HDR, n + HDR);
+        p = base;
+        set_hdr(p, n, cap);
+    } else { /* into or out of the cache, or another class: move */
+        if (!(p = block_new(n, 0))) return NULL;
+        memcpy(p + HDR, q, old < n ? old : n);
+        block_free(base);
+    }
     account(0, (int64_t)n - (int64_t)old);
     return p + HDR;
 }
@@ -134,11 +108,10 @@ void *fx_realloc(void *q, size_t n) {
 void fx_free(void *q) {
     if (!q) return;
     unsigned char *base = (unsigned char *)q - HDR;
-    size_t n;
-    memcpy(&n, base, sizeof n);
+    size_t n, cap;
+    get_hdr(base, &n, &cap);
     account(-1, -(int64_t)n);
-    if (n >= BUF_MIN && buf_keep(base, n)) return;
-    free(base);
+    block_free(base);
 }
 
 char *fx_strdup(const char *s) {

@@ -11,7 +11,10 @@
  * tensor of absurd size is an FX_ENOMEM error, not an OOM kill. */
 #define FX_ALLOC_MAX ((size_t)1 << 40)
 
-/* Allocate / free. Return NULL on failure (never abort). fx_free(NULL) is a no-op. */
+/* Allocate / free. Return NULL on failure (never abort). fx_free(NULL) is a no-op. Blocks of
+ * about 1 MiB or more come from and go back to the cache of core/alloc_cache.h (freed large
+ * blocks wait there for the next request of their size class, so fresh large tensors are not
+ * page-faulted in each time); fx_alloc_cache_empty gives them back to the system. */
 void *fx_malloc(size_t n);
 void *fx_calloc(size_t count, size_t size);
 void *fx_realloc(void *p, size_t n);
@@ -19,13 +22,8 @@ void fx_free(void *p);
 /* fx_strdup: a copy of s owned by the caller (fx_free), or NULL on failure or s == NULL. */
 char *fx_strdup(const char *s);
 
-/* Frees the blocks kept for reuse: fx_free keeps up to 16 freed blocks of 1 MiB or more
- * (1 GiB in all) for the next fx_malloc of the same size, so a program that makes fresh large
- * tensors again and again does not page-fault them in each time. They are not counted as live.
- * Thread-safe. */
-void fx_alloc_trim(void);
-
-/* Statistics, for tests and benchmarks. */
+/* Statistics, for tests and benchmarks. Blocks waiting in the cache are not live (their own
+ * counters: fx_alloc_cache_get_stats). */
 typedef struct fx_alloc_stats {
     int64_t live_blocks; /* blocks allocated and not yet freed */
     int64_t live_bytes;  /* bytes in those blocks */

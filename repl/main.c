@@ -16,7 +16,6 @@
  * the script, arg[1..] its arguments, and negative indices hold the interpreter and options.
  * As in lua.c, all the work runs in pmain under lua_pcall, so an error of the Lua API itself is
  * reported and the program exits 1 instead of aborting. */
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,13 +353,13 @@ static int pmain(lua_State *L) {
 }
 
 int main(int argc, char **argv) {
-    /* Tensor programs free and reallocate buffers of the same large sizes over and over. glibc
-     * maps every block above 32 MiB afresh (page-faulting it in each time) and returns freed
-     * memory to the kernel eagerly; keep blocks up to 1 GiB in the heap instead, as a caching
-     * allocator would (bench/bench_kernels: functional add on 16M floats 37-60% -> 71-132% of
-     * memcpy). */
-    mallopt(M_MMAP_THRESHOLD, 1 << 30);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    /* No mallopt here: tensor buffers of 1 MiB or more are reused by libfxdb's own cache
+     * (core/alloc_cache.h), so the program runs with the allocator policy a C user of libfxdb.a
+     * gets, one policy with a limit and fx_alloc_cache_empty. The mallopt(M_MMAP_THRESHOLD /
+     * M_TRIM_THRESHOLD, 1 GiB) this program used to set gave no further speed once the cache was
+     * in (fresh elementwise outputs of 256 K - 16 M floats, stories15M decode: same CPU time and
+     * page faults with and without it) and kept up to 1 GiB of freed heap out of the system's
+     * reach, beyond any control of fxdb's. */
     term_init();
     lua_State *L = luaL_newstate();
     if (L == NULL) {

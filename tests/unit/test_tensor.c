@@ -165,42 +165,6 @@ static void count_loop(void *ud, int64_t n, char *const *p, const int64_t *st) {
     c->elems += n;
 }
 
-/* Freed large blocks are kept for the next allocation of the same size (fx_alloc_trim drops
- * them); they do not count as live, and injected failures still fail. */
-static void test_large_block_reuse(void **state) {
-    (void)state;
-    fx_alloc_trim();
-    fx_alloc_stats s0 = fx_alloc_get_stats();
-    size_t big = (size_t)3 << 20;
-    unsigned char *a = fx_malloc(big);
-    assert_non_null(a);
-    memset(a, 7, big);
-    assert_int_equal(fx_alloc_get_stats().live_blocks, s0.live_blocks + 1);
-    fx_free(a);
-    assert_int_equal(fx_alloc_get_stats().live_blocks, s0.live_blocks);
-    assert_int_equal(fx_alloc_get_stats().live_bytes, s0.live_bytes);
-    unsigned char *b = fx_malloc(big);
-    assert_ptr_equal(b, a); /* the kept block */
-    unsigned char *c = fx_malloc(big);
-    assert_non_null(c);
-    assert_ptr_not_equal(c, b);
-    fx_free(b);
-    fx_free(c);
-    unsigned char *d = fx_malloc(big + 64); /* another size: not served from the kept blocks */
-    assert_ptr_not_equal(d, b);
-    assert_ptr_not_equal(d, c);
-    fx_free(d);
-    fx_alloc_fail_at(1, 0);
-    assert_null(fx_malloc(big));
-    fx_alloc_fail_at(0, 0);
-    unsigned char *e = fx_realloc(fx_malloc(big), 2 * big); /* a kept block grows normally */
-    assert_non_null(e);
-    e[2 * big - 1] = 1;
-    fx_free(e);
-    fx_alloc_trim();
-    assert_int_equal(fx_alloc_get_stats().live_blocks, s0.live_blocks);
-}
-
 static void test_iter(void **state) {
     (void)state;
     int64_t s234[3] = {2, 3, 4};
@@ -268,7 +232,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_and_metadata), cmocka_unit_test(test_refcount_and_views),
         cmocka_unit_test(test_as_strided_bounds),   cmocka_unit_test(test_contiguity_and_overlap),
-        cmocka_unit_test(test_size_errors_and_oom), cmocka_unit_test(test_large_block_reuse),
+        cmocka_unit_test(test_size_errors_and_oom),
         cmocka_unit_test(test_iter),
         cmocka_unit_test(test_layout_strides),
     };
