@@ -129,6 +129,18 @@ static void run_memcpy(void *ud) {
     }
 }
 
+/* memcpy's destination: from fx_malloc, so it has the pages fxdb's tensors have (2 MiB aligned,
+ * advised for huge pages: core/alloc_cache.h), already touched. */
+static void *anchor_buffer(size_t bytes) {
+    void *p = fx_malloc(bytes);
+    if (!p) {
+        fprintf(stderr, "bench_kernels: out of memory\n");
+        exit(1);
+    }
+    memset(p, 1, bytes);
+    return p;
+}
+
 static void set_threads(int t) {
     fx_set_num_threads(t); /* fxdb's kernels and OpenBLAS */
     omp_set_num_threads(t);
@@ -188,8 +200,7 @@ static void bench_elementwise(void) {
            "% cache", "% none");
     fx_tensor *x = randn_tensor(1, &N), *y = randn_tensor(1, &N), *z = randn_tensor(1, &N);
     size_t bytes = (size_t)N * 4;
-    void *dst = malloc(bytes);
-    memset(dst, 1, bytes);
+    void *dst = anchor_buffer(bytes);
     copy_ud c = {dst, fx_tensor_data(x), bytes};
     struct {
         const char *name;
@@ -228,7 +239,7 @@ static void bench_elementwise(void) {
         }
     printf("\n");
     fx_tensor_release(x), fx_tensor_release(y), fx_tensor_release(z);
-    free(dst);
+    fx_free(dst);
 }
 
 static void bench_nn(void) {
@@ -243,8 +254,7 @@ static void bench_nn(void) {
     int64_t sz[2] = {4096, 4096}, h = 4096;
     fx_tensor *x = randn_tensor(2, sz), *w = randn_tensor(1, &h), *b = randn_tensor(1, &h);
     size_t bytes = (size_t)(4096 * 4096) * 4;
-    void *dst = malloc(bytes);
-    memset(dst, 1, bytes);
+    void *dst = anchor_buffer(bytes);
     copy_ud c = {dst, fx_tensor_data(x), bytes};
     fx_ivalue shape;
     if (fx_iv_int_list(1, &h, &shape, &g_err)) die("shape");
@@ -270,7 +280,7 @@ static void bench_nn(void) {
             if (ops[o].u.args[i].tag == FX_IV_TENSOR) fx_ivalue_clear(&ops[o].u.args[i]);
     fx_ivalue_clear(&shape);
     fx_tensor_release(x), fx_tensor_release(w), fx_tensor_release(b);
-    free(dst);
+    fx_free(dst);
 }
 
 static void run_call(void *ud) {

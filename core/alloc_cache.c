@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #define FX_ASAN 1
@@ -57,6 +58,8 @@ static void show(unsigned char *p, size_t n) {
 #define MIN_LOG 20
 #define SUBCLASSES 8
 #define NCLASS ((41 - MIN_LOG) * SUBCLASSES)
+
+#define HUGE_PAGE ((size_t)2 << 20) /* x86-64 and arm64 (4 KiB base pages) */
 
 static int floor_log2(size_t n) { return 63 - __builtin_clzll((unsigned long long)n); }
 
@@ -131,6 +134,22 @@ static void free_chain(node *n) {
     }
 }
 
+/* A new block of c bytes from the system (the first `used` zeroed when `zero`). Blocks of 2 MiB
+ * or more start on a 2 MiB boundary and are marked for transparent huge pages before anything
+ * touches them (MADV_HUGEPAGE; THP is often in "madvise" mode): a GEMV streaming large weights
+ * then misses the TLB 512 times less often. posix_memalign keeps the block a malloc block, so
+ * ASan, LeakSanitizer and valgrind track it as any other. */
+static unsigned char *fresh(size_t c, size_t used, int zero) {
+    if (c < HUGE_PAGE) return zero ? calloc(1, c) : malloc(c);
+    void *p = NULL;
+    if (posix_memalign(&p, HUGE_PAGE, c)) return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, c & ~(HUGE_PAGE - 1), MADV_HUGEPAGE); /* advice only: failure changes nothing */
+#endif
+    if (zero) memset(p, 0, used);
+    return p;
+}
+
 void *fx_alloc_cache_get(size_t used, int zero, size_t *cap) {
     size_t c = fx_alloc_cache_class_size(used);
     int cls = class_of(c);
@@ -151,7 +170,7 @@ void *fx_alloc_cache_get(size_t used, int zero, size_t *cap) {
         if (zero) memset(b, 0, used);
         return b;
     }
-    unsigned char *b = zero ? calloc(1, c) : malloc(c);
+    unsigned char *b = fresh(c, used, zero);
     if (!b) { /* memory is short: give the cached blocks back and try once more */
         pthread_mutex_lock(&g_lock);
         int had = g_oldest != NULL;
@@ -159,8 +178,7 @@ void *fx_alloc_cache_get(size_t used, int zero, size_t *cap) {
         pthread_mutex_unlock(&g_lock);
         if (!had) return NULL;
         fx_alloc_cache_empty();
-        b = zero ? calloc(1, c) : malloc(c);
-        if (!b) return NULL;
+        if (!(b = fresh(c, used, zero))) return NULL;
     }
     hide(b + used, c - used);
     return b;

@@ -32,6 +32,9 @@
  *    free would be; a block handed out is unpoisoned only up to the bytes asked for, so an
  *    overflow into the class's slack is reported too. Under valgrind (memcheck) the same is done
  *    with its client requests (cached: no access; handed out: undefined, as malloc's memory is).
+ *  - A new block of 2 MiB or more starts on a 2 MiB boundary and is advised for transparent
+ *    huge pages (madvise MADV_HUGEPAGE) before its first touch, so large tensors (weights,
+ *    activations) cost far fewer TLB misses; where THP is off the advice does nothing.
  *  - Thread-safe: one mutex around the lists (large allocations are rare next to the work done
  *    on them). fx_alloc_cache_empty may be called at any time.
  */

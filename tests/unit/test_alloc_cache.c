@@ -2,7 +2,8 @@
  * fx_malloc / fx_free: size classes, reuse (most recently freed first), the byte limit and
  * eviction order, what counts as live, failure injection and FX_ALLOC_MAX before the cache,
  * calloc and realloc through it, the retry after emptying when malloc fails, several threads at
- * once, ASan poisoning of cached blocks, and tensor storage going through it.
+ * once, ASan poisoning of cached blocks, huge-page alignment, and tensor storage going through
+ * it.
  * Layer: tests (cmocka). */
 #include <pthread.h>
 #include <sched.h>
@@ -82,6 +83,10 @@ static void test_reuse_rules(void **state) {
     unsigned char *a = fx_malloc(big), *b = fx_malloc(big);
     assert_non_null(a), assert_non_null(b);
     memset(a, 1, big), memset(b, 2, big);
+    /* new blocks of 2 MiB or more start on a 2 MiB boundary (huge pages), fx_alloc's header first
+     */
+    assert_int_equal(((uintptr_t)a - HDR) % (2 * MIB), 0);
+    assert_int_equal(((uintptr_t)b - HDR) % (2 * MIB), 0);
     assert_int_equal(fx_alloc_get_stats().live_blocks, s0.live_blocks + 2);
     fx_free(a);
     fx_free(b);
