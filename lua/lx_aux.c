@@ -157,6 +157,8 @@ void lx_bind_thread(lua_State *L, lua_State *co, const lx_state *st) {
     lx_thread_box *box = lua_newuserdatauv(L, sizeof *box, 0); /* [threads, co, box] */
     box->st = *st;
     box->st.tensor_mt = eager_state(L)->tensor_mt;
+    box->st.cache_ref = eager_state(L)->cache_ref;
+    box->st.mt_ref = eager_state(L)->mt_ref;
     box->co = co;
     luaL_setmetatable(L, LX_THREADBOX);
     lua_rawset(L, -3); /* [threads] */

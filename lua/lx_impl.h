@@ -45,6 +45,8 @@ typedef struct lx_state {
     lx_sess *sess;        /* the debugger session pausing this thread, or NULL */
     const void *tensor_mt; /* the Tensor metatable (lua_topointer), so lx_to_tensor needs no
                               registry lookup; NULL until the tensor library is opened */
+    int cache_ref, mt_ref; /* registry references (luaL_ref) to the Tensor identity cache and
+                              metatable, so a push reads the registry's array part; 0 until then */
 } lx_state;
 
 /* The state of the running thread L (the eager default when unbound).  [-0, +0, -] */

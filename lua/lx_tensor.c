@@ -660,7 +660,9 @@ void lx_open_tensor(lua_State *L) {
     lua_pushstring(L, "v");
     lua_setfield(L, -2, "__mode");
     lua_setmetatable(L, -2);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &lx_tensor_cache_key); /* [] */
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &lx_tensor_cache_key); /* [cache] */
+    int cache_ref = luaL_ref(L, LUA_REGISTRYINDEX);           /* [] */
 
     luaL_newmetatable(L, LX_SIZE); /* [smt] */
     lua_pushcfunction(L, size_tostring);
@@ -672,9 +674,13 @@ void lx_open_tensor(lua_State *L) {
     lua_pop(L, 1); /* [] */
 
     luaL_newmetatable(L, LX_TENSOR); /* [mt] */
-    lx_current(L)->tensor_mt = lua_topointer(L, -1);
+    lx_state *st = lx_current(L);
+    st->tensor_mt = lua_topointer(L, -1);
+    st->cache_ref = cache_ref;
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &lx_tensor_mt_key);
+    lua_pushvalue(L, -1);
+    st->mt_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     lua_pushstring(L, "Tensor");     /* lx_typeerror: "Tensor expected" */
     lua_setfield(L, -2, "__name");
     luaL_setfuncs(L, tensor_meta, 0);

@@ -52,28 +52,59 @@ static void gc_pressure(lua_State *L, const fx_tensor *t) {
 
 /* ==== push / check ============================================================================ */
 
+/* Pushes the identity cache / the Tensor metatable: by the integer registry references kept in
+ * the thread's state (the registry's array part) once lx_open_tensor made them, else by the
+ * light-userdata keys.  [-0, +1, -] */
+static void push_cache(lua_State *L, const lx_state *st) {
+    if (st->cache_ref)
+        lua_rawgeti(L, LUA_REGISTRYINDEX, st->cache_ref);
+    else
+        lua_rawgetp(L, LUA_REGISTRYINDEX, &lx_tensor_cache_key);
+}
+
+static void push_mt(lua_State *L, const lx_state *st) {
+    if (st->mt_ref)
+        lua_rawgeti(L, LUA_REGISTRYINDEX, st->mt_ref);
+    else
+        lua_rawgetp(L, LUA_REGISTRYINDEX, &lx_tensor_mt_key);
+}
+
+/* Pushes a new Tensor userdata holding no tensor yet (closed until filled), metatable set.
+ * [-0, +1, m] */
+static lx_tensor_ud *push_empty_ud(lua_State *L, const lx_state *st) {
+    lx_tensor_ud *u = lua_newuserdatauv(L, sizeof *u, 0); /* [ud] */
+    u->t = NULL;
+    push_mt(L, st);
+    lua_setmetatable(L, -2);
+    return u;
+}
+
+/* The empty userdata u on top of the stack takes over the caller's reference to t and becomes
+ * t's entry in the identity cache (which t must not have yet). When the cache cannot grow (out
+ * of memory) the error is raised with t owned by u, so nothing is lost.  [-0, +0, m] */
+static void adopt_tensor(lua_State *L, const lx_state *st, lx_tensor_ud *u, fx_tensor *t) {
+    u->t = t;
+    push_cache(L, st);     /* [ud, cache] */
+    lua_pushvalue(L, -2);  /* [ud, cache, ud] */
+    lua_rawsetp(L, -2, t); /* [ud, cache] */
+    lua_pop(L, 1);         /* [ud] */
+    gc_pressure(L, t);
+}
+
 void lx_push_tensor(lua_State *L, fx_tensor *t) {
     if (!t) {
         lua_pushnil(L);
         return;
     }
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &lx_tensor_cache_key); /* [cache] */
-    lua_rawgetp(L, -1, t);                           /* [cache, ud|nil] */
+    const lx_state *st = lx_current(L);
+    push_cache(L, st);     /* [cache] */
+    lua_rawgetp(L, -1, t); /* [cache, ud|nil] */
     lx_tensor_ud *u = lua_touserdata(L, -1);
-    if (u && u->t == t) {
-        lua_remove(L, -2); /* [ud] */
-        return;
-    }
-    lua_pop(L, 1);                          /* [cache] */
-    u = lua_newuserdatauv(L, sizeof *u, 0); /* [cache, ud] */
-    u->t = NULL;                            /* closed until filled */
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &lx_tensor_mt_key);
-    lua_setmetatable(L, -2);
-    u->t = fx_tensor_retain(t);
-    gc_pressure(L, t);
-    lua_pushvalue(L, -1);  /* [cache, ud, ud] */
-    lua_rawsetp(L, -3, t); /* [cache, ud] */
-    lua_remove(L, -2);     /* [ud] */
+    lua_remove(L, -2); /* [ud|nil] */
+    if (u && u->t == t) return;
+    lua_pop(L, 1);
+    u = push_empty_ud(L, st); /* [ud] */
+    adopt_tensor(L, st, u, fx_tensor_retain(t));
 }
 
 /* luaL_testudata with the metatable compared by address (cached in the thread's lx_state)
@@ -654,6 +685,29 @@ int lx_dispatch(lua_State *L, const fx_opdef *op, fx_ivalue *args) {
 lua_State *lx_cb_thread; /* the thread dispatching an op right now (lx_dispatch_at) */
 unsigned long lx_dispatch_serial = 1;
 
+/* Pushes the nrets results of a dispatch (outs, released): a result that is a tensor argument
+ * held at a known stack index (stack_of; an in-place op's self) is taken from there; the others
+ * are pushed by lx_push_owned, which releases them even if Lua runs out of memory making their
+ * userdata.  [-0, +nrets, m] */
+static void push_results(lua_State *L, const fx_opdef *op, const fx_ivalue *args,
+                         const int *stack_of, fx_ivalue *outs, int nrets) {
+    int from[FX_SCHEMA_MAX_RETS] = {0};
+    for (int i = 0; i < nrets; i++)
+        for (int k = 0; stack_of && outs[i].tag == FX_IV_TENSOR && k < op->schema.nargs; k++)
+            if (stack_of[k] > 0 && args[k].tag == FX_IV_TENSOR && args[k].u.t == outs[i].u.t) {
+                from[i] = stack_of[k];
+                fx_ivalue_clear(&outs[i]); /* UNSET: pushed as nil, replaced below */
+                break;
+            }
+    int base = lua_gettop(L);
+    lx_push_owned(L, outs, nrets);
+    for (int i = 0; i < nrets; i++)
+        if (from[i]) {
+            lua_pushvalue(L, from[i]);
+            lua_replace(L, base + 1 + i);
+        }
+}
+
 int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int *stack_of) {
     lx_state *st = lx_current(L);
     int nrets = op->schema.nrets;
@@ -667,6 +721,14 @@ int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int 
     fx_ivalue outs[FX_SCHEMA_MAX_RETS];
     memset(outs, 0, sizeof outs);
     luaL_checkstack(L, nrets + 2, "too many results");
+    /* One fresh Tensor result (a return without alias annotation: add.Tensor, not add_.Tensor):
+     * its userdata is made before the call, while nothing is owned yet, so afterwards the result
+     * goes into it without the protected call of lx_push_owned. Not while tracing, where the
+     * trace holds the results too (they go the general way). */
+    const fx_ret_schema *r0 = &op->schema.rets[0];
+    lx_tensor_ud *pre = nrets == 1 && r0->type == FX_TY_TENSOR && !r0->alias && !st->tracer
+                            ? push_empty_ud(L, st) /* [.., ud] */
+                            : NULL;
     fx_err err;
     fx_err_clear(&err);
     lua_State *prev_cb = lx_cb_thread;
@@ -696,24 +758,15 @@ int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int 
                                                                             : NULL;
     bool discard = src && src->tag == FX_IV_TENSOR && fx_dtype_is_complex(fx_tensor_dtype(src->u.t)) &&
                    outs[0].tag == FX_IV_TENSOR && !fx_dtype_is_complex(fx_tensor_dtype(outs[0].u.t));
-    /* [r1..rn]: a result that is a tensor argument held at a known stack index (an in-place
-     * op's self) is taken from there; the others are pushed by lx_push_owned, which releases
-     * them even if Lua runs out of memory making their userdata */
-    int from[FX_SCHEMA_MAX_RETS] = {0};
-    for (int i = 0; i < nrets; i++)
-        for (int k = 0; stack_of && outs[i].tag == FX_IV_TENSOR && k < op->schema.nargs; k++)
-            if (stack_of[k] > 0 && args[k].tag == FX_IV_TENSOR && args[k].u.t == outs[i].u.t) {
-                from[i] = stack_of[k];
-                fx_ivalue_clear(&outs[i]); /* UNSET: pushed as nil, replaced below */
-                break;
-            }
-    int base = lua_gettop(L);
-    lx_push_owned(L, outs, nrets);
-    for (int i = 0; i < nrets; i++)
-        if (from[i]) {
-            lua_pushvalue(L, from[i]);
-            lua_replace(L, base + 1 + i);
-        }
+    if (pre && outs[0].tag == FX_IV_TENSOR && fx_tensor_refcount(outs[0].u.t) == 1) {
+        /* only this call holds it: no userdata can exist for it yet */
+        fx_tensor *t = outs[0].u.t;
+        outs[0] = (fx_ivalue){0};
+        adopt_tensor(L, st, pre, t);
+    } else {
+        if (pre) lua_pop(L, 1); /* an existing tensor after all (or no tensor) */
+        push_results(L, op, args, stack_of, outs, nrets);
+    }
     char resized[512] = "";
     if (out_had) {
         bool same = fx_tensor_ndim(out_t) == out_nd;
