@@ -43,7 +43,9 @@ static int grow_storage(fx_tensor *t, int64_t bytes, fx_err *err) {
     fx_storage *s = t->storage;
     if (bytes <= s->size_bytes) return FX_OK;
     if (s->device == FX_DEVICE_CPU) {
-        void *p = fx_realloc(s->data, (size_t)bytes);
+        bool inl = s->data == fx_storage_inline_data(s); /* data in the storage's block */
+        void *p = inl ? fx_malloc((size_t)bytes) : fx_realloc(s->data, (size_t)bytes);
+        if (p && inl) memcpy(p, s->data, (size_t)s->size_bytes);
         if (!p)
             return fx_err_setf(err, FX_ENOMEM,
                                "[enforce fail at alloc_cpu.cpp] DefaultCPUAllocator: can't allocate "

@@ -42,14 +42,23 @@ static int64_t span_elems(int ndim, const int64_t *sizes, const int64_t *strides
     return hi + 1;
 }
 
+/* Storages of at most FX_STORAGE_INLINE_MAX bytes keep their data in the same block, right after
+ * the struct (fx_storage_inline_data): one allocation and one free fewer for the small tensors
+ * of eager code. */
 static int storage_new(int64_t nbytes, fx_device dev, fx_storage **out, fx_err *err) {
-    fx_storage *s = fx_calloc(1, sizeof *s);
+    bool cpu = dev == FX_DEVICE_CPU && nbytes > 0;
+    bool inl = cpu && nbytes <= FX_STORAGE_INLINE_MAX;
+    /* fx_malloc + memset: glibc's calloc does not take small blocks from its thread cache */
+    fx_storage *s = fx_malloc(sizeof *s + (inl ? (size_t)nbytes : 0));
     if (!s) return fx_err_setf(err, FX_ENOMEM, "out of memory allocating a storage");
+    memset(s, 0, sizeof *s);
     s->refcount = 1;
     s->size_bytes = nbytes;
     s->device = dev;
     s->id = ++g_storage_ids;
-    if (dev == FX_DEVICE_CPU && nbytes > 0) {
+    if (inl) {
+        s->data = fx_storage_inline_data(s);
+    } else if (cpu) {
         s->data = fx_malloc((size_t)nbytes);
         if (!s->data) {
             fx_free(s);
@@ -65,7 +74,7 @@ static int storage_new(int64_t nbytes, fx_device dev, fx_storage **out, fx_err *
 
 static void storage_release(fx_storage *s) {
     if (!s || --s->refcount > 0) return;
-    fx_free(s->data);
+    if (s->data != fx_storage_inline_data(s)) fx_free(s->data);
     fx_free(s);
 }
 
@@ -125,8 +134,9 @@ int fx_tensor_empty_strided(int ndim, const int64_t *sizes, const int64_t *strid
     int64_t n = span_elems(ndim, sizes, strides), nbytes;
     if (n < 0 || __builtin_mul_overflow(n, (int64_t)fx_dtype_size(dt), &nbytes))
         return fx_err_setf(err, FX_ENOMEM, "tensor is too large to allocate");
-    fx_tensor *t = fx_calloc(1, sizeof *t);
+    fx_tensor *t = fx_malloc(sizeof *t);
     if (!t) return fx_err_setf(err, FX_ENOMEM, "out of memory allocating a tensor");
+    memset(t, 0, sizeof *t);
     if ((rc = storage_new(nbytes, dev, &t->storage, err))) {
         fx_free(t);
         return rc;

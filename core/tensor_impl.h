@@ -18,6 +18,13 @@ struct fx_storage {
     fx_device device;
 };
 
+/* Data of at most this many bytes lives in the storage's own block, right after the struct
+ * (core/tensor.c storage_new); code that replaces s->data frees the old pointer only when it is
+ * not fx_storage_inline_data(s). */
+#define FX_STORAGE_INLINE_MAX 128
+_Static_assert(sizeof(fx_storage) % 16 == 0, "inline data must stay 16-byte aligned");
+static inline void *fx_storage_inline_data(fx_storage *s) { return s + 1; }
+
 /* Symbolic sizes / strides / offset of a tensor traced with dynamic shapes. Each entry is the
  * expression of the matching concrete value of the tensor (which stays its hint), or NULL when
  * that value is a plain integer. Owned by the tensor; holds one reference to env. */
