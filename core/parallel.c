@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,8 +170,11 @@ int fx_num_threads_automatic(void) {
     return __atomic_load_n(&g_fixed, __ATOMIC_RELAXED) == 0;
 }
 
+/* Nonzero on a thread that is running chunks of fx_parallel_for (nested regions run serially). */
+static _Thread_local int tl_in_chunks;
+
 int fx_threads_for(int64_t work) {
-    if (work < FX_PAR_MIN_WORK) return 1;
+    if (work < FX_PAR_MIN_WORK || tl_in_chunks) return 1;
 #ifdef _OPENMP
     if (omp_in_parallel()) return 1;
 #else
@@ -180,4 +184,129 @@ int fx_threads_for(int64_t work) {
     int64_t cap = work / (FX_PAR_MIN_WORK / 2);
     if (n > cap) n = (int)cap;
     return n < 1 ? 1 : n;
+}
+
+/* ---- fx_parallel_for: chunks claimed from a shared counter ------------------------------------
+ * One job at a time. Its state is the 64-bit claim word: generation (32 bits) | chunk count (16)
+ * | next chunk (16). A thread takes chunk i by a compare-and-swap of (g, n, i) to (g, n, i + 1),
+ * so a worker still holding an older generation takes nothing, and one that the OS has not run
+ * yet takes nothing either: the caller takes every chunk left. The caller then waits only for
+ * the chunks others took (done == n). Job fields (fn, ctx, threads) are written before the claim
+ * word is published and not again until every chunk of that generation is done. Workers spin
+ * for POOL_SPIN_NS after each job (the next decoder matrix follows within microseconds) and then
+ * sleep on a condition variable. */
+#define POOL_MAX 255
+#define POOL_SPIN_NS 100000LL
+#define CHUNK_BITS 16
+
+static pthread_mutex_t p_lock = PTHREAD_MUTEX_INITIALIZER; /* workers' sleep, pool growth */
+static pthread_cond_t p_wake = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t p_busy = PTHREAD_MUTEX_INITIALIZER; /* one caller at a time */
+static int p_workers;                                      /* threads started */
+static int p_sleepers;                                     /* of them, waiting on p_wake */
+static uint64_t p_claim;                                   /* gen | n | next (atomic) */
+static int64_t p_done;                                     /* chunks finished (atomic) */
+static void (*p_fn)(void *, int64_t);
+static void *p_ctx;
+static int p_threads; /* workers 0 .. p_threads - 2 take part */
+
+static uint32_t claim_gen(uint64_t c) { return (uint32_t)(c >> (2 * CHUNK_BITS)); }
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Takes and runs chunks of generation gen until none is left. */
+static void run_chunks(uint32_t gen) {
+    uint64_t c = __atomic_load_n(&p_claim, __ATOMIC_ACQUIRE);
+    const uint64_t mask = ((uint64_t)1 << CHUNK_BITS) - 1;
+    for (;;) {
+        if (claim_gen(c) != gen || (c & mask) >= ((c >> CHUNK_BITS) & mask)) return;
+        if (!__atomic_compare_exchange_n(&p_claim, &c, c + 1, false, __ATOMIC_ACQ_REL,
+                                         __ATOMIC_ACQUIRE))
+            continue; /* c now holds the current word */
+        p_fn(p_ctx, (int64_t)(c & mask));
+        __atomic_add_fetch(&p_done, 1, __ATOMIC_RELEASE);
+        c = __atomic_load_n(&p_claim, __ATOMIC_ACQUIRE);
+    }
+}
+
+static void *worker(void *arg) {
+    int id = (int)(intptr_t)arg;
+    tl_in_chunks = 1;
+    uint32_t seen = claim_gen(__atomic_load_n(&p_claim, __ATOMIC_ACQUIRE));
+    for (;;) {
+        /* spin a while for the next job, then sleep */
+        int64_t until = now_ns(CLOCK_MONOTONIC) + POOL_SPIN_NS;
+        uint32_t gen = seen;
+        for (int i = 0; (gen = claim_gen(__atomic_load_n(&p_claim, __ATOMIC_ACQUIRE))) == seen;
+             i++) {
+            cpu_relax();
+            if ((i & 255) == 255 && now_ns(CLOCK_MONOTONIC) > until) break;
+        }
+        if (gen == seen) {
+            pthread_mutex_lock(&p_lock);
+            while ((gen = claim_gen(__atomic_load_n(&p_claim, __ATOMIC_ACQUIRE))) == seen) {
+                p_sleepers++;
+                pthread_cond_wait(&p_wake, &p_lock);
+                p_sleepers--;
+            }
+            pthread_mutex_unlock(&p_lock);
+        }
+        seen = gen;
+        if (id < __atomic_load_n(&p_threads, __ATOMIC_ACQUIRE) - 1) run_chunks(gen);
+    }
+    return NULL;
+}
+
+/* Starts workers until there are `want` (or thread creation fails); lock held. */
+static void grow(int want) {
+    while (p_workers < want) {
+        pthread_t t;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&t, &attr, worker, (void *)(intptr_t)p_workers);
+        pthread_attr_destroy(&attr);
+        if (rc) break;
+        p_workers++;
+    }
+}
+
+void fx_parallel_for(int threads, int64_t n, void (*fn)(void *ctx, int64_t i), void *ctx) {
+    if (n <= 0) return;
+    if (threads > POOL_MAX + 1) threads = POOL_MAX + 1;
+    int serial = threads <= 1 || n == 1 || n >= ((int64_t)1 << CHUNK_BITS) || tl_in_chunks ||
+                 pthread_mutex_trylock(&p_busy);
+    if (serial) {
+        for (int64_t i = 0; i < n; i++) fn(ctx, i);
+        return;
+    }
+    pthread_mutex_lock(&p_lock);
+    grow(threads - 1);
+    int helpers = p_workers < threads - 1 ? p_workers : threads - 1;
+    pthread_mutex_unlock(&p_lock);
+    p_fn = fn;
+    p_ctx = ctx;
+    __atomic_store_n(&p_threads, helpers + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&p_done, 0, __ATOMIC_RELAXED);
+    uint32_t gen = claim_gen(__atomic_load_n(&p_claim, __ATOMIC_RELAXED)) + 1;
+    __atomic_store_n(&p_claim, (uint64_t)gen << (2 * CHUNK_BITS) | (uint64_t)n << CHUNK_BITS,
+                     __ATOMIC_RELEASE);
+    pthread_mutex_lock(&p_lock);
+    if (p_sleepers) pthread_cond_broadcast(&p_wake);
+    pthread_mutex_unlock(&p_lock);
+    tl_in_chunks = 1;
+    run_chunks(gen);
+    tl_in_chunks = 0;
+    /* the chunks others took: spin briefly, then yield the CPU to them */
+    for (int i = 0; __atomic_load_n(&p_done, __ATOMIC_ACQUIRE) < n; i++) {
+        if (i < 4096)
+            cpu_relax();
+        else
+            sched_yield();
+    }
+    pthread_mutex_unlock(&p_busy);
 }

@@ -39,4 +39,15 @@ int fx_num_threads_automatic(void);
 int fx_threads_for(int64_t work);
 #define FX_PAR_MIN_WORK 32768
 
+/* Runs fn(ctx, i) for every i in [0, n) on up to `threads` threads, the caller one of them
+ * (threads: fx_threads_for's answer). The chunks are claimed one at a time from a shared counter
+ * by whichever thread is running: a thread the OS has not scheduled takes none and holds nothing
+ * up (an OpenMP region waits for every thread of its team, a time slice whenever another job has
+ * that CPU), so a busy machine costs at most the wake-up beside running alone. Returns when every
+ * chunk has run. Chunks run in no particular order and concurrently: fn must write disjoint data.
+ * Runs serially for threads <= 1, n >= 65536, inside a chunk (nested calls), or while another
+ * thread's call is in progress. The worker threads are started on first need and kept (they
+ * spin ~0.1 ms after each job, then sleep). */
+void fx_parallel_for(int threads, int64_t n, void (*fn)(void *ctx, int64_t i), void *ctx);
+
 #endif

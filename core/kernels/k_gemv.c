@@ -5,18 +5,16 @@
  * against ~15-17 GB/s for a plain loop compiled for AVX2 / AVX-512 (bench/bench_llama.lua
  * reports both). These loops are written once in C and compiled for several targets with
  * target_clones; the loader picks the best one the CPU has. Rows (NoTrans) or column blocks
- * (Trans) are split over OpenMP threads when the matrix is large; each output element is always
- * computed by the same code in the same order, so results do not depend on the thread count. */
+ * (Trans) are split into chunks that fxdb's threads claim one at a time when the matrix is large
+ * (fx_parallel_for: a thread the machine does not run takes no chunk, so a loaded machine does
+ * not stall the product); each output element is always computed by the same code in the same
+ * order, so results do not depend on the thread count. */
 #include "core/kernels/k_gemv.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "core/parallel.h"
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__)
 #define FX_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
@@ -26,6 +24,8 @@
 
 /* Matrices smaller than this (elements) stay on one thread. */
 #define GEMV_PAR_MIN (1 << 16)
+/* Elements per chunk of rows when threaded (64 KiB of float32 weights). */
+#define GEMV_CHUNK (1 << 14)
 
 /* y[r * incy] = alpha * dot(A[r, :], x) + beta * y for r in [r0, r1): one row after the other,
  * each with 16 partial sums (one or two vector registers), then a fixed-order reduction. One row
@@ -64,6 +64,26 @@ static void cols_t(int64_t c0, int64_t c1, int64_t m, float alpha, const float *
 
 static int threads_for(int64_t elems) { return elems < GEMV_PAR_MIN ? 1 : fx_threads_for(elems); }
 
+/* One call's arguments, for the chunks of fx_parallel_for. */
+typedef struct gemv_job {
+    int64_t m, n, lda, incy, rows; /* rows (NoTrans) or columns (Trans) per chunk */
+    float alpha, beta;
+    const float *a, *x;
+    float *y;
+} gemv_job;
+
+static void rows_chunk(void *ctx, int64_t i) {
+    const gemv_job *j = ctx;
+    int64_t r1 = (i + 1) * j->rows < j->m ? (i + 1) * j->rows : j->m;
+    rows_n(i * j->rows, r1, j->n, j->alpha, j->a, j->lda, j->x, j->beta, j->y, j->incy);
+}
+
+static void cols_chunk(void *ctx, int64_t i) {
+    const gemv_job *j = ctx;
+    int64_t c1 = (i + 1) * j->rows < j->n ? (i + 1) * j->rows : j->n;
+    cols_t(i * j->rows, c1, j->m, j->alpha, j->a, j->lda, j->x, j->beta, j->y);
+}
+
 void fx_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, blasint m, blasint n, float alpha,
               const float *a, blasint lda, const float *x, blasint incx, float beta, float *y,
               blasint incy) {
@@ -74,34 +94,14 @@ void fx_sgemv(enum CBLAS_ORDER order, enum CBLAS_TRANSPOSE trans, blasint m, bla
         return;
     }
     int nt = threads_for((int64_t)m * n);
-#ifndef _OPENMP
-    nt = 1;
-#endif
+    gemv_job j = {m, n, lda, incy, 256, alpha, beta, a, x, y};
     if (notrans) {
-        if (nt <= 1) {
-            rows_n(0, m, n, alpha, a, lda, x, beta, y, incy);
-            return;
-        }
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nt)
-        {
-            int64_t t = omp_get_thread_num(), k = omp_get_num_threads();
-            int64_t r0 = (int64_t)m * t / k & ~(int64_t)3,
-                    r1 = t + 1 == k ? m : (int64_t)m * (t + 1) / k & ~(int64_t)3;
-            rows_n(r0, r1, n, alpha, a, lda, x, beta, y, incy);
-        }
-#endif
+        /* chunks of ~GEMV_CHUNK elements: small enough that a thread the OS preempts holds
+         * little back, large enough to repay the claim */
+        j.rows = GEMV_CHUNK / n < 1 ? 1 : GEMV_CHUNK / n;
+        fx_parallel_for(nt, (m + j.rows - 1) / j.rows, rows_chunk, &j);
         return;
     }
-    /* Trans: y has n elements, x has m */
-    if (nt <= 1) {
-        for (int64_t c = 0; c < n; c += 256)
-            cols_t(c, c + 256 < n ? c + 256 : n, m, alpha, a, lda, x, beta, y);
-        return;
-    }
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static)
-    for (int64_t c = 0; c < n; c += 256)
-        cols_t(c, c + 256 < n ? c + 256 : n, m, alpha, a, lda, x, beta, y);
-#endif
+    /* Trans: y has n elements, x has m; blocks of 256 columns */
+    fx_parallel_for(nt, (n + j.rows - 1) / j.rows, cols_chunk, &j);
 }

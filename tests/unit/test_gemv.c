@@ -1,9 +1,8 @@
 /* tests/unit/test_gemv.c — core/kernels/k_gemv.c (fx_sgemv) against a double-precision loop.
  * Layer: tests (cmocka, links libfxdb.a). Shapes around the kernel's 4-row and 16-lane blocks and
  * its thread threshold, both transposes, alpha / beta (beta == 0 must not read y: y starts as
- * NaN), strided y, padded leading dimensions; and the same bits on 1 and 2 threads. */
+ * NaN), strided y, padded leading dimensions; and the same bits on 1 to 5 threads. */
 #include <math.h>
-#include <omp.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -14,6 +13,7 @@
 #include <cmocka.h>
 
 #include "core/kernels/k_gemv.h"
+#include "core/parallel.h"
 
 static float val(int64_t i) { return (float)((i * 37 % 23) - 11) / 8.0f; }
 
@@ -21,11 +21,13 @@ static float val(int64_t i) { return (float)((i * 37 % 23) - 11) / 8.0f; }
 static void check(bool trans, int m, int n, int lda, float alpha, float beta, int incy) {
     int xlen = trans ? m : n, ylen = trans ? n : m;
     float *a = malloc(sizeof(float) * (size_t)m * lda), *x = malloc(sizeof(float) * xlen);
-    float *y = malloc(sizeof(float) * (size_t)ylen * incy), *y0 = malloc(sizeof(float) * (size_t)ylen * incy);
+    float *y = malloc(sizeof(float) * (size_t)ylen * incy),
+          *y0 = malloc(sizeof(float) * (size_t)ylen * incy);
     for (int64_t i = 0; i < (int64_t)m * lda; i++) a[i] = val(i);
     for (int i = 0; i < xlen; i++) x[i] = val(i + 5);
     for (int i = 0; i < ylen * incy; i++) y[i] = y0[i] = beta == 0 ? NAN : val(i + 9);
-    fx_sgemv(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, m, n, alpha, a, lda, x, 1, beta, y, incy);
+    fx_sgemv(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, m, n, alpha, a, lda, x, 1, beta, y,
+             incy);
     for (int o = 0; o < ylen; o++) {
         double s = 0, mag = 0;
         for (int k = 0; k < xlen; k++) {
@@ -36,7 +38,8 @@ static void check(bool trans, int m, int n, int lda, float alpha, float beta, in
         double want = alpha * s + (beta == 0 ? 0 : beta * y0[o * incy]);
         double tol = 1e-6 * (fabs(alpha) * mag + fabs(beta * y0[o * incy])) + 1e-6;
         if (fabs(y[o * incy] - want) > tol)
-            fail_msg("%s m=%d n=%d row %d: got %g want %g", trans ? "T" : "N", m, n, o, y[o * incy], want);
+            fail_msg("%s m=%d n=%d row %d: got %g want %g", trans ? "T" : "N", m, n, o, y[o * incy],
+                     want);
     }
     free(a);
     free(x);
@@ -71,11 +74,15 @@ static void test_threads_same_bits(void **state) {
     for (int t = 0; t < 2; t++) {
         bool trans = t == 1;
         int ylen = trans ? n : m;
-        omp_set_num_threads(1);
+        fx_set_num_threads(1);
         fx_sgemv(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, m, n, 1, a, n, x, 1, 0, y1, 1);
-        omp_set_num_threads(2);
-        fx_sgemv(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, m, n, 1, a, n, x, 1, 0, y2, 1);
-        assert_memory_equal(y1, y2, sizeof(float) * ylen);
+        for (int nt = 2; nt <= 5; nt++) {
+            fx_set_num_threads(nt);
+            fx_sgemv(CblasRowMajor, trans ? CblasTrans : CblasNoTrans, m, n, 1, a, n, x, 1, 0, y2,
+                     1);
+            assert_memory_equal(y1, y2, sizeof(float) * ylen);
+        }
+        fx_set_num_threads(0);
     }
     free(a);
 }
