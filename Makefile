@@ -187,8 +187,8 @@ asan: need-deps
 debug:
 	@$(MAKE) --no-print-directory BUILD=build-debug OPT=-O0 all
 
-# libgomp's and OpenBLAS's thread pools live until exit: tests/valgrind.supp names them, and only
-# them. REPL transcripts count definite leaks only (Lua's own allocator pools are "possibly lost").
+# libgomp's, OpenBLAS's and fx_parallel_for's thread pools live until exit: tests/valgrind.supp
+# names them, and only them. REPL transcripts count definite leaks only (Lua's own allocator pools are "possibly lost").
 # `make test` runs it too (tests/run_valgrind.sh).
 valgrind: need-deps
 	@$(MAKE) --no-print-directory all-tests-built
