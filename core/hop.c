@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/interp.h"
+#include "core/dispatch.h"
 #include "core/shape.h"
 
 static int list_len(const fx_ivalue *v) { return v && v->tag == FX_IV_LIST ? v->u.list.n : 0; }
@@ -244,7 +244,8 @@ static int stack_into(fx_ctx *ctx, fx_ivalue *slot, const fx_tensor *y, int64_t 
 
 /* scan and map_impl: a loop over slices; `carries` leading body outputs are fed back. */
 static int loop_eval(const char *what, fx_graph *body, const fx_ivalue *init, const fx_ivalue *xs,
-                     int64_t dim, bool reverse, const fx_ivalue *extra, fx_ivalue *out, fx_err *err) {
+                     int64_t dim, bool reverse, const fx_ivalue *extra, fx_graph_runner run,
+                     fx_ivalue *out, fx_err *err) {
     int64_t n;
     int wdim, nbody;
     int rc = scan_length(what, xs, dim, &n, &wdim, err);
@@ -273,7 +274,7 @@ static int loop_eval(const char *what, fx_graph *body, const fx_ivalue *init, co
             rc = select_at(&eager, xs->u.list.items[k].u.t, wdim, i, &step_in.u.list.items[ninit + k], err);
         }
         fx_ivalue step_out = {0};
-        if (!rc) rc = fx_graph_run(body, step_in.u.list.items, nin, NULL, &step_out, err);
+        if (!rc) rc = run(body, step_in.u.list.items, nin, NULL, &step_out, err);
         for (int k = 0; k < ninit && !rc; k++) { /* next carry */
             fx_ivalue_clear(&step_in.u.list.items[k]);
             rc = fx_ivalue_copy(&step_in.u.list.items[k], &step_out.u.list.items[k], err);
@@ -309,7 +310,8 @@ static int loop_eval(const char *what, fx_graph *body, const fx_ivalue *init, co
     return rc;
 }
 
-static int cond_eval(fx_graph *tb, fx_graph *fb, const fx_ivalue *ops, fx_ivalue *out, fx_err *err) {
+static int cond_eval(fx_graph *tb, fx_graph *fb, const fx_ivalue *ops, fx_graph_runner run,
+                     fx_ivalue *out, fx_err *err) {
     const fx_ivalue *pred = &ops[0];
     bool take;
     if (pred->tag == FX_IV_BOOL) take = pred->u.b;
@@ -319,16 +321,18 @@ static int cond_eval(fx_graph *tb, fx_graph *fb, const fx_ivalue *ops, fx_ivalue
         return fx_err_setf(err, FX_EARG,
                            "cond: the predicate must be a boolean or a tensor with one element");
     const fx_ivalue *o = &ops[1];
-    return fx_graph_run(take ? tb : fb, o->u.list.items, list_len(o), NULL, out, err);
+    return run(take ? tb : fb, o->u.list.items, list_len(o), NULL, out, err);
 }
 
 int fx_hop_eval(const char *target, fx_graph *const *bodies, const fx_ivalue *ops, int nops,
-                fx_ivalue *out, fx_err *err) {
+                fx_graph_runner run, fx_ivalue *out, fx_err *err) {
     if (!strcmp(target, "higher_order.scan") && nops == 5)
-        return loop_eval("scan", bodies[0], &ops[0], &ops[1], ops[2].u.i, ops[3].u.b, &ops[4], out, err);
-    if (!strcmp(target, "higher_order.cond") && nops == 2) return cond_eval(bodies[0], bodies[1], ops, out, err);
+        return loop_eval("scan", bodies[0], &ops[0], &ops[1], ops[2].u.i, ops[3].u.b, &ops[4], run,
+                         out, err);
+    if (!strcmp(target, "higher_order.cond") && nops == 2)
+        return cond_eval(bodies[0], bodies[1], ops, run, out, err);
     if (!strcmp(target, "higher_order.map_impl") && nops == 2)
-        return loop_eval("map", bodies[0], NULL, &ops[0], 0, false, &ops[1], out, err);
+        return loop_eval("map", bodies[0], NULL, &ops[0], 0, false, &ops[1], run, out, err);
     return fx_err_setf(err, FX_ENOTIMPL, "%s is not supported by fxdb yet", target);
 }
 
@@ -489,7 +493,8 @@ static int auto_functionalized_v2_run(const fx_node *n, const fx_opdef *op, cons
     return rc;
 }
 
-int fx_hop_run(const fx_node *n, const fx_ivalue *args, fx_ivalue *out, fx_err *err) {
+int fx_hop_run(const fx_node *n, const fx_ivalue *args, fx_graph_runner run, fx_ivalue *out,
+               fx_err *err) {
     int first;
     const fx_opdef *wrapped = fx_hop_wrapped_op(n, &first);
     bool wraps = !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED) || !strcmp(n->target, FX_HOP_AUTO_FUNCTIONALIZED_V2) ||
@@ -518,5 +523,5 @@ int fx_hop_run(const fx_node *n, const fx_ivalue *args, fx_ivalue *out, fx_err *
             ops[nops++] = args[i];
         }
     }
-    return fx_hop_eval(n->target, bodies, ops, nops, out, err);
+    return fx_hop_eval(n->target, bodies, ops, nops, run, out, err);
 }

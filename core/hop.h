@@ -63,12 +63,21 @@ int fx_hop_body_slots(const char *target, int *pos);
 int fx_hop_meta(const char *target, fx_graph *const *bodies, const fx_ivalue *ops, int nops,
                 fx_ivalue *outs, int *nouts, fx_err *err);
 
-/* Runs a higher-order op on real operands; the result is a list ivalue (new references). */
+/* How a body graph is run: the interpreter's one-call form, fx_graph_run (core/interp.h), which
+ * callers pass in. hop.c sits below the interpreter (the interpreter runs higher-order nodes
+ * through fx_hop_run), so it takes the runner as an argument instead of calling it by name. */
+struct fx_interp_opts;
+typedef int (*fx_graph_runner)(const fx_graph *g, const fx_ivalue *inputs, int ninputs,
+                               const struct fx_interp_opts *opts, fx_ivalue *out, fx_err *err);
+
+/* Runs a higher-order op on real operands, its bodies through `run`; the result is a list
+ * ivalue (new references). */
 int fx_hop_eval(const char *target, fx_graph *const *bodies, const fx_ivalue *ops, int nops,
-                fx_ivalue *out, fx_err *err);
+                fx_graph_runner run, fx_ivalue *out, fx_err *err);
 
 /* Runs higher-order node n of a graph on its resolved arguments args[0..n->nargs) (body slots
- * are ignored: the bodies come from the get_attr nodes they reference). */
-int fx_hop_run(const fx_node *n, const fx_ivalue *args, fx_ivalue *out, fx_err *err);
+ * are ignored: the bodies come from the get_attr nodes they reference), bodies through `run`. */
+int fx_hop_run(const fx_node *n, const fx_ivalue *args, fx_graph_runner run, fx_ivalue *out,
+               fx_err *err);
 
 #endif

@@ -847,7 +847,7 @@ static int run_generic(fx_interp *it, fx_node *n, fx_ivalue *res, fx_err *err) {
              * from the nodes themselves */
             for (made = 0; made < n->nargs && !rc; made++)
                 rc = resolve(it, &n->args[made], &args[made], err);
-            if (!rc) rc = fx_hop_run(n, args, res, err);
+            if (!rc) rc = fx_hop_run(n, args, fx_graph_run, res, err);
             for (int i = 0; i < made; i++) fx_ivalue_clear(&args[i]);
             return rc;
         }

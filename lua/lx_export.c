@@ -1298,7 +1298,7 @@ static int l_hop_record(lua_State *L) {
     int nouts = 0;
     fx_ivalue *outs = &v[13];
     if (!rc && real) {
-        rc = fx_hop_eval(target, bodies, v, nops, &v[12], &err);
+        rc = fx_hop_eval(target, bodies, v, nops, fx_graph_run, &v[12], &err);
         if (!rc && v[12].u.list.n > FX_HOP_MAX_OUTS) rc = fx_err_setf(&err, FX_EARG, "too many outputs");
         for (int k = 0; !rc && k < v[12].u.list.n; k++) rc = fx_ivalue_copy(&outs[nouts++], &v[12].u.list.items[k], &err);
     } else if (!rc) {
