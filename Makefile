@@ -13,7 +13,7 @@
 #   make fuzz-programs N=10000 [SEED=1]   the differential random-program tester (tests/fuzz/)
 #   make fuzz [FUZZ_SECS=600]   libFuzzer over safetensors, the REPL's line entry and the PT2
 #                   loader (clang; build-fuzz/); make fuzz-load runs the loader alone
-#   make check-layers   the include rule (docs/ARCHITECTURE.md) and acyclic files in repl/, viz/, lua/
+#   make check-layers   the include rule (docs/ARCHITECTURE.md) and acyclic files in each layer folder
 #   make format-check   clang-format 14 dry run
 #
 # BUILD=dir selects the output folder (helpers working side by side use their own).
@@ -240,7 +240,7 @@ fuzz-load: fuzz-build
 
 check-layers:
 	@tests/check_layers.sh
-	@tests/check_cycles.sh $(BUILD) repl viz lua
+	@tests/check_cycles.sh $(BUILD) repl viz lua core
 
 format-check:
 	@clang-format --dry-run --Werror $(CORE_SRC) $(LUA_SRC) $(VIZ_SRC) $(PT2_SRC) $(REPL_SRC) core/*.h lua/*.h viz/*.h pt2/*.h

@@ -14,9 +14,29 @@ void fx_debug_break(const struct fx_node *n) {
     __asm__ volatile("" ::: "memory"); /* keep the call: a place for gdb to stop */
 }
 
-void fx_ctx_init(fx_ctx *ctx, fx_mode mode) {
-    memset(ctx, 0, sizeof *ctx);
-    ctx->mode = mode;
+/* The hooks installed from above: the symbolic path (core/meta_sym.c, by fx_ops_install) and
+ * the trace's answers to meta functions (core/trace.c, by fx_tracer_new). */
+static fx_sym_dispatch_fn g_sym_dispatch;
+static fx_trace_env_fn g_trace_env_of;
+static fx_trace_keep_fn g_trace_keep_val;
+
+void fx_dispatch_set_sym_hook(fx_sym_dispatch_fn fn) {
+    __atomic_store_n(&g_sym_dispatch, fn, __ATOMIC_RELEASE);
+}
+
+void fx_dispatch_set_trace_hooks(fx_trace_env_fn env_of, fx_trace_keep_fn keep_val) {
+    __atomic_store_n(&g_trace_env_of, env_of, __ATOMIC_RELEASE);
+    __atomic_store_n(&g_trace_keep_val, keep_val, __ATOMIC_RELEASE);
+}
+
+fx_shape_env *fx_trace_env_of(fx_ctx *ctx, fx_err *err) {
+    fx_trace_env_fn f = __atomic_load_n(&g_trace_env_of, __ATOMIC_ACQUIRE);
+    return f ? f(ctx, err) : NULL;
+}
+
+int fx_trace_keep_val(fx_ctx *ctx, fx_tensor *t, fx_err *err) {
+    fx_trace_keep_fn f = __atomic_load_n(&g_trace_keep_val, __ATOMIC_ACQUIRE);
+    return f ? f(ctx, t, err) : FX_OK;
 }
 
 static const char *iv_kind(const fx_ivalue *v) {
@@ -112,8 +132,10 @@ static int complex_check(const fx_opctx *oc, const fx_ivalue *v, int n) {
 }
 
 /* Runs meta (+ kernel) on args `m` and records `a` (the same, or with SymInts where `m` has
- * their hints); with `sym`, the symbolic rule gives the outputs their symbolic shapes. */
-static int run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalue *out, bool sym) {
+ * their hints); with a `rule` (core/meta_sym.c's fx_sym_apply_rule), it gives the outputs their
+ * symbolic shapes. */
+static int run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalue *out,
+                  fx_sym_rule_fn rule) {
     fx_ctx *ctx = oc->ctx;
     const fx_opdef *op = oc->op;
     const fx_schema *s = &op->schema;
@@ -140,7 +162,7 @@ static int run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalu
     rc = op->meta ? op->meta(oc, m, out)
                   : fx_err_setf(err, FX_ENOTIMPL, "%s has no meta function", op->qualname);
     if (rc == FX_OK) rc = complex_check(oc, out, s->nrets);
-    if (rc == FX_OK && sym) rc = fx_sym_apply_rule(oc, a, m, out);
+    if (rc == FX_OK && rule) rc = rule(oc, a, m, out);
     if (rc == FX_OK && oc->device == FX_DEVICE_CPU && op->kernel) {
         ctx->depth++;
         rc = op->kernel(oc, m, out);
@@ -156,8 +178,18 @@ static int run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalu
     return rc;
 }
 
+int fx_dispatch_run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalue *out,
+                       fx_sym_rule_fn rule) {
+    return run_op(oc, m, a, out, rule);
+}
+
 int fx_dispatch(fx_ctx *ctx, const fx_opdef *op, const fx_ivalue *args, fx_ivalue *out,
                 fx_err *err) {
+    if (!fx_registry_impls_installed())
+        return fx_err_setf(err, FX_EINTERNAL,
+                           "%s: the op table is not installed: initialize the dispatch "
+                           "context with fx_ctx_init",
+                           op->qualname);
     const fx_schema *s = &op->schema;
     fx_ivalue a[FX_SCHEMA_MAX_ARGS];
     fx_ivalue single[FX_SCHEMA_MAX_ARGS]; /* int -> [int] for int[N] arguments */
@@ -203,22 +235,9 @@ int fx_dispatch(fx_ctx *ctx, const fx_opdef *op, const fx_ivalue *args, fx_ivalu
         if (any_meta(&a[i])) oc.device = FX_DEVICE_META;
     for (int i = 0; i < s->nrets; i++) out[i].tag = FX_IV_UNSET;
 
-    /* Symbolic inputs (dynamic shapes): meta and kernel see the hints, the rule of
-     * core/meta_sym.c gives the outputs symbolic shapes, the recorder sees the SymInts. */
-    fx_shape_env *senv = fx_shape_env_live ? fx_sym_args_env(op, a) : NULL;
-    if (!senv) return run_op(&oc, a, a, out, false);
-    bool use_rule;
-    fx_ivalue h[FX_SCHEMA_MAX_ARGS];
-    fx_sym_hints keep;
-    int rc = fx_sym_plan(op, senv, a, &use_rule, err);
-    if (!rc && !use_rule) rc = fx_sym_specialize_args(op, a, err);
-    if (!rc) rc = fx_sym_hint_args(op, a, h, &keep, err);
-    if (rc) return rc;
-    /* composites and custom ops (whose Lua impls run torch ops) see the SymInts themselves */
-    rc = run_op(&oc, (op->flags & (FX_OPF_COMPOSITE | FX_OPF_CUSTOM)) && use_rule ? a : h, a, out, use_rule);
-    fx_sym_hints_free(&keep);
-    fx_shape_env_set_op(senv, NULL);
-    return rc;
+    /* Symbolic inputs (dynamic shapes) take core/meta_sym.c's path (fx_sym_dispatch). */
+    if (!fx_shape_env_live) return run_op(&oc, a, a, out, NULL);
+    return __atomic_load_n(&g_sym_dispatch, __ATOMIC_ACQUIRE)(&oc, a, out);
 }
 
 static int vcall(fx_ctx *ctx, fx_op_id id, fx_ivalue *out, fx_err *err, int nargs, va_list ap) {

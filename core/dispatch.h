@@ -41,7 +41,8 @@ struct fx_opctx {
     fx_err *err;
 };
 
-/* A fresh eager context (no allocation). */
+/* A fresh context in `mode` (no allocation). The first call installs the op table's
+ * implementations (fx_ops_install): call it before dispatching. Defined in core/ops_table.c. */
 void fx_ctx_init(fx_ctx *ctx, fx_mode mode);
 
 /* Runs `op` on `args` (schema->nargs entries; FX_IV_UNSET entries take the schema default;
@@ -58,6 +59,27 @@ int fx_dispatch(fx_ctx *ctx, const fx_opdef *op, const fx_ivalue *args, fx_ivalu
 int fx_call(fx_ctx *ctx, fx_op_id op, fx_ivalue *out, fx_err *err, int nargs, ...);
 /* As fx_call, returning the first result as a tensor (new reference). */
 int fx_call_t(fx_ctx *ctx, fx_op_id op, fx_tensor **out, fx_err *err, int nargs, ...);
+
+/* What a meta function may ask of the trace that records through ctx. core/trace.c implements
+ * both and installs them with its first tracer (fx_dispatch_set_trace_hooks); the dispatcher only
+ * forwards, so the meta functions, below the tracer, do not call it by name. Before any tracer
+ * exists no context records, and they answer as for a context that is not a trace's.
+ *
+ * fx_trace_env_of: the shape environment of the trace whose dispatch context is ctx (made on
+ * first use), for a meta function that must create an unbacked symbol (repeat_interleave.Tensor
+ * without output_size); NULL when ctx is not a trace's top-level context (or on FX_ENOMEM, err
+ * set). The op's output sizes that are bare unbacked symbols get a sym_size.int node right after
+ * the op.
+ *
+ * fx_trace_keep_val: for an op that changes t's sizes, strides or storage in place (resize_,
+ * set_): when ctx is a trace's dispatch context and t is the value of one of its nodes, that
+ * node's value becomes a copy of t as it is now, so the graph keeps the geometry the node
+ * produced (a placeholder its input's). Call before changing t. FX_ENOMEM only. */
+fx_shape_env *fx_trace_env_of(fx_ctx *ctx, fx_err *err);
+int fx_trace_keep_val(fx_ctx *ctx, fx_tensor *t, fx_err *err);
+typedef fx_shape_env *(*fx_trace_env_fn)(fx_ctx *ctx, fx_err *err);
+typedef int (*fx_trace_keep_fn)(fx_ctx *ctx, fx_tensor *t, fx_err *err);
+void fx_dispatch_set_trace_hooks(fx_trace_env_fn env_of, fx_trace_keep_fn keep_val);
 
 /* Called by trace and interpreter at every step; a named no-op so that
  * `gdb -ex 'break fx_debug_break'` stops there (SQLite's test_trace_breakpoint). */

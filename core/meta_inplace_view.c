@@ -9,7 +9,6 @@
 #include "core/ops_impl.h"
 #include "core/ops_shape.h"
 #include "core/shape.h"
-#include "core/trace.h"
 
 int fx_meta_inplace_view(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     const fx_opdef *view = fx_op_get(ctx->op->twin);

@@ -53,8 +53,7 @@ int fx_meta_out(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_tensor *o;
     int rc = fx_kb_tensor_arg(ctx, a, ctx->op->schema.mutated_arg, &o);
     if (rc) return rc;
-    fx_ctx meta;
-    fx_ctx_init(&meta, FX_MODE_META);
+    fx_ctx meta = {.mode = FX_MODE_META}; /* as fx_ctx_init, which sits above the op files */
     fx_ivalue r[FX_SCHEMA_MAX_RETS] = {0};
     if ((rc = run_twin(ctx, a, &meta, r))) return rc;
     rc = r[0].tag == FX_IV_TENSOR ? check_out(ctx, r[0].u.t, o)

@@ -15,7 +15,6 @@
 #include "core/meta_common.h"
 #include "core/ops_shape.h"
 #include "core/shape.h"
-#include "core/trace.h"
 
 static fx_ivalue borrow(fx_tensor *t) { return (fx_ivalue){.tag = FX_IV_TENSOR, .u.t = t}; }
 

@@ -1789,3 +1789,26 @@ static int rule_none(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_i
     (void)ctx, (void)a, (void)h, (void)out;
     return FX_OK;
 }
+
+/* Moved from fx_dispatch (core/dispatch.c), which reaches it through fx_dispatch_set_sym_hook:
+ * meta and kernel see the hints, the op's rule gives the outputs symbolic shapes, the recorder
+ * sees the SymInts. */
+int fx_sym_dispatch(fx_opctx *oc, const fx_ivalue *a, fx_ivalue *out) {
+    const fx_opdef *op = oc->op;
+    fx_err *err = oc->err;
+    fx_shape_env *senv = fx_sym_args_env(op, a);
+    if (!senv) return fx_dispatch_run_op(oc, a, a, out, NULL);
+    bool use_rule;
+    fx_ivalue h[FX_SCHEMA_MAX_ARGS];
+    fx_sym_hints keep;
+    int rc = fx_sym_plan(op, senv, a, &use_rule, err);
+    if (!rc && !use_rule) rc = fx_sym_specialize_args(op, a, err);
+    if (!rc) rc = fx_sym_hint_args(op, a, h, &keep, err);
+    if (rc) return rc;
+    /* composites and custom ops (whose Lua impls run torch ops) see the SymInts themselves */
+    const fx_ivalue *m = (op->flags & (FX_OPF_COMPOSITE | FX_OPF_CUSTOM)) && use_rule ? a : h;
+    rc = fx_dispatch_run_op(oc, m, a, out, use_rule ? fx_sym_apply_rule : NULL);
+    fx_sym_hints_free(&keep);
+    fx_shape_env_set_op(senv, NULL);
+    return rc;
+}

@@ -34,14 +34,15 @@ static int cmp_by_qualname(const void *a, const void *b) {
 }
 static fx_err g_init_err;
 
+/* ops.def's data; the meta functions and kernels come from core/ops_table.c
+ * (fx_registry_set_impls). */
 static const struct {
     const char *schema;
-    fx_op_fn meta, kernel;
     fx_op_id twin, scatter;
     unsigned flags;
 } k_table[] = {
 #define FX_OP(id, schema, meta, kernel, twin, scatter, flags) \
-    {schema, meta, kernel, FX_OP_##twin, FX_OP_##scatter, flags},
+    {schema, FX_OP_##twin, FX_OP_##scatter, flags},
 #include "core/ops.def"
 #undef FX_OP
 };
@@ -62,6 +63,27 @@ static void registry_free(void) {
     }
     g_nrt = 0;
     g_ready = 0;
+}
+
+static const fx_op_impl *g_impls; /* from core/ops_table.c */
+
+static void apply_impls(const fx_op_impl *impls) {
+    for (int i = 0; i < FX_OP_COUNT; i++) {
+        fx_opdef *op = &g_ops[i];
+        op->meta = impls[i].meta == fx_nometa ? NULL : impls[i].meta;
+        op->kernel = impls[i].kernel == fx_k_none ? NULL : impls[i].kernel;
+    }
+}
+
+/* The entries are filled before the table counts as installed, so a dispatch that sees it
+ * installed sees them. */
+void fx_registry_set_impls(const fx_op_impl *impls) {
+    if (fx_registry_init(NULL) == FX_OK) apply_impls(impls);
+    __atomic_store_n(&g_impls, impls, __ATOMIC_RELEASE);
+}
+
+bool fx_registry_impls_installed(void) {
+    return __atomic_load_n(&g_impls, __ATOMIC_ACQUIRE) != NULL;
 }
 
 int fx_registry_init(fx_err *err) {
@@ -87,14 +109,13 @@ int fx_registry_init(fx_err *err) {
         memcpy(op->qualname, qn, sizeof qn);
         memcpy(op->ns, "aten", 5);
         snprintf(op->target, sizeof op->target, "aten.%s", qn);
-        op->meta = k_table[i].meta == fx_nometa ? NULL : k_table[i].meta;
-        op->kernel = k_table[i].kernel == fx_k_none ? NULL : k_table[i].kernel;
         op->twin = k_table[i].twin;
         op->scatter = k_table[i].scatter;
         op->flags = k_table[i].flags;
         if (op->schema.mutated_arg >= 0) op->flags |= FX_OPF_INPLACE;
         if (op->schema.view_arg >= 0 && !(op->flags & FX_OPF_COMPOSITE)) op->flags |= FX_OPF_VIEW;
     }
+    if (g_impls) apply_impls(g_impls);
     for (int i = 0; i < FX_OP_COUNT; i++) g_by_name[i] = g_by_qualname[i] = i;
     qsort(g_by_name, FX_OP_COUNT, sizeof g_by_name[0], cmp_by_name);
     qsort(g_by_qualname, FX_OP_COUNT, sizeof g_by_qualname[0], cmp_by_qualname);

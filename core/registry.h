@@ -62,6 +62,23 @@ typedef struct fx_opdef {
 /* Builds the table (idempotent). FX_EINTERNAL naming the op when a schema string is malformed:
  * a bug in ops.def, reported not aborted. Every other function here calls it lazily. */
 int fx_registry_init(fx_err *err);
+
+/* The table's function pointers for ops.def's ops. The registry sits below the files that
+ * implement the ops (meta functions, kernels and composites call ops through the dispatcher and
+ * look them up here), so it does not name them: core/ops_table.c, above them, hands them over
+ * with fx_registry_set_impls (FX_OP_COUNT entries in ops.def order, static storage; fx_nometa
+ * and fx_k_none stand for "none" and become NULL). fx_ops_install (core/ops_table.c) does it
+ * once per process, with the dispatcher's symbolic path; fx_ctx_init calls fx_ops_install, so
+ * every caller that dispatches has them. Until then meta and kernel of ops.def's ops are NULL
+ * and fx_dispatch refuses to run (FX_EINTERNAL). */
+typedef struct fx_op_impl {
+    fx_op_fn meta, kernel;
+} fx_op_impl;
+void fx_registry_set_impls(const fx_op_impl *impls);
+/* True once fx_registry_set_impls ran. */
+bool fx_registry_impls_installed(void);
+/* Installs ops.def's implementations (above); idempotent and thread-safe. */
+void fx_ops_install(void);
 /* The op with this id; NULL when out of range. */
 const fx_opdef *fx_op_get(fx_op_id id);
 /* Looks up "add.Tensor", "aten::add.Tensor", "aten.add.Tensor", "torch.ops.aten.add.Tensor" or

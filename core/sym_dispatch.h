@@ -29,4 +29,19 @@ void fx_sym_hints_free(fx_sym_hints *keep);
  * (the op's rule), or specializes the inputs when the rule cannot. */
 int fx_sym_apply_rule(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h, fx_ivalue *out);
 
+/* fx_dispatch's path for a call while a shape environment is live (fx_shape_env_live): a (the
+ * normalized arguments) with symbolic values runs meta and kernel on their hints and gets
+ * symbolic outputs from the op's rule; plain arguments run as usual. The dispatcher sits below
+ * the rules (they name the meta functions), so core/ops_table.c installs this with
+ * fx_dispatch_set_sym_hook. */
+int fx_sym_dispatch(fx_opctx *oc, const fx_ivalue *a, fx_ivalue *out);
+typedef int (*fx_sym_dispatch_fn)(fx_opctx *oc, const fx_ivalue *a, fx_ivalue *out);
+void fx_dispatch_set_sym_hook(fx_sym_dispatch_fn fn);
+/* The dispatcher's meta + kernel + record step on arguments m (recording a), for
+ * fx_sym_dispatch; `rule` (fx_sym_apply_rule, or NULL) runs between meta and kernel. */
+typedef int (*fx_sym_rule_fn)(fx_opctx *ctx, const fx_ivalue *a, const fx_ivalue *h,
+                              fx_ivalue *out);
+int fx_dispatch_run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalue *out,
+                       fx_sym_rule_fn rule);
+
 #endif

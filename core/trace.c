@@ -42,9 +42,11 @@ struct fx_tracer {
 
 static uint32_t g_trace_ids;
 
-/* The dispatcher's record hook (fx_record_fn), defined below. */
+/* The dispatcher's record hook (fx_record_fn) and the meta functions' hooks, defined below. */
 static int trace_record(void *ud, const fx_opdef *op, const fx_ivalue *args, const fx_ivalue *outs,
                         fx_err *err);
+static fx_shape_env *tracer_env_of(fx_ctx *ctx, fx_err *err);
+static int tracer_keep_val(fx_ctx *ctx, fx_tensor *t, fx_err *err);
 
 fx_tracer *fx_tracer_new(const fx_trace_opts *opts, fx_err *err) {
     fx_tracer *tr = fx_calloc(1, sizeof *tr);
@@ -54,6 +56,7 @@ fx_tracer *fx_tracer_new(const fx_trace_opts *opts, fx_err *err) {
         return NULL;
     }
     fx_ctx_init(&tr->ctx, FX_MODE_TRACE);
+    fx_dispatch_set_trace_hooks(tracer_env_of, tracer_keep_val);
     if (opts) tr->opts = *opts;
     tr->ctx.real = tr->opts.real;
     tr->id = ++g_trace_ids;
@@ -302,7 +305,8 @@ static int add_getitem(fx_tracer *tr, fx_node *of, int i, const fx_ivalue *val, 
     return rc;
 }
 
-fx_shape_env *fx_trace_env_of(fx_ctx *ctx, fx_err *err) {
+/* fx_trace_env_of (core/dispatch.h) */
+static fx_shape_env *tracer_env_of(fx_ctx *ctx, fx_err *err) {
     if (!ctx || ctx->record != trace_record || ctx->depth != 0) return NULL;
     return fx_tracer_shape_env(ctx->record_ud, err);
 }
@@ -331,7 +335,8 @@ static int bind_unbacked_sizes(fx_tracer *tr, fx_node *n, const fx_tensor *t, fx
     return FX_OK;
 }
 
-int fx_trace_keep_val(fx_ctx *ctx, fx_tensor *t, fx_err *err) {
+/* fx_trace_keep_val (core/dispatch.h) */
+static int tracer_keep_val(fx_ctx *ctx, fx_tensor *t, fx_err *err) {
     if (!ctx || ctx->record != trace_record) return FX_OK;
     fx_tracer *tr = ctx->record_ud;
     fx_node *n = fx_tensor_trace_node(t, tr->id);

@@ -50,17 +50,8 @@ fx_ctx *fx_tracer_ctx(fx_tracer *tr);
 /* The raw graph being recorded; borrowed (owned by the tracer until fx_tracer_take_graph). */
 fx_graph *fx_tracer_graph(fx_tracer *tr);
 
-/* The shape environment of the trace whose dispatch context is ctx (made on first use), for a
- * meta function that must create an unbacked symbol (repeat_interleave.Tensor without
- * output_size); NULL when ctx is not a trace's top-level context (or on FX_ENOMEM, err set). The
- * op's output sizes that are bare unbacked symbols get a sym_size.int node right after the op. */
-fx_shape_env *fx_trace_env_of(fx_ctx *ctx, fx_err *err);
-
-/* For an op that changes t's sizes, strides or storage in place (resize_, set_): when ctx is a
- * trace's dispatch context and t is the value of one of its nodes, that node's value becomes a
- * copy of t as it is now, so the graph keeps the geometry the node produced (a placeholder its
- * input's). Call before changing t. FX_ENOMEM only. */
-int fx_trace_keep_val(fx_ctx *ctx, fx_tensor *t, fx_err *err);
+/* fx_trace_env_of and fx_trace_keep_val (core/dispatch.h) reach this file's implementations
+ * through the hooks fx_tracer_new installs. */
 
 /* Adds a placeholder for a model input and returns the tracing tensor that stands for it (a meta
  * twin of `example`, or a real copy when tracing real values; new reference in *out).

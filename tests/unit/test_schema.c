@@ -112,6 +112,7 @@ static void test_flags_follow_alias_annotations(void **state) {
 
 static void test_specific_schemas(void **state) {
     (void)state;
+    fx_ops_install(); /* meta functions and kernels (core/ops_table.c; fx_ctx_init does it too) */
     const fx_opdef *add_ = fx_op_lookup("aten::add_.Tensor");
     assert_non_null(add_);
     assert_true(fx_op_is_inplace(add_));
