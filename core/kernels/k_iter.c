@@ -6,10 +6,6 @@
 
 #include "core/parallel.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
 /* ==== iteration ============================================================================ */
 
 void fx_iter_init(fx_iter *it, int ndim, const int64_t *sizes) {
@@ -185,6 +181,20 @@ void fx_iter_run_elems(const fx_iter *it, int64_t e0, int64_t e1, fx_iter_loop f
 
 int fx_par_threads(int64_t work) { return fx_threads_for(work < FX_PAR_GRAIN ? 0 : work); }
 
+/* One call's arguments, for the chunks of fx_parallel_for. */
+typedef struct iter_job {
+    const fx_iter *it;
+    fx_iter_loop fn;
+    void *ud;
+    int64_t chunk; /* elements per chunk, a multiple of 64 */
+} iter_job;
+
+static void iter_chunk(void *ctx, int64_t i) {
+    const iter_job *j = ctx;
+    int64_t e0 = i * j->chunk, e1 = e0 + j->chunk < j->it->numel ? e0 + j->chunk : j->it->numel;
+    fx_iter_run_elems(j->it, e0, e1, j->fn, j->ud);
+}
+
 void fx_iter_run_par(const fx_iter *it, fx_iter_loop fn, void *ud) {
     const int64_t n = it->numel;
     int64_t nt = fx_par_threads(n);
@@ -192,19 +202,12 @@ void fx_iter_run_par(const fx_iter *it, fx_iter_loop fn, void *ud) {
         fx_iter_run_elems(it, 0, n, fn, ud); /* (element pieces: Ctrl-C stops it soon) */
         return;
     }
-#ifdef _OPENMP
-#pragma omp parallel num_threads((int)nt)
-    {
-        int64_t t = omp_get_thread_num(), m = omp_get_num_threads();
-        /* element ranges rounded to 64 elements, so each thread starts on a cache line of a
-         * dense operand */
-        int64_t e0 = (n * t / m) & ~(int64_t)63,
-                e1 = t + 1 == m ? n : (n * (t + 1) / m) & ~(int64_t)63;
-        fx_iter_run_elems(it, e0, e1, fn, ud);
-    }
-#else
-    fx_iter_run_elems(it, 0, n, fn, ud);
-#endif
+    /* chunks of FX_PAR_GRAIN elements or more, whole multiples of 64 (each starts on a cache
+     * line of a dense operand), claimed by whichever thread runs (core/parallel.h) */
+    int64_t chunk = n / 4096 > FX_PAR_GRAIN ? n / 4096 : FX_PAR_GRAIN;
+    chunk = (chunk + 63) & ~(int64_t)63;
+    iter_job j = {it, fn, ud, chunk};
+    fx_parallel_for((int)nt, (n + chunk - 1) / chunk, iter_chunk, &j);
 }
 
 void fx_iter_narrow(fx_iter *it, int d, int64_t start, int64_t len) {

@@ -74,10 +74,10 @@ void fx_iter_run_elems(const fx_iter *it, int64_t e0, int64_t e1, fx_iter_loop f
 /* Threads a parallel loop over `work` elements should use (core/parallel.h's policy): 1 below
  * FX_PAR_GRAIN or inside a parallel region. */
 int fx_par_threads(int64_t work);
-/* All elements, split into contiguous element ranges over up to fx_par_threads() OpenMP
- * threads when numel >= FX_PAR_GRAIN. Only for loops whose elements are independent (fn may be
- * called on any sub-range, from several threads at once): the result is the one-thread result
- * bit for bit. */
+/* All elements, split into chunks of contiguous elements that up to fx_par_threads() threads
+ * claim (fx_parallel_for) when numel >= FX_PAR_GRAIN. Only for loops whose elements are
+ * independent (fn may be called on any sub-range, from several threads at once): the result is
+ * the one-thread result bit for bit. */
 void fx_iter_run_par(const fx_iter *it, fx_iter_loop fn, void *ud);
 /* Restricts dim d of a built (coalesced) iteration to [start, start + len). */
 void fx_iter_narrow(fx_iter *it, int d, int64_t start, int64_t len);

@@ -128,33 +128,44 @@ static void gemm_block(const blas_gemm *g, int64_t r0, int64_t r1, int64_t c0, i
     }
 }
 
-/* Runs g, cut into row blocks of C (column blocks when C has too few rows) over the threads
- * core/parallel.h grants: OpenBLAS itself runs on one thread inside fxdb (its own pool spun
- * for ~0.1 s after every call and beside fxdb's OpenMP threads), so the split is fxdb's. Blocks
- * start at multiples of GEMM_CUT and hold at least GEMM_BLOCK_MIN multiply-adds, so the result is
- * the same for every thread count. */
+/* A product cut into chunks of whole GEMM_CUT units of rows (or columns) of C. */
+typedef struct gemm_job {
+    const blas_gemm *g;
+    bool by_rows;
+    int64_t per, chunks; /* units per chunk; the last chunk also takes the remainder */
+} gemm_job;
+
+static void gemm_chunk(void *ctx, int64_t i) {
+    const gemm_job *j = ctx;
+    int64_t len = j->by_rows ? j->g->M : j->g->N;
+    int64_t u0 = i * j->per * GEMM_CUT, u1 = i + 1 == j->chunks ? len : u0 + j->per * GEMM_CUT;
+    if (j->by_rows)
+        gemm_block(j->g, u0, u1, 0, j->g->N);
+    else
+        gemm_block(j->g, 0, j->g->M, u0, u1);
+}
+
+/* Runs g, cut into row blocks of C (column blocks when C has too few rows) that the threads
+ * core/parallel.h grants claim one at a time (fx_parallel_for): OpenBLAS itself runs on one
+ * thread inside fxdb (its own pool spun for ~0.1 s after every call and beside fxdb's threads),
+ * so the split is fxdb's. Blocks start at multiples of GEMM_CUT and hold at least GEMM_BLOCK_MIN
+ * multiply-adds, so the result is the same for every thread count. */
 static void gemm_run(const blas_gemm *g) {
     int64_t nt = fx_threads_for(g->M * g->N * g->K);
-    /* whole units of GEMM_CUT rows (columns); the last block also takes the remainder */
     int64_t rows = g->M / GEMM_CUT, cols = g->N / GEMM_CUT;
     bool by_rows = rows >= nt || rows >= cols;
-    int64_t units = by_rows ? rows : cols, len = by_rows ? g->M : g->N;
+    int64_t units = by_rows ? rows : cols;
     int64_t unit_work = GEMM_CUT * (by_rows ? g->N : g->M) * g->K;
-    if (nt > units) nt = units;
-    while (nt > 1 && unit_work * (units / nt) < GEMM_BLOCK_MIN) nt--;
-    if (nt <= 1) {
+    /* units per chunk: enough work each, and about four chunks per thread */
+    int64_t per = unit_work > 0 ? (GEMM_BLOCK_MIN + unit_work - 1) / unit_work : 1;
+    if (nt > 1 && units / (4 * nt) > per) per = units / (4 * nt);
+    int64_t chunks = per > 0 ? units / per : 0;
+    if (nt <= 1 || chunks <= 1) {
         gemm_block(g, 0, g->M, 0, g->N);
         return;
     }
-#pragma omp parallel for num_threads((int)nt) schedule(static)
-    for (int64_t t = 0; t < nt; t++) {
-        int64_t u0 = units * t / nt * GEMM_CUT,
-                u1 = t + 1 == nt ? len : units * (t + 1) / nt * GEMM_CUT;
-        if (by_rows)
-            gemm_block(g, u0, u1, 0, g->N);
-        else
-            gemm_block(g, 0, g->M, u0, u1);
-    }
+    gemm_job j = {g, by_rows, per, chunks};
+    fx_parallel_for((int)nt, chunks, gemm_chunk, &j);
 }
 
 /* ---- matrix-vector products ----------------------------------------------------------------- */
