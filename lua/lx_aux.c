@@ -226,10 +226,78 @@ typedef struct lx_name_entry {
     char name[46];
 } lx_name_entry;
 
+/* ==== call sites (the fast path of lx_where) ====================================================
+ * A frame's location (file, line, source line) depends only on the instruction its function is
+ * suspended at, and the name Lua gives a function only on its caller's call instruction (its
+ * caller's flags aside: a tail call has no name, a call from a hook is "?", from a finalizer
+ * "__gc"). Lua's public API gives neither the instruction nor the flags without the costly parts
+ * of lua_getinfo (the line is a walk of the function's line deltas, the name a symbolic
+ * execution of the caller's bytecode), so the fast path reads them from the CallInfo that
+ * lua_Debug.i_ci points to: its first fields, as Lua 5.4's lstate.h lays them out. A probe run
+ * once per Lua state when the library opens (probe_layout) checks that layout against
+ * lua_getstack/lua_getinfo; when it does not hold (another Lua release), lx_where takes the slow
+ * path (where_walk), which gives the same frames through the public API; it does too when a
+ * cache miss cannot be filled (no memory).
+ *
+ * The cache maps an instruction address (CallInfo savedpc) to its site: the kind of frame, and
+ * for the user's frames the file, line and trimmed source line; lazily, the name of the function
+ * the instruction calls. An instruction address means the same while its function prototype
+ * lives, and a prototype is freed only by a garbage collection cycle, so the cache is emptied
+ * when a cycle has run since it was filled: a cycle clears the sentinel of a weak table (user
+ * value 1 of the memo), which where_fast looks at first, then sets a spare sentinel (from user
+ * value 2, filled by lx_where_reset where allocating is safe; none left: the slow path until
+ * then). The cache keeps nothing alive; its strings are in malloc'd chunks. It is emptied too
+ * when full. Filling it never raises and runs no Lua code (so no hook), since lx_where runs
+ * inside dispatch. */
+#if LUA_VERSION_NUM == 504
+typedef struct lx_ci54 {
+    void *func, *top;
+    struct lx_ci54 *previous, *next;
+    union {
+        struct {
+            const void *savedpc;
+            int trap, nextraargs;
+        } l;
+        struct {
+            void *k;
+            ptrdiff_t old_errfunc;
+            intptr_t ctx;
+        } c;
+    } u;
+    int u2;
+    short nresults;
+    unsigned short callstatus;
+} lx_ci54;
+#define CI54_C (1u << 1)      /* a C function */
+#define CI54_HOOKED (1u << 3) /* running a hook */
+#define CI54_TAIL (1u << 5)   /* tail-called */
+#define CI54_FIN (1u << 7)    /* a finalizer */
+#endif
+
+enum { SITE_SKIP, SITE_USER, SITE_MODCALL };
+typedef struct lx_site {
+    const void *pc; /* key: the suspended instruction (NULL = empty slot) */
+    unsigned char kind;
+    bool main;       /* the chunk's main function ("<module>" when it has no name) */
+    bool name_known; /* callname was looked up */
+    int line;
+    const char *file, *code; /* SITE_USER: strings in the memo's chunks */
+    const char *callname;    /* name of the function this instruction calls (NULL: none) */
+} lx_site;
+
+#define SITE_CAP 2048 /* a power of two; emptied when 3/4 full */
+#define SITE_CHUNK 16384
+
 typedef struct lx_srcmemo {
-    lx_name_entry names[NAME_CACHE];
+    lx_name_entry names[NAME_CACHE]; /* the slow path's */
     lx_srcfile *sf[SRC_MEMO];
     int next;
+    bool fast; /* the CallInfo layout holds (probe_layout, when the library is opened) */
+    int nsites;
+    lx_site sites[SITE_CAP];
+    bool armed;  /* a sentinel is set: a garbage collection cycle would be seen */
+    char *chunk; /* the newest chunk of the sites' strings (its first word: the one before) */
+    size_t chunk_used, chunk_cap;
 } lx_srcmemo;
 static const char g_memo_key = 0;
 
@@ -307,13 +375,10 @@ static const char *find_line(const char *text, size_t tlen, int line, size_t *le
     return p;
 }
 
-/* Fills fr from a Lua source position: file name, line, function name, trimmed source line. */
-static void make_frame(lua_State *L, lx_srcmemo *memo, size_t *used, fx_frame *fr,
-                       const char *source, size_t srclen, const char *file, int line,
-                       const char *fn) {
-    fr->file = pool_dup(used, file, strlen(file));
-    fr->line = line;
-    fr->func = pool_dup(used, fn, strlen(fn));
+/* Line `line` of a chunk's source (source and srclen as lua_getinfo's "S" gives them), trimmed;
+ * sets *len. "" when the text is not known (a "=name" chunk, an unreadable file). */
+static const char *source_code(lua_State *L, lx_srcmemo *memo, const char *source, size_t srclen,
+                               int line, size_t *len) {
     size_t llen = 0;
     const char *lp = NULL;
     if (source[0] == '@') {
@@ -325,13 +390,26 @@ static void make_frame(lua_State *L, lx_srcmemo *memo, size_t *used, fx_frame *f
     } else if (source[0] != '=') {
         lp = find_line(source, srclen, line, &llen);
     }
-    if (lp) {
-        while (llen && isspace((unsigned char)*lp)) lp++, llen--;
-        while (llen && isspace((unsigned char)lp[llen - 1])) llen--;
-        fr->code = pool_dup(used, lp, llen);
-    } else {
-        fr->code = pool_dup(used, "", 0);
+    if (!lp) {
+        *len = 0;
+        return "";
     }
+    while (llen && isspace((unsigned char)*lp)) lp++, llen--;
+    while (llen && isspace((unsigned char)lp[llen - 1])) llen--;
+    *len = llen;
+    return lp;
+}
+
+/* Fills fr from a Lua source position: file name, line, function name, trimmed source line. */
+static void make_frame(lua_State *L, lx_srcmemo *memo, size_t *used, fx_frame *fr,
+                       const char *source, size_t srclen, const char *file, int line,
+                       const char *fn) {
+    fr->file = pool_dup(used, file, strlen(file));
+    fr->line = line;
+    fr->func = pool_dup(used, fn, strlen(fn));
+    size_t llen;
+    const char *lp = source_code(L, memo, source, srclen, line, &llen);
+    fr->code = pool_dup(used, lp, llen);
 }
 
 /* The call site nn.lua saved for the k-th module call from the top of nn._module_stack (the
@@ -369,13 +447,6 @@ static bool add_site_frame(lua_State *L, lx_srcmemo *memo, size_t *used, fx_fram
     }
     lua_settop(L, top);
     return ok;
-}
-
-void lx_where_reset(lua_State *L) {
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &g_memo_key);
-    lx_srcmemo *memo = lua_touserdata(L, -1);
-    lua_pop(L, 1);
-    if (memo) memset(memo->names, 0, sizeof memo->names);
 }
 
 /* The name Lua gives the function running at `level` (ar filled by "Sft"; callee its closure):
@@ -435,7 +506,8 @@ bool lx_user_frame(lua_State *L, lua_Debug *ar) {
     return false;
 }
 
-int lx_where(lua_State *L, fx_frame *frames, int max) {
+/* lx_where through the public debug API: every level's lua_getinfo. */
+static int where_walk(lua_State *L, fx_frame *frames, int max) {
     size_t used = 0;
     int n = 0, ncalls = 0;
     if (!lua_checkstack(L, 8)) return 0;
@@ -473,6 +545,290 @@ int lx_where(lua_State *L, fx_frame *frames, int max) {
     }
     lua_pop(L, 1); /* [] */
     return n;
+}
+
+#if LUA_VERSION_NUM == 504
+/* ---- the fast path ---- */
+
+static lx_site *site_slot(lx_srcmemo *memo, const void *pc) {
+    uint64_t h = (uint64_t)(uintptr_t)pc * 0x9E3779B97F4A7C15u;
+    for (unsigned i = (unsigned)(h >> 40) & (SITE_CAP - 1);; i = (i + 1) & (SITE_CAP - 1))
+        if (memo->sites[i].pc == pc || !memo->sites[i].pc) return &memo->sites[i];
+}
+
+/* Empties the site cache and frees its string chunks. */
+static void sites_reset(lx_srcmemo *memo) {
+    memset(memo->sites, 0, sizeof memo->sites);
+    memo->nsites = 0;
+    for (char *c = memo->chunk, *prev; c; c = prev) {
+        memcpy(&prev, c, sizeof prev);
+        free(c);
+    }
+    memo->chunk = NULL;
+    memo->chunk_used = memo->chunk_cap = 0;
+}
+
+#define SPARE_SENTINELS 4
+
+static int memo_gc(lua_State *L) {
+    sites_reset(lua_touserdata(L, 1));
+    return 0;
+}
+
+/* Makes the spare sentinels lx_where's checks take up to SPARE_SENTINELS (the memo at idx).
+ * [-0, +0, m] */
+static void fill_spares(lua_State *L, int idx) {
+    if (lua_getiuservalue(L, idx, 2) != LUA_TTABLE) { /* [spares] */
+        lua_pop(L, 1);
+        return;
+    }
+    for (lua_Integer k = (lua_Integer)lua_rawlen(L, -1) + 1; k <= SPARE_SENTINELS; k++) {
+        lua_newtable(L);
+        lua_rawseti(L, -2, k);
+    }
+    lua_pop(L, 1);
+}
+
+/* Whether the sites may be used (the memo at idx): a garbage collection cycle since the sentinel
+ * was set empties them; a spare sentinel is set when there is none. No allocation. */
+static bool sites_armed(lua_State *L, lx_srcmemo *memo, int idx) {
+    lua_getiuservalue(L, idx, 1);                           /* [weak] */
+    if (memo->armed && lua_rawgeti(L, -1, 1) == LUA_TNIL) { /* [weak, sentinel?] */
+        sites_reset(memo);
+        memo->armed = false;
+    }
+    if (memo->armed) {
+        lua_pop(L, 2);
+        return true;
+    }
+    lua_settop(L, idx + 1);
+    if (lua_getiuservalue(L, idx, 2) == LUA_TTABLE) { /* [weak, spares] */
+        lua_Integer k = (lua_Integer)lua_rawlen(L, -1);
+        if (k > 0 && lua_rawgeti(L, -1, k) == LUA_TTABLE) { /* [weak, spares, s] */
+            lua_rawseti(L, -3, 1); /* weak[1] = s (an existing slot: no allocation) */
+            lua_pushnil(L);
+            lua_rawseti(L, -2, k);
+            memo->armed = true;
+        }
+    }
+    lua_settop(L, idx);
+    return memo->armed;
+}
+
+/* A copy of s (n bytes) in the memo's chunks; NULL when malloc fails. */
+static const char *site_strdup(lx_srcmemo *memo, const char *s, size_t n) {
+    if (memo->chunk_used + n + 1 > memo->chunk_cap) {
+        size_t cap = n + 1 + sizeof(char *) > SITE_CHUNK ? n + 1 + sizeof(char *) : SITE_CHUNK;
+        char *c = malloc(cap);
+        if (!c) return NULL;
+        memcpy(c, &memo->chunk, sizeof memo->chunk);
+        memo->chunk = c;
+        memo->chunk_used = sizeof(char *);
+        memo->chunk_cap = cap;
+    }
+    char *d = memo->chunk + memo->chunk_used;
+    memcpy(d, s, n);
+    d[n] = 0;
+    memo->chunk_used += n + 1;
+    return d;
+}
+
+/* The site of the frame at `level` (suspended at pc), made and cached; NULL when it cannot be
+ * made (a full cache, no memory). Raw accesses and lua_getinfo only (L has stack room). */
+static lx_site *site_fill(lua_State *L, lx_srcmemo *memo, int level, const void *pc) {
+    lua_Debug ar;
+    if (memo->nsites >= SITE_CAP - 1 || !lua_getstack(L, level, &ar) ||
+        !lua_getinfo(L, "Slf", &ar)) /* [f] */
+        return NULL;
+    lua_getfield(L, LUA_REGISTRYINDEX, "fxdb.module_call"); /* [f, callfn] */
+    bool is_call = lua_rawequal(L, -1, -2);
+    lua_pop(L, 2);
+    lx_site site = {
+        .pc = pc, .kind = SITE_SKIP, .line = ar.currentline, .main = !strcmp(ar.what, "main")};
+    if (is_call) {
+        site.kind = SITE_MODCALL;
+    } else if (strcmp(ar.what, "C") && ar.source && !is_embedded_source(ar.source) &&
+               ar.currentline >= 1) {
+        const char *file = ar.short_src;
+        if (ar.source[0] == '@' || ar.source[0] == '=') file = ar.source + 1;
+        size_t len;
+        const char *code = source_code(L, memo, ar.source, ar.srclen, ar.currentline, &len);
+        site.kind = SITE_USER;
+        site.code = site_strdup(memo, code, len);
+        site.file = site_strdup(memo, file, strlen(file));
+        if (!site.code || !site.file) return NULL;
+    }
+    lx_site *slot = site_slot(memo, pc);
+    *slot = site;
+    memo->nsites++;
+    return slot;
+}
+
+/* The name Lua gives the function at `level`, which its caller's site cs keeps (filled on first
+ * use); false when it cannot be made. */
+static bool site_callname(lua_State *L, lx_srcmemo *memo, int level, lx_site *cs) {
+    if (!cs->name_known) {
+        lua_Debug ar;
+        if (!lua_getstack(L, level, &ar) || !lua_getinfo(L, "n", &ar)) return false;
+        cs->callname = ar.name ? site_strdup(memo, ar.name, strlen(ar.name)) : NULL;
+        if (ar.name && !cs->callname) return false;
+        cs->name_known = true;
+    }
+    return true;
+}
+
+/* lx_where through the call-site cache (the memo at idx, the top of L's stack); -1 when it cannot
+ * tell (no sentinel, a failed fill: where_walk then). */
+static int where_fast(lua_State *L, lx_srcmemo *memo, int idx, fx_frame *frames, int max) {
+    if (!lua_checkstack(L, 8)) return -1;
+    if (memo->nsites > SITE_CAP / 4 * 3) sites_reset(memo);
+    if (!sites_armed(L, memo, idx)) return -1;
+    lua_Debug ar;
+    if (!lua_getstack(L, 0, &ar)) return 0;
+    size_t used = 0;
+    int n = 0, ncalls = 0, level = 0;
+    for (const lx_ci54 *ci = (const lx_ci54 *)ar.i_ci; n < max && ci->previous;
+         ci = ci->previous, level++) {
+        if (ci->callstatus & CI54_C) continue;
+        const void *pc = ci->u.l.savedpc;
+        lx_site *site = site_slot(memo, pc);
+        if (!site->pc && !(site = site_fill(L, memo, level, pc))) return -1;
+        if (site->kind == SITE_MODCALL) {
+            ncalls++;
+            if ((ci->callstatus & CI54_TAIL) && add_site_frame(L, memo, &used, &frames[n], ncalls))
+                n++;
+            continue;
+        }
+        if (site->kind != SITE_USER) continue;
+        /* the name: from the caller's call instruction, as lua_getinfo's "n" finds it */
+        const char *name = NULL;
+        const lx_ci54 *caller = ci->previous;
+        if (ci->callstatus & CI54_TAIL) {
+            name = NULL; /* Lua knows no name for a tail-called frame */
+        } else if (caller->callstatus & (CI54_HOOKED | CI54_FIN)) {
+            lua_Debug nar; /* called by a hook or as a finalizer: not a call site's name */
+            name = lua_getstack(L, level, &nar) && lua_getinfo(L, "n", &nar) ? nar.name : NULL;
+        } else if (!(caller->callstatus & CI54_C)) {
+            const void *cpc = caller->u.l.savedpc;
+            lx_site *cs = site_slot(memo, cpc);
+            if (!cs->pc && !(cs = site_fill(L, memo, level + 1, cpc))) return -1;
+            if (!site_callname(L, memo, level, cs)) return -1;
+            name = cs->callname;
+        }
+        frames[n++] = (fx_frame){.file = site->file,
+                                 .line = site->line,
+                                 .code = site->code,
+                                 .func = name         ? name
+                                         : site->main ? "<module>"
+                                                      : "?"};
+    }
+    return n;
+}
+
+/* Checks lx_ci54 against the CallInfo of this Lua: called from probe_chunk's main function at
+ * three lines (k = 1, 2, 3, the last twice) and from a tail-called function (k = 4), each at line
+ * 1 + k. [k] -> []. */
+static int probe_call(lua_State *L) {
+    const void **pcs = lua_touserdata(L, lua_upvalueindex(1)); /* [ok, pc1, pc2, pc3, pc3'] */
+    int k = (int)lua_tointeger(L, 1);
+    lua_Debug a0, a1;
+    bool ok = lua_getstack(L, 0, &a0) && lua_getstack(L, 1, &a1) && lua_getinfo(L, "t", &a0) &&
+              lua_getinfo(L, "Slt", &a1);
+    const lx_ci54 *c0 = ok ? (const lx_ci54 *)a0.i_ci : NULL,
+                  *c1 = ok ? (const lx_ci54 *)a1.i_ci : NULL;
+    ok = ok && c0->previous == c1 && c1->next == c0 && (c0->callstatus & CI54_C) &&
+         !(c0->callstatus & CI54_TAIL) && !a0.istailcall && !(c1->callstatus & CI54_C) &&
+         !!(c1->callstatus & CI54_TAIL) == !!a1.istailcall && !!a1.istailcall == (k == 4) &&
+         a1.currentline == 1 + k && !strcmp(a1.what, k == 4 ? "Lua" : "main");
+    if (ok && k <= 3) pcs[k == 3 && pcs[3] ? 4 : k] = c1->u.l.savedpc;
+    if (!ok) pcs[0] = NULL;
+    return 0;
+}
+
+static const char probe_chunk[] = "local call = ...\n"
+                                  "call(1)\n"
+                                  "call(2)\n"
+                                  "for _ = 1, 2 do call(3) end\n"
+                                  "local function f() call(4) end\n"
+                                  "return f()\n";
+
+/* Whether lx_ci54 is this Lua's CallInfo layout: probe_call sees the call chain, the C and tail
+ * flags as lua_getstack/lua_getinfo do, and one savedpc per call instruction. */
+static bool probe_layout(lua_State *L) {
+    const void *pcs[5] = {&pcs, NULL, NULL, NULL, NULL};
+    int top = lua_gettop(L);
+    bool ok = lua_checkstack(L, 4) &&
+              luaL_loadbuffer(L, probe_chunk, sizeof probe_chunk - 1, "=probe") == LUA_OK;
+    if (ok) {
+        lua_pushlightuserdata(L, pcs);
+        lua_pushcclosure(L, probe_call, 1);
+        ok = lua_pcall(L, 1, 0, 0) == LUA_OK;
+    }
+    lua_settop(L, top);
+    return ok && pcs[0] && pcs[1] && pcs[2] && pcs[3] && pcs[1] != pcs[2] && pcs[2] != pcs[3] &&
+           pcs[3] == pcs[4] && (const char *)pcs[1] < (const char *)pcs[2] &&
+           (const char *)pcs[2] < (const char *)pcs[3] &&
+           (const char *)pcs[3] - (const char *)pcs[1] < 256;
+}
+#endif
+
+void lx_where_reset(lua_State *L) {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &g_memo_key); /* [memo] */
+    lx_srcmemo *memo = lua_touserdata(L, -1);
+    if (memo) memset(memo->names, 0, sizeof memo->names);
+#if LUA_VERSION_NUM == 504
+    if (memo && memo->fast) fill_spares(L, lua_gettop(L));
+#endif
+    lua_pop(L, 1);
+}
+
+int lx_where(lua_State *L, fx_frame *frames, int max) {
+#if LUA_VERSION_NUM == 504
+    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &g_memo_key) == LUA_TUSERDATA) { /* [memo] */
+        lx_srcmemo *memo = lua_touserdata(L, -1);
+        int n = memo->fast ? where_fast(L, memo, lua_gettop(L), frames, max) : -1;
+        lua_pop(L, 1);
+        if (n >= 0) return n;
+    } else {
+        lua_pop(L, 1);
+    }
+#endif
+    return where_walk(L, frames, max);
+}
+
+/* Pushes frames[0..n) as one "file:line func | code" line each. */
+static void push_frames(lua_State *L, const fx_frame *frames, int n) {
+    luaL_Buffer b;
+    luaL_buffinit(L, &b);
+    for (int i = 0; i < n; i++) {
+        lua_pushfstring(L, "%s:%d %s | %s\n", frames[i].file, frames[i].line, frames[i].func,
+                        frames[i].code);
+        luaL_addvalue(&b);
+    }
+    luaL_pushresult(&b);
+}
+
+/* fxdb._where_paths() -> fast, slow: the frames of the calling Lua code as lx_where's two paths
+ * give them (push_frames lines; fast is nil when this Lua's CallInfo layout is not the one the
+ * fast path reads), for tests that compare them. Refills the spare sentinels first. */
+static int l_where_paths(lua_State *L) {
+    fx_frame frames[16];
+    int n = -1;
+#if LUA_VERSION_NUM == 504
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &g_memo_key); /* [memo] */
+    lx_srcmemo *memo = lua_touserdata(L, -1);
+    if (memo && memo->fast) {
+        fill_spares(L, lua_gettop(L));
+        n = where_fast(L, memo, lua_gettop(L), frames, 16);
+    }
+    lua_pop(L, 1);
+#endif
+    if (n >= 0)
+        push_frames(L, frames, n);
+    else
+        lua_pushnil(L);
+    push_frames(L, frames, where_walk(L, frames, 16));
+    return 2;
 }
 
 /* ==== errors ================================================================================= */
@@ -918,10 +1274,34 @@ void lx_open_aux(lua_State *L) {
     *extra_slot(L) = &eb->st;
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, LX_SRCCACHE);
-    lx_srcmemo *memo = lua_newuserdatauv(L, sizeof *memo, 0);
+    lx_srcmemo *memo = lua_newuserdatauv(L, sizeof *memo, 2); /* [memo] */
     memset(memo, 0, sizeof *memo);
+    lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &g_memo_key);
+#if LUA_VERSION_NUM == 504
+    memo->fast = probe_layout(L);
+    if (memo->fast) { /* the call-site cache's sentinel table, its first sentinel and spares */
+        lua_createtable(L, 0, 1); /* [memo, mt] */
+        lua_pushcfunction(L, memo_gc);
+        lua_setfield(L, -2, "__gc");
+        lua_setmetatable(L, -2);
+        lua_createtable(L, 1, 0); /* [memo, weak] */
+        lua_createtable(L, 0, 1);
+        lua_pushliteral(L, "v");
+        lua_setfield(L, -2, "__mode");
+        lua_setmetatable(L, -2);
+        lua_newtable(L);
+        lua_rawseti(L, -2, 1); /* only this weak reference holds it */
+        lua_setiuservalue(L, -2, 1);
+        lua_createtable(L, SPARE_SENTINELS, 0);
+        lua_setiuservalue(L, -2, 2);
+        fill_spares(L, lua_gettop(L));
+        memo->armed = true;
+    }
+#endif
+    lua_pop(L, 1); /* [] */
     fxlua_register(L, "_check_options", l_check_options);
+    fxlua_register(L, "_where_paths", l_where_paths);
     fxlua_register(L, "_closest", l_closest);
     fxlua_register(L, "_set_session_open", l_set_session_open);
 }

@@ -111,8 +111,8 @@ int lx_symint_compare(lua_State *L, fx_sym_kind rel, int i1, int i2);
  * that is not fxdb's own embedded library when err->loc is empty.  [-0, +0, e] */
 int lx_error(lua_State *L, fx_err *err);
 /* Fills frames (innermost first) from the Lua stack of thread L, skipping C functions and the
- * embedded nn.lua/torch.lua chunks; each string is a pointer into a static per-call buffer that
- * stays valid until the next call.  [-0, +0, -] */
+ * embedded nn.lua/torch.lua chunks; each string stays valid until the next call (a call-site
+ * cache or a static per-call buffer holds it).  [-0, +0, -] */
 int lx_where(lua_State *L, fx_frame *frames, int max);
 /* Line k (1-based) of source file `file` (read once, cached with lx_where's), trimmed, into buf
  * (truncated to cap); false when the file cannot be read or has no such line.  [-0, +0, m] */
