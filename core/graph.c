@@ -247,7 +247,6 @@ static void free_meta(fx_node *n) {
     n->nstack = 0;
     n->modules = NULL;
     n->nmodules = 0;
-    fx_free(n->from_node);
     n->from_node = NULL;
     n->nfrom = 0;
     if (n->mutation) {
@@ -260,14 +259,16 @@ static void free_meta(fx_node *n) {
     }
 }
 
+/* Frees what a node owns; the node, its argument array, name and target are in the graph's
+ * arena (new_node). */
 static void node_free(fx_node *n) {
     for (int i = 0; i < n->nargs; i++) fx_ivalue_clear(&n->args[i]);
-    fx_free(n->args);
-    fx_free(n->users);
+    n->nargs = 0;
+    n->users = NULL; /* in the graph's pool (add_user) */
+    n->nusers = n->users_cap = 0;
     free_meta(n);
     fx_graph_free(n->subgraph);
-    /* the name and target strings are owned by the graph's pool */
-    fx_free(n);
+    n->subgraph = NULL;
 }
 
 void fx_graph_free(fx_graph *g) {
@@ -320,10 +321,11 @@ static bool node_uses(const fx_node *user, const fx_node *target) {
 static int add_user(fx_node *def, fx_node *user) {
     for (int i = 0; i < def->nusers; i++)
         if (def->users[i] == user) return FX_OK;
-    if (def->nusers == def->users_cap) {
+    if (def->nusers == def->users_cap) { /* a copy twice as long in the graph's pool */
         int cap = def->users_cap ? def->users_cap * 2 : 4;
-        fx_node **nu = fx_realloc(def->users, sizeof *nu * (size_t)cap);
+        fx_node **nu = (fx_node **)pool_alloc(&def->graph->pool, sizeof *nu * (size_t)cap);
         if (!nu) return FX_ENOMEM;
+        if (def->nusers) memcpy(nu, def->users, sizeof *nu * (size_t)def->nusers);
         def->users = nu;
         def->users_cap = cap;
     }
@@ -360,7 +362,10 @@ static void unlink_value(fx_node *user, const fx_ivalue *v) {
 
 /* ---- building -------------------------------------------------------------------------------- */
 
+/* Links n before at (NULL: at the end). A placeholder, or a node put before a placeholder, may
+ * change the leading run of placeholders: g->last_ph is forgotten then. */
 static void link_before(fx_graph *g, fx_node *n, fx_node *at) {
+    if (n->op == FX_NODE_PLACEHOLDER || (at && at->op == FX_NODE_PLACEHOLDER)) g->last_ph = NULL;
     if (!at) {
         n->prev = g->tail;
         n->next = NULL;
@@ -377,6 +382,7 @@ static void link_before(fx_graph *g, fx_node *n, fx_node *at) {
 }
 
 static void unlink_node(fx_graph *g, fx_node *n) {
+    if (n->op == FX_NODE_PLACEHOLDER) g->last_ph = NULL;
     if (n->prev) n->prev->next = n->next;
     else g->head = n->next;
     if (n->next) n->next->prev = n->prev;
@@ -384,10 +390,14 @@ static void unlink_node(fx_graph *g, fx_node *n) {
     n->prev = n->next = NULL;
 }
 
+/* A node and its (nargs,) argument array live in the graph's arena (freed with the graph; an
+ * erased node's bytes stay there, as its name stays reserved). */
 static fx_node *new_node(fx_graph *g, fx_node_op op, const char *target, const char *name_hint,
                          const fx_ivalue *args, int nargs, fx_err *err) {
-    fx_node *n = fx_calloc(1, sizeof *n);
+    size_t bytes = sizeof(fx_node) + (size_t)nargs * sizeof(fx_ivalue);
+    fx_node *n = (fx_node *)pool_alloc(&g->pool, bytes);
     if (!n) goto oom;
+    memset(n, 0, bytes);
     n->graph = g;
     n->op = op;
     n->uid = ++g->next_uid;
@@ -395,8 +405,7 @@ static fx_node *new_node(fx_graph *g, fx_node_op op, const char *target, const c
     n->target = pool_str(&g->pool, target);
     if (!n->target) goto oom;
     if (nargs) {
-        n->args = fx_calloc((size_t)nargs, sizeof *n->args);
-        if (!n->args) goto oom;
+        n->args = (fx_ivalue *)(n + 1);
         for (int i = 0; i < nargs; i++)
             if (fx_ivalue_copy(&n->args[i], &args[i], err)) goto oom;
         n->nargs = nargs;
@@ -406,11 +415,17 @@ static fx_node *new_node(fx_graph *g, fx_node_op op, const char *target, const c
     for (int i = 0; i < nargs; i++)
         if (link_value(n, &n->args[i])) goto oom_linked;
     fx_node *at = g->insert_at;
-    if (op == FX_NODE_PLACEHOLDER) {
-        at = g->head;
-        while (at && at->op == FX_NODE_PLACEHOLDER) at = at->next;
+    if (op == FX_NODE_PLACEHOLDER) { /* after the placeholders the list starts with */
+        fx_node *last = g->last_ph;
+        if (last) {
+            at = last->next;
+        } else {
+            at = g->head;
+            while (at && at->op == FX_NODE_PLACEHOLDER) at = at->next;
+        }
     }
     link_before(g, n, at);
+    if (op == FX_NODE_PLACEHOLDER) g->last_ph = n;
     g->count++;
     g->version++;
     return n;
@@ -623,10 +638,12 @@ int fx_node_set_modules(fx_node *n, const fx_module_entry *m, int nm, fx_err *er
 int fx_node_add_from(fx_node *n, const char *raw_name, fx_err *err) {
     for (int i = 0; i < n->nfrom; i++)
         if (!strcmp(n->from_node[i], raw_name)) return FX_OK;
-    const char *s = pool_str(&n->graph->pool, raw_name);
-    if (!s) return fx_err_setf(err, FX_ENOMEM, "out of memory");
-    const char **nf = fx_realloc(n->from_node, sizeof *nf * (size_t)(n->nfrom + 1));
+    fx_pool *p = &n->graph->pool;
+    const char *s = pool_str(p, raw_name);
+    /* the array lives in the pool too: a longer one is a new copy (nearly every node has one) */
+    const char **nf = s ? (const char **)pool_alloc(p, sizeof *nf * (size_t)(n->nfrom + 1)) : NULL;
     if (!nf) return fx_err_setf(err, FX_ENOMEM, "out of memory");
+    if (n->nfrom) memcpy(nf, n->from_node, sizeof *nf * (size_t)n->nfrom);
     n->from_node = nf;
     nf[n->nfrom++] = s;
     return FX_OK;

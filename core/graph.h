@@ -63,9 +63,12 @@ struct fx_node {
                                  "aten.add.Tensor", "getitem", "higher_order.scan", a placeholder's
                                  name, a get_attr path, "output". Owned by the graph. */
     const char *name;         /* unique in the graph. Owned by the graph (kept after erase). */
-    fx_ivalue *args;          /* (nargs,) owned; for ATen ops all schema args, defaults filled */
+    fx_ivalue *args;          /* (nargs,) the values owned; for ATen ops all schema args,
+                                 defaults filled (the array, like the node, is in the graph's
+                                 arena) */
     int nargs;
-    fx_node **users;          /* (nusers,) nodes that use this one, in insertion order */
+    fx_node **users;          /* (nusers,) nodes that use this one, in insertion order (the
+                                 array in the graph's arena) */
     int nusers, users_cap;
     /* ---- meta ---- */
     fx_ivalue val;            /* meta["val"]: a tensor (meta, or real when traced with values),
@@ -76,8 +79,8 @@ struct fx_node {
     const fx_module_entry *modules; /* (nmodules,) nn_module_stack, outermost first; owned by
                                        the graph and shared like stack */
     int nmodules;
-    const char **from_node;   /* (nfrom,) names of the raw-graph nodes it came from; the array is
-                                 the node's, the strings the graph's */
+    const char **from_node;   /* (nfrom,) names of the raw-graph nodes it came from; the array
+                                 and the strings are the graph's */
     int nfrom;
     fx_mutation *mutation;    /* NULL unless this node makes a new version of a base */
     fx_graph *subgraph;       /* get_attr of a higher-order op's body: the graph; owned */

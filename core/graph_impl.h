@@ -53,6 +53,8 @@ struct fx_graph {
     uint64_t next_uid;
     uint64_t version;
     fx_node *insert_at;         /* new nodes go before it; NULL = end */
+    fx_node *last_ph;           /* the last of the placeholders the list starts with, where the
+                                   next one goes; NULL: not known (found by a walk) */
     fx_pool pool;
     fx_import imports[FX_IMPORT_MEMO];
     /* the last stack / module arrays fx_node_set_stack / _modules interned (in pool): consecutive
