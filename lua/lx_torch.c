@@ -245,11 +245,22 @@ static int l_initial_seed(lua_State *L) {
 #endif
 }
 
-/* torch._memory_stats() -> {live_bytes, live_blocks, peak_bytes, total_calls}: core's allocator
- * counters (fx_alloc_get_stats), for tests and the debugger.  [-0, +1, e] */
+/* torch._memory_stats() -> {live_bytes, live_blocks, peak_bytes, total_calls, cached_bytes,
+ * cached_blocks, cache_hits, cache_misses}: core's allocator counters (fx_alloc_get_stats) and
+ * its cache of freed large blocks (fx_alloc_cache_get_stats, core/alloc_cache.h; cached blocks
+ * are not live), for tests and the debugger.  [-0, +1, e] */
 static int l_memory_stats(lua_State *L) {
     fx_alloc_stats st = fx_alloc_get_stats();
-    lua_createtable(L, 0, 4);
+    fx_alloc_cache_stats cs = fx_alloc_cache_get_stats();
+    lua_createtable(L, 0, 8);
+    lua_pushinteger(L, (lua_Integer)cs.cached_bytes);
+    lua_setfield(L, -2, "cached_bytes");
+    lua_pushinteger(L, (lua_Integer)cs.cached_blocks);
+    lua_setfield(L, -2, "cached_blocks");
+    lua_pushinteger(L, (lua_Integer)cs.hits);
+    lua_setfield(L, -2, "cache_hits");
+    lua_pushinteger(L, (lua_Integer)cs.misses);
+    lua_setfield(L, -2, "cache_misses");
     lua_pushinteger(L, (lua_Integer)st.live_bytes);
     lua_setfield(L, -2, "live_bytes");
     lua_pushinteger(L, (lua_Integer)st.live_blocks);

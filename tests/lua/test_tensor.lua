@@ -384,6 +384,25 @@ T.test("dead tensors are collected as a loop goes (GC pressure from tensor bytes
   T.truthy(peak - base < 200 * 1024 * 1024, string.format("peak %.1f MB", (peak - base) / 2 ^ 20))
 end)
 
+T.test("fresh large outputs reuse freed buffers (core/alloc_cache.h)", function()
+  local x = torch.ones(1000, 1000)                  -- 4 MB: kept for reuse when freed
+  collectgarbage()
+  local s0 = torch._memory_stats()
+  for i = 1, 20 do
+    local y = x * i
+    T.eq(y:max():item(), i)
+    T.eq(y:min():item(), i)
+    y = nil
+    collectgarbage()
+  end
+  local s1 = torch._memory_stats()
+  T.truthy(s1.cache_hits - s0.cache_hits >= 19,
+           string.format("%d hits, %d misses", s1.cache_hits - s0.cache_hits,
+                         s1.cache_misses - s0.cache_misses))
+  T.truthy(s1.cached_bytes >= 4000000 and s1.cached_blocks >= 1, "the last output is cached")
+  T.eq(s1.live_bytes, s0.live_bytes)                -- cached blocks are not live
+end)
+
 T.test("printing", function()
   T.eq(tostring(torch.tensor({1.0, 2.0, 3.0})), "tensor([1., 2., 3.])")
   T.eq(tostring(torch.tensor({1.5, 2}, torch.float16)), "tensor([1.5000, 2.0000], dtype=torch.float16)")
