@@ -86,6 +86,7 @@ int fx_tensor_shallow_copy(const fx_tensor *t, fx_tensor **out, fx_err *err) {
     c->sym = NULL;
     c->trace_id = 0;
     c->trace_node = NULL;
+    c->binding_slot = 0;
     c->storage->refcount++;
     fx_tensor_retain(c->base);
     int rc = fx_tensor_copy_sym(c, t, err);
@@ -258,6 +259,8 @@ void fx_tensor_release(fx_tensor *t) {
 }
 
 int64_t fx_tensor_refcount(const fx_tensor *t) { return t->refcount; }
+uint32_t fx_tensor_binding_slot(const fx_tensor *t) { return t->binding_slot; }
+void fx_tensor_set_binding_slot(fx_tensor *t, uint32_t slot) { t->binding_slot = slot; }
 int fx_tensor_ndim(const fx_tensor *t) { return t->ndim; }
 const int64_t *fx_tensor_sizes(const fx_tensor *t) { return t->sizes; }
 const int64_t *fx_tensor_strides(const fx_tensor *t) { return t->strides; }

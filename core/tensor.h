@@ -55,6 +55,12 @@ int fx_tensor_empty_strided(int ndim, const int64_t *sizes, const int64_t *strid
 fx_tensor *fx_tensor_retain(fx_tensor *t);   /* returns t; NULL-safe */
 void fx_tensor_release(fx_tensor *t);        /* frees at zero (and its storage's ref); NULL-safe */
 int64_t fx_tensor_refcount(const fx_tensor *t);
+/* A number the embedding layer keeps with the tensor to find its own object for it again (lua/:
+ * the index of the tensor's Lua userdata in the binding's identity cache; as PyTorch's
+ * TensorImpl keeps a slot for its Python object). 0 for a new tensor and for a shallow copy;
+ * core never reads it. */
+uint32_t fx_tensor_binding_slot(const fx_tensor *t);
+void fx_tensor_set_binding_slot(fx_tensor *t, uint32_t slot);
 
 /* ---- metadata ----------------------------------------------------------------------------- */
 int fx_tensor_ndim(const fx_tensor *t);

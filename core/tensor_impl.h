@@ -49,6 +49,7 @@ struct fx_tensor {
     uint32_t trace_id;             /* trace that set trace_node, 0 = none */
     struct fx_node *trace_node;    /* borrowed; valid only while that trace's graph lives */
     fx_symshape *sym;              /* symbolic shape, or NULL when every size is a plain integer */
+    uint32_t binding_slot;         /* the embedding layer's handle (fx_tensor_binding_slot), 0 = none */
 };
 
 #endif

@@ -157,8 +157,10 @@ void lx_bind_thread(lua_State *L, lua_State *co, const lx_state *st) {
     lx_thread_box *box = lua_newuserdatauv(L, sizeof *box, 0); /* [threads, co, box] */
     box->st = *st;
     box->st.tensor_mt = eager_state(L)->tensor_mt;
+    box->st.dtype_mt = eager_state(L)->dtype_mt;
     box->st.cache_ref = eager_state(L)->cache_ref;
     box->st.mt_ref = eager_state(L)->mt_ref;
+    box->st.slots = eager_state(L)->slots;
     box->co = co;
     luaL_setmetatable(L, LX_THREADBOX);
     lua_rawset(L, -3); /* [threads] */
@@ -1168,9 +1170,20 @@ void lx_push_dtype(lua_State *L, fx_dtype dt) {
     lua_remove(L, -2);                             /* [ud] */
 }
 
+/* luaL_testudata with the metatable compared by address (the thread state's copy) instead of
+ * looked up by name in the registry. */
 fx_dtype lx_to_dtype(lua_State *L, int idx) {
-    lx_dtype_ud *d = luaL_testudata(L, idx, LX_DTYPE);
-    return d ? d->dt : FX_DTYPE_UNDEFINED;
+    if (lua_type(L, idx) != LUA_TUSERDATA) return FX_DTYPE_UNDEFINED;
+    const void *mt = lx_current(L)->dtype_mt;
+    if (!mt) {
+        lx_dtype_ud *d = luaL_testudata(L, idx, LX_DTYPE);
+        return d ? d->dt : FX_DTYPE_UNDEFINED;
+    }
+    lx_dtype_ud *d = lua_touserdata(L, idx);
+    if (!lua_getmetatable(L, idx)) return FX_DTYPE_UNDEFINED;
+    bool ok = lua_topointer(L, -1) == mt;
+    lua_pop(L, 1);
+    return ok ? d->dt : FX_DTYPE_UNDEFINED;
 }
 
 static int dtype_tostring(lua_State *L) {
@@ -1270,6 +1283,9 @@ void lx_open_aux(lua_State *L) {
     memset(eb, 0, sizeof *eb);
     fx_ctx_init(&eb->ctx, FX_MODE_EAGER);
     eb->st.ctx = &eb->ctx;
+    luaL_getmetatable(L, LX_DTYPE); /* [eager, mt] */
+    eb->st.dtype_mt = lua_topointer(L, -1);
+    lua_pop(L, 1);
     lua_setfield(L, LUA_REGISTRYINDEX, LX_EAGER); /* [] */
     *extra_slot(L) = &eb->st;
     lua_newtable(L);

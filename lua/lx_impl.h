@@ -45,8 +45,10 @@ typedef struct lx_state {
     lx_sess *sess;        /* the debugger session pausing this thread, or NULL */
     const void *tensor_mt; /* the Tensor metatable (lua_topointer), so lx_to_tensor needs no
                               registry lookup; NULL until the tensor library is opened */
+    const void *dtype_mt;  /* the dtype metatable (lua_topointer), for lx_to_dtype */
     int cache_ref, mt_ref; /* registry references (luaL_ref) to the Tensor identity cache and
                               metatable, so a push reads the registry's array part; 0 until then */
+    struct lx_slots *slots; /* the identity cache's free slots (lx_udata.c) */
 } lx_state;
 
 /* The state of the running thread L (the eager default when unbound).  [-0, +0, -] */
@@ -58,11 +60,15 @@ void lx_unbind_thread(lua_State *L, lua_State *co);
 /* ---- tensors (lx_udata.c) ------------------------------------------------------------------------ */
 /* The Tensor userdata (its methods are in lx_tensor.c). */
 typedef struct lx_tensor_ud {
-    fx_tensor *t; /* one reference; NULL once collected or closed */
+    fx_tensor *t;  /* one reference; NULL once collected or closed */
+    uint32_t slot; /* its index in the identity cache (lx_udata.c), 0 = none */
 } lx_tensor_ud;
-/* Registry keys (light userdata): the weak identity cache {fx_tensor* = userdata} and the Tensor
- * metatable; lx_open_tensor stores both. */
-extern const char lx_tensor_cache_key, lx_tensor_mt_key;
+/* Registry key (light userdata) of the Tensor metatable; lx_open_tensor stores it. */
+extern const char lx_tensor_mt_key;
+/* __gc and __close of a Tensor userdata: drops its identity-cache entry (a later push of the same
+ * tensor makes a fresh, open userdata), frees its slot and releases the tensor; u is closed
+ * afterwards. Idempotent.  [-0, +0, -] */
+void lx_forget_tensor(lua_State *L, lx_tensor_ud *u);
 /* The Tensor userdata at idx (open or closed), or NULL.  [-0, +0, -] */
 lx_tensor_ud *lx_test_tensor(lua_State *L, int idx);
 void lx_push_tensor(lua_State *L, fx_tensor *t);           /* retains t  [-0, +1, e] */

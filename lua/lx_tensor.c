@@ -33,26 +33,12 @@
 static int tensor_gc(lua_State *L) {
     lx_tensor_ud *u = lx_test_tensor(L, 1);
     if (!u) return lx_typeerror(L, 1, "Tensor");
-    if (u->t) {
-        fx_tensor_release(u->t);
-        u->t = NULL;
-    }
+    lx_forget_tensor(L, u);
     return 0;
 }
 
 static int tensor_close(lua_State *L) {
-    lx_tensor_ud *u = lx_checkudata(L, 1, LX_TENSOR);
-    if (u->t) {
-        lua_rawgetp(L, LUA_REGISTRYINDEX, &lx_tensor_cache_key); /* [ud, (err), cache] */
-        lua_rawgetp(L, -1, u->t);                            /* [.., cache, ud?] */
-        if (lua_touserdata(L, -1) == u) {
-            lua_pushnil(L);
-            lua_rawsetp(L, -3, u->t);
-        }
-        lua_pop(L, 2);
-        fx_tensor_release(u->t);
-        u->t = NULL;
-    }
+    lx_forget_tensor(L, lx_checkudata(L, 1, LX_TENSOR));
     return 0;
 }
 
@@ -654,16 +640,6 @@ static const luaL_Reg tensor_meta[] = {
  * is the methods table (for the REPL's Tab completion, which cannot see through a function
  * __index).  [-0, +0, e] */
 void lx_open_tensor(lua_State *L) {
-    /* identity cache: weak values */
-    lua_newtable(L); /* [cache] */
-    lua_createtable(L, 0, 1);
-    lua_pushstring(L, "v");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &lx_tensor_cache_key); /* [cache] */
-    int cache_ref = luaL_ref(L, LUA_REGISTRYINDEX);           /* [] */
-
     luaL_newmetatable(L, LX_SIZE); /* [smt] */
     lua_pushcfunction(L, size_tostring);
     lua_setfield(L, -2, "__tostring");
@@ -676,7 +652,6 @@ void lx_open_tensor(lua_State *L) {
     luaL_newmetatable(L, LX_TENSOR); /* [mt] */
     lx_state *st = lx_current(L);
     st->tensor_mt = lua_topointer(L, -1);
-    st->cache_ref = cache_ref;
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &lx_tensor_mt_key);
     lua_pushvalue(L, -1);

@@ -7,6 +7,7 @@
  * lua/lx_impl.h. */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <lauxlib.h>
@@ -18,10 +19,70 @@
 
 /* ==== Tensor userdata ========================================================================= */
 
-/* Registry keys (light userdata): the weak cache {fx_tensor* = userdata} that keeps one Lua value
- * per tensor, and the Tensor metatable (also under its name, for lx_checkudata); lx_open_tensor
- * fills both. */
-const char lx_tensor_cache_key = 0, lx_tensor_mt_key = 0;
+/* Registry key (light userdata) of the Tensor metatable (also under its name, for
+ * lx_checkudata); lx_open_tensor stores it. */
+const char lx_tensor_mt_key = 0;
+
+/* ---- the identity cache --------------------------------------------------------------------
+ * One Lua value per tensor: a weak-valued table (registry reference lx_state.cache_ref) maps a
+ * slot, an index in its array part, to the tensor's userdata; the slot is written in the tensor
+ * (fx_tensor_binding_slot) and in the userdata. Slots freed by __gc / __close wait in lx_slots
+ * (a C array in a userdata the registry holds) for reuse, so the array stays dense. The collector
+ * clears a dead userdata's entry before its __gc runs, so __gc finds its slot empty. A lookup
+ * checks that the entry holds the tensor (a slot written by another Lua state, or a stale one,
+ * only costs a new userdata). */
+typedef struct lx_slots {
+    uint32_t *free;       /* (nfree,) freed slots; malloc'd, freed by slots_gc */
+    uint32_t nfree, cap;
+    uint32_t top;         /* slots 1..top have been handed out */
+    bool dead;            /* slots_gc ran (lua_close): nothing is kept any more */
+} lx_slots;
+
+static int slots_gc(lua_State *L) {
+    lx_slots *s = lua_touserdata(L, 1);
+    free(s->free);
+    s->free = NULL;
+    s->nfree = s->cap = 0;
+    s->dead = true;
+    return 0;
+}
+
+/* Keeps slot k for reuse; dropped (never reused) when the list cannot grow. */
+static void slot_free(lx_slots *s, uint32_t k) {
+    if (s->dead) return;
+    if (s->nfree == s->cap) {
+        uint32_t cap = s->cap ? s->cap * 2 : 256;
+        uint32_t *p = realloc(s->free, cap * sizeof *p);
+        if (!p) return;
+        s->free = p;
+        s->cap = cap;
+    }
+    s->free[s->nfree++] = k;
+}
+
+static uint32_t slot_take(lx_slots *s) {
+    if (s->nfree) return s->free[--s->nfree];
+    return s->top < UINT32_MAX ? ++s->top : 0; /* 0: the tensor stays out of the cache */
+}
+
+/* Builds the cache and its slot list and puts them in the eager state.  [-0, +0, e] */
+static void open_tensor_cache(lua_State *L) {
+    lx_state *st = lx_current(L);
+    lua_newtable(L);          /* [cache] */
+    lua_createtable(L, 0, 1); /* [cache, mt] */
+    lua_pushliteral(L, "v");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    st->cache_ref = luaL_ref(L, LUA_REGISTRYINDEX); /* [] */
+    lx_slots *s = lua_newuserdatauv(L, sizeof *s, 0); /* [slots] */
+    memset(s, 0, sizeof *s);
+    lua_createtable(L, 0, 1); /* [slots, mt] */
+    lua_pushcfunction(L, slots_gc);
+    lua_setfield(L, -2, "__gc");
+    lua_setmetatable(L, -2);
+    luaL_ref(L, LUA_REGISTRYINDEX); /* [] */
+    st->slots = s;
+}
 
 /* ==== memory pressure ======================================================================= */
 
@@ -52,16 +113,9 @@ static void gc_pressure(lua_State *L, const fx_tensor *t) {
 
 /* ==== push / check ============================================================================ */
 
-/* Pushes the identity cache / the Tensor metatable: by the integer registry references kept in
- * the thread's state (the registry's array part) once lx_open_tensor made them, else by the
- * light-userdata keys.  [-0, +1, -] */
-static void push_cache(lua_State *L, const lx_state *st) {
-    if (st->cache_ref)
-        lua_rawgeti(L, LUA_REGISTRYINDEX, st->cache_ref);
-    else
-        lua_rawgetp(L, LUA_REGISTRYINDEX, &lx_tensor_cache_key);
-}
-
+/* Pushes the Tensor metatable: by the integer registry reference kept in the thread's state (the
+ * registry's array part) once lx_open_tensor made it, else by its light-userdata key.
+ * [-0, +1, -] */
 static void push_mt(lua_State *L, const lx_state *st) {
     if (st->mt_ref)
         lua_rawgeti(L, LUA_REGISTRYINDEX, st->mt_ref);
@@ -74,20 +128,26 @@ static void push_mt(lua_State *L, const lx_state *st) {
 static lx_tensor_ud *push_empty_ud(lua_State *L, const lx_state *st) {
     lx_tensor_ud *u = lua_newuserdatauv(L, sizeof *u, 0); /* [ud] */
     u->t = NULL;
+    u->slot = 0;
     push_mt(L, st);
     lua_setmetatable(L, -2);
     return u;
 }
 
 /* The empty userdata u on top of the stack takes over the caller's reference to t and becomes
- * t's entry in the identity cache (which t must not have yet). When the cache cannot grow (out
- * of memory) the error is raised with t owned by u, so nothing is lost.  [-0, +0, m] */
+ * t's entry in the identity cache. When the cache cannot grow (out of memory) the error is
+ * raised with t owned by u, so nothing is lost.  [-0, +0, m] */
 static void adopt_tensor(lua_State *L, const lx_state *st, lx_tensor_ud *u, fx_tensor *t) {
     u->t = t;
-    push_cache(L, st);     /* [ud, cache] */
-    lua_pushvalue(L, -2);  /* [ud, cache, ud] */
-    lua_rawsetp(L, -2, t); /* [ud, cache] */
-    lua_pop(L, 1);         /* [ud] */
+    uint32_t k = slot_take(st->slots);
+    if (k) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, st->cache_ref); /* [ud, cache] */
+        lua_pushvalue(L, -2);                             /* [ud, cache, ud] */
+        lua_rawseti(L, -2, k);                            /* [ud, cache] */
+        lua_pop(L, 1);                                    /* [ud] */
+        u->slot = k;
+        fx_tensor_set_binding_slot(t, k);
+    }
     gc_pressure(L, t);
 }
 
@@ -97,14 +157,39 @@ void lx_push_tensor(lua_State *L, fx_tensor *t) {
         return;
     }
     const lx_state *st = lx_current(L);
-    push_cache(L, st);     /* [cache] */
-    lua_rawgetp(L, -1, t); /* [cache, ud|nil] */
-    lx_tensor_ud *u = lua_touserdata(L, -1);
-    lua_remove(L, -2); /* [ud|nil] */
-    if (u && u->t == t) return;
-    lua_pop(L, 1);
-    u = push_empty_ud(L, st); /* [ud] */
+    uint32_t k = fx_tensor_binding_slot(t);
+    if (k) {
+        lua_rawgeti(L, LUA_REGISTRYINDEX, st->cache_ref); /* [cache] */
+        lua_rawgeti(L, -1, k);                            /* [cache, ud|?] */
+        lua_remove(L, -2);                                /* [ud|?] */
+        lx_tensor_ud *u = lua_touserdata(L, -1);
+        if (u && u->t == t) return; /* entries are Tensor userdata or nil */
+        lua_pop(L, 1);
+    }
+    lx_tensor_ud *u = push_empty_ud(L, st); /* [ud] */
     adopt_tensor(L, st, u, fx_tensor_retain(t));
+}
+
+void lx_forget_tensor(lua_State *L, lx_tensor_ud *u) {
+    fx_tensor *t = u->t;
+    uint32_t k = u->slot;
+    u->t = NULL;
+    u->slot = 0;
+    if (k) {
+        const lx_state *st = lx_current(L);
+        lua_rawgeti(L, LUA_REGISTRYINDEX, st->cache_ref); /* [cache] */
+        int ty = lua_rawgeti(L, -1, k);                   /* [cache, v] */
+        bool mine = lua_touserdata(L, -1) == u;
+        lua_pop(L, 1);
+        if (mine) { /* __close: the entry is still there */
+            lua_pushnil(L);
+            lua_rawseti(L, -2, k);
+        }
+        lua_pop(L, 1); /* [] */
+        if (mine || ty == LUA_TNIL) slot_free(st->slots, k); /* else: reused already */
+        if (t && fx_tensor_binding_slot(t) == k) fx_tensor_set_binding_slot(t, 0);
+    }
+    fx_tensor_release(t);
 }
 
 /* luaL_testudata with the metatable compared by address (cached in the thread's lx_state)
@@ -835,6 +920,7 @@ fx_program **lx_push_program_slot(lua_State *L) {
 /* ==== opening ================================================================================ */
 
 void lx_open_udata(lua_State *L) {
+    open_tensor_cache(L);
     /* SymInt */
     luaL_newmetatable(L, LX_SYMINT); /* [mt] */
     luaL_setfuncs(L, symint_meta, 0);
