@@ -231,8 +231,8 @@ void fx_schema_clear(fx_schema *s) {
 }
 
 int fx_schema_arg_index(const fx_schema *s, const char *name) {
-    for (int i = 0; i < s->nargs; i++)
-        if (!strcmp(s->args[i].name, name)) return i;
+    for (int i = 0; i < s->nargs; i++) /* the first byte rules most out without a call */
+        if (s->args[i].name[0] == name[0] && !strcmp(s->args[i].name, name)) return i;
     return -1;
 }
 

@@ -450,19 +450,21 @@ static int l_op_function(lua_State *L) {
 
 /* ==== torch.ops.aten ========================================================================= */
 
+/* An OpOverload userdata holds its op's definition (registered ops live as long as the process). */
 static const fx_opdef *check_overload(lua_State *L, int idx) {
-    lx_checkudata(L, idx, LX_OVERLOAD);
-    lua_getiuservalue(L, idx, 1); /* [.., qualname] */
-    const fx_opdef *op = fx_op_lookup(lua_tostring(L, -1));
-    lua_pop(L, 1);
-    if (!op) lx_argerror(L, idx, "unknown op");
-    return op;
+    return *(const fx_opdef *const *)lx_checkudata(L, idx, LX_OVERLOAD);
 }
 
-/* OpOverload __call: torch.ops.aten.add.Tensor(x, y, {alpha = 2}).  [-0, +r, e] */
+/* OpOverload __call: torch.ops.aten.add.Tensor(x, y, {alpha = 2}). Upvalue 1 is the OpOverload
+ * metatable, compared by identity (no registry lookup by name).  [-0, +r, e] */
 static int overload_call(lua_State *L) {
-    const fx_opdef *op = check_overload(L, 1);
-    return lx_call_overload(L, op, 2);
+    const fx_opdef *const *p = lua_touserdata(L, 1);
+    if (p && lua_getmetatable(L, 1)) {
+        bool ok = lua_rawequal(L, -1, lua_upvalueindex(1));
+        lua_pop(L, 1);
+        if (ok) return lx_call_overload(L, *p, 2);
+    }
+    return lx_call_overload(L, check_overload(L, 1), 2);
 }
 
 static int overload_tostring(lua_State *L) {
@@ -496,11 +498,10 @@ static int overload_index(lua_State *L) {
     return 1;
 }
 
-/* Pushes the OpOverload object of op (a userdata with the qualname as user value).  [-0,+1,e] */
+/* Pushes the OpOverload object of op (a userdata holding the op's pointer).  [-0,+1,e] */
 static void push_overload(lua_State *L, const fx_opdef *op) {
-    lua_newuserdatauv(L, 1, 1); /* [ov] */
-    lua_pushstring(L, op->target);
-    lua_setiuservalue(L, -2, 1);
+    const fx_opdef **p = lua_newuserdatauv(L, sizeof *p, 0); /* [ov] */
+    *p = op;
     luaL_setmetatable(L, LX_OVERLOAD);
 }
 
@@ -597,7 +598,8 @@ void lx_open_torch(lua_State *L) {
     luaL_newmetatable(L, LX_OVERLOAD); /* [mt] */
     lua_pushstring(L, "OpOverload");
     lua_setfield(L, -2, "__name");
-    lua_pushcfunction(L, overload_call);
+    lua_pushvalue(L, -1);
+    lua_pushcclosure(L, overload_call, 1);
     lua_setfield(L, -2, "__call");
     lua_pushcfunction(L, overload_tostring);
     lua_setfield(L, -2, "__tostring");
