@@ -65,7 +65,7 @@ typedef struct lx_tensor_ud {
 } lx_tensor_ud;
 /* Registry key (light userdata) of the Tensor metatable; lx_open_tensor stores it. */
 extern const char lx_tensor_mt_key;
-/* __gc and __close of a Tensor userdata: drops its identity-cache entry (a later push of the same
+/* __gc and __close of a Tensor userdata: leaves the identity cache (a later push of the same
  * tensor makes a fresh, open userdata), frees its slot and releases the tensor; u is closed
  * afterwards. Idempotent.  [-0, +0, -] */
 void lx_forget_tensor(lua_State *L, lx_tensor_ud *u);

@@ -507,6 +507,13 @@ static int part_view(lua_State *L, const char *name) {
 static int t_index(lua_State *L) {
     if (lua_type(L, 2) != LUA_TSTRING) return lx_index_get(L);
     const char *k = lua_tostring(L, 2);
+    /* a method (x:add) whose first letter starts no property of the switch below (keep the two
+     * in step): one table read answers */
+    if (!strchr("sdnri_", k[0])) {
+        lua_pushvalue(L, 2);
+        if (lua_rawget(L, lua_upvalueindex(1)) != LUA_TNIL) return 1; /* [x, k, method] */
+        lua_pop(L, 1);
+    }
     lx_tensor_ud *u = lx_test_tensor(L, 1);
     if (!u) return lx_typeerror(L, 1, "Tensor");
     fx_tensor *t = u->t;
@@ -585,10 +592,12 @@ static int t_newindex(lua_State *L) {
     return lx_errorf(L, FX_EARG, NULL, "attribute '%s' of 'Tensor' objects is not writable", k);
 }
 
-/* The closure behind every op method: upvalue 1 is the op name.  [-0, +r, e] */
+/* The closure behind every op method: upvalue 1 is the op name, 2 its overload set.
+ * [-0, +r, e] */
 static int t_op_method(lua_State *L) {
     lx_check_tensor(L, 1);
-    return lx_call_opname(L, lua_tostring(L, lua_upvalueindex(1)), 1, true);
+    return lx_call_overloads(L, lua_touserdata(L, lua_upvalueindex(2)),
+                             lua_tostring(L, lua_upvalueindex(1)), 1, true);
 }
 
 static const luaL_Reg tensor_methods[] = {
@@ -672,7 +681,9 @@ void lx_open_tensor(lua_State *L) {
         }
         lua_pop(L, 1);
         lua_pushstring(L, op->schema.name);   /* [mt, methods, name] */
-        lua_pushcclosure(L, t_op_method, 1);  /* [mt, methods, f] */
+        /* its overload set, resolved once (NULL: raises "not yet supported" when called) */
+        lua_pushlightuserdata(L, (void *)lx_overloads_of(op->schema.name));
+        lua_pushcclosure(L, t_op_method, 2);  /* [mt, methods, f] */
         lua_setfield(L, -2, op->schema.name); /* [mt, methods] */
     }
     lua_pushvalue(L, -1);             /* [mt, methods, methods] */

@@ -441,11 +441,13 @@ static void add_factory_keywords(lua_State *L, int kind) {
     }
 }
 
-/* torch.<name>(...): upvalue 1 is the op name, upvalue 2 its factory kind.  [-0, +r, e] */
+/* torch.<name>(...): upvalue 1 is the op name, upvalue 2 its factory kind, upvalue 3 its overload
+ * set (resolved once).  [-0, +r, e] */
 static int l_op_function(lua_State *L) {
     int kind = (int)lua_tointeger(L, lua_upvalueindex(2));
     if (kind != FACTORY_NONE) add_factory_keywords(L, kind);
-    return lx_call_opname(L, lua_tostring(L, lua_upvalueindex(1)), 1, false);
+    return lx_call_overloads(L, lua_touserdata(L, lua_upvalueindex(3)),
+                             lua_tostring(L, lua_upvalueindex(1)), 1, false);
 }
 
 /* ==== torch.ops.aten ========================================================================= */
@@ -652,7 +654,8 @@ void lx_open_torch(lua_State *L) {
             lua_pop(L, 1);
             lua_pushstring(L, name);
             lua_pushinteger(L, factory_kind(name));
-            lua_pushcclosure(L, l_op_function, 2);
+            lua_pushlightuserdata(L, (void *)lx_overloads_of(name));
+            lua_pushcclosure(L, l_op_function, 3);
             lua_setfield(L, -4, name);
         } else {
             lua_pop(L, 1);

@@ -27,10 +27,9 @@ const char lx_tensor_mt_key = 0;
  * One Lua value per tensor: a weak-valued table (registry reference lx_state.cache_ref) maps a
  * slot, an index in its array part, to the tensor's userdata; the slot is written in the tensor
  * (fx_tensor_binding_slot) and in the userdata. Slots freed by __gc / __close wait in lx_slots
- * (a C array in a userdata the registry holds) for reuse, so the array stays dense. The collector
- * clears a dead userdata's entry before its __gc runs, so __gc finds its slot empty. A lookup
- * checks that the entry holds the tensor (a slot written by another Lua state, or a stale one,
- * only costs a new userdata). */
+ * (a C array in a userdata the registry holds) for reuse, so the array stays dense. A lookup
+ * checks that the entry holds the tensor (u->t == t): an entry left by a closed userdata, or a slot
+ * written by another Lua state, only costs a new userdata. */
 typedef struct lx_slots {
     uint32_t *free;       /* (nfree,) freed slots; malloc'd, freed by slots_gc */
     uint32_t nfree, cap;
@@ -176,17 +175,10 @@ void lx_forget_tensor(lua_State *L, lx_tensor_ud *u) {
     u->t = NULL;
     u->slot = 0;
     if (k) {
-        const lx_state *st = lx_current(L);
-        lua_rawgeti(L, LUA_REGISTRYINDEX, st->cache_ref); /* [cache] */
-        int ty = lua_rawgeti(L, -1, k);                   /* [cache, v] */
-        bool mine = lua_touserdata(L, -1) == u;
-        lua_pop(L, 1);
-        if (mine) { /* __close: the entry is still there */
-            lua_pushnil(L);
-            lua_rawseti(L, -2, k);
-        }
-        lua_pop(L, 1); /* [] */
-        if (mine || ty == LUA_TNIL) slot_free(st->slots, k); /* else: reused already */
+        /* The entry itself may stay (after __close, or a __gc called by hand): it is a closed
+         * userdata now, which no lookup accepts (u->t != t), and the next owner of the slot
+         * overwrites it. The collector has cleared it already when it calls __gc. */
+        slot_free(lx_current(L)->slots, k);
         if (t && fx_tensor_binding_slot(t) == k) fx_tensor_set_binding_slot(t, 0);
     }
     fx_tensor_release(t);
