@@ -531,6 +531,15 @@ static int pow_mode(fx_dtype C, double e) {
  * minimum comparisons logical_* bitwise_* shifts) and their in-place twins: out[0] is the
  * fresh result or self. Operands are converted to the compute dtype first; predicates write
  * bool; a result whose dtype is not the loop's goes through a temporary (cast_outputs). */
+/* Whether t has the plan's (broadcast) shape and is contiguous: its elements in row-major order
+ * are consecutive from its data pointer. */
+static bool dense_as_plan(const fx_tensor *t, const fx_binary_plan *p) {
+    if (t->ndim != p->ndim || !fx_tensor_is_contiguous(t)) return false;
+    for (int d = 0; d < p->ndim; d++)
+        if (t->sizes[d] != p->sizes[d]) return false;
+    return true;
+}
+
 int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_binary_plan p;
     int rc = fx_binary_plan_make(ctx, a, &p);
@@ -610,15 +619,6 @@ int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
             goto done;
         dst = tmp_out;
     }
-    fx_iter it;
-    fx_iter_init(&it, p.ndim, p.sizes);
-    fx_iter_add(&it, dst);
-    if (ta)
-        fx_iter_add(&it, ta);
-    else
-        fx_iter_add_scalar(&it, &a_scalar, fx_dtype_size(C));
-    if (tb) fx_iter_add(&it, tb);
-    fx_iter_coalesce(&it);
     int opi = p.op;
     if (p.op == FX_BINOP_ADD && fx_dtype_is_float(C) && u.alpha_d != 1 && u.alpha_d != -1)
         opi = OP_ADD_FMA;
@@ -626,7 +626,30 @@ int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
         opi = OP_POW_SCALAR;
         u.pow_mode = p.scalar_exp ? pow_mode(C, fx_ivalue_to_f64(p.other)) : POWM_GENERAL;
     }
-    fx_iter_run_par(&it, k_bin_loops[opi][C][b_is_scalar ? 1 : 0], &u);
+    fx_iter_loop loop = k_bin_loops[opi][C][b_is_scalar ? 1 : 0];
+    int64_t numel = fx_tensor_numel(dst);
+    if (numel <= FX_PAR_GRAIN && dense_as_plan(dst, &p) && (!ta || dense_as_plan(ta, &p)) &&
+        (!tb || dense_as_plan(tb, &p))) {
+        /* no broadcast, every operand dense and short (one thread, no Ctrl-C piece): the loop
+         * runs once over the elements in memory order, without building an iteration (eager
+         * code on small tensors) */
+        int64_t es = (int64_t)fx_dtype_size(C);
+        char *ptrs[3] = {fx_tensor_data(dst), ta ? fx_tensor_data(ta) : (char *)&a_scalar,
+                         tb ? fx_tensor_data(tb) : NULL};
+        int64_t st[3] = {(int64_t)fx_dtype_size(loop_dt), ta ? es : 0, es};
+        if (numel > 0) loop(&u, numel, ptrs, st);
+    } else {
+        fx_iter it;
+        fx_iter_init(&it, p.ndim, p.sizes);
+        fx_iter_add(&it, dst);
+        if (ta)
+            fx_iter_add(&it, ta);
+        else
+            fx_iter_add_scalar(&it, &a_scalar, fx_dtype_size(C));
+        if (tb) fx_iter_add(&it, tb);
+        fx_iter_coalesce(&it);
+        fx_iter_run_par(&it, loop, &u);
+    }
     if (tmp_out) fx_k_copy_tensor(res, tmp_out);
 done:
     fx_tensor_release(tmp_a);
