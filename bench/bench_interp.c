@@ -4,11 +4,15 @@
  *     traced, exported and run again and again): the planned interpreter (fx_interp_reset + run,
  *     what ep:module() does per call), the naive one (every node through fx_dispatch), and eager
  *     dispatch of the same ops for reference. Target: planned <= 0.3 µs per node.
- *  2. memcpy bandwidth of buffers the size of the stories15M / stories110M weights, on 1 and 2
- *     threads (OpenMP halves): the machine's limit for decoding is bandwidth / weight bytes.
- * Usage: bench_interp [--memcpy BYTES THREADS]  (the second form prints one GB/s number, for
- * bench/bench_llama.lua). */
+ *  2. memcpy and read bandwidth of buffers the size of the stories15M / stories110M weights, on
+ *     1 and 2 threads (OpenMP halves), in fx_malloc blocks (the pages weight tensors get: 2 MiB
+ *     aligned, advised for huge pages). Decoding one token streams every weight once and writes
+ *     little, so the machine's limit for decoding is the READ bandwidth / weight bytes (memcpy
+ *     moves each byte twice and is shown for reference).
+ * Usage: bench_interp [--memcpy|--read BYTES THREADS]  (the second form prints one GB/s number,
+ * for bench/bench_llama.lua). */
 #include <omp.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,8 +116,12 @@ static double eager_per_op(fx_tensor *x, int reps) {
 /* Bytes copied per second by memcpy of a `bytes` buffer into another, split over `threads`
  * OpenMP threads; the best of several rounds. */
 static double memcpy_gbs(size_t bytes, int threads) {
-    char *a = malloc(bytes), *b = malloc(bytes);
-    if (!a || !b) return 0;
+    char *a = fx_malloc(bytes), *b = fx_malloc(bytes);
+    if (!a || !b) {
+        fx_free(a);
+        fx_free(b);
+        return 0;
+    }
     memset(a, 1, bytes);
     memset(b, 2, bytes);
     int reps = (int)(2e9 / (double)bytes) + 2;
@@ -132,14 +140,53 @@ static double memcpy_gbs(size_t bytes, int threads) {
         double gbs = (double)bytes * reps / (now() - t) / 1e9;
         if (gbs > best) best = gbs;
     }
-    free(a);
-    free(b);
+    fx_free(a);
+    fx_free(b);
+    return best;
+}
+
+/* Bytes read per second by summing a `bytes` buffer of 64-bit words (four running sums, so the
+ * loop is bound by memory, not by the adds), split over `threads` OpenMP threads; the best of
+ * several rounds. */
+static double read_gbs(size_t bytes, int threads) {
+    size_t n = bytes / sizeof(uint64_t);
+    uint64_t *a = fx_malloc(n * sizeof(uint64_t));
+    if (!a) return 0;
+    for (size_t i = 0; i < n; i++) a[i] = i;
+    int reps = (int)(4e9 / (double)bytes) + 2;
+    double best = 0;
+    volatile uint64_t sink = 0;
+    for (int round = 0; round < 4; round++) {
+        double t = now();
+        for (int r = 0; r < reps; r++) {
+#pragma omp parallel num_threads(threads)
+            {
+                size_t k = (size_t)omp_get_num_threads(), i = (size_t)omp_get_thread_num();
+                size_t lo = n * i / k & ~(size_t)7, hi = i + 1 == k ? n : n * (i + 1) / k & ~(size_t)7;
+                uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+                size_t j = lo;
+                for (; j + 4 <= hi; j += 4) {
+                    s0 += a[j];
+                    s1 += a[j + 1];
+                    s2 += a[j + 2];
+                    s3 += a[j + 3];
+                }
+                for (; j < hi; j++) s0 += a[j];
+                sink += s0 + s1 + s2 + s3; /* a race on purpose: only keeps the loop alive */
+            }
+        }
+        double gbs = (double)(n * sizeof(uint64_t)) * reps / (now() - t) / 1e9;
+        if (gbs > best) best = gbs;
+    }
+    fx_free(a);
     return best;
 }
 
 int main(int argc, char **argv) {
-    if (argc == 4 && !strcmp(argv[1], "--memcpy")) {
-        printf("%.3f\n", memcpy_gbs((size_t)atoll(argv[2]), atoi(argv[3])));
+    if (argc == 4 && (!strcmp(argv[1], "--memcpy") || !strcmp(argv[1], "--read"))) {
+        size_t bytes = (size_t)atoll(argv[2]);
+        int threads = atoi(argv[3]);
+        printf("%.3f\n", argv[1][2] == 'm' ? memcpy_gbs(bytes, threads) : read_gbs(bytes, threads));
         return 0;
     }
     fx_err_clear(&g_err);
@@ -160,10 +207,13 @@ int main(int argc, char **argv) {
         const char *name;
         size_t bytes;
     } sizes[] = {{"stories15M weights", 60766848}, {"stories110M weights", 438119424}};
-    printf("\nmemcpy bandwidth (bytes copied per second; the decode limit is this / weight bytes)\n");
-    printf("  %-22s %12s %10s %10s\n", "buffer", "MB", "1 thread", "2 threads");
+    printf("\nbandwidth of fx_malloc buffers (read: bytes summed per second, the decode limit is this /"
+           " weight bytes; memcpy: bytes copied per second)\n");
+    printf("  %-22s %8s %15s %15s %15s %15s\n", "buffer", "MB", "read 1 thread", "read 2 threads",
+           "memcpy 1 thr.", "memcpy 2 thr.");
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
-        printf("  %-22s %12.1f %8.2f GB/s %6.2f GB/s\n", sizes[i].name, sizes[i].bytes / 1e6,
+        printf("  %-22s %8.1f %10.2f GB/s %10.2f GB/s %10.2f GB/s %10.2f GB/s\n", sizes[i].name,
+               sizes[i].bytes / 1e6, read_gbs(sizes[i].bytes, 1), read_gbs(sizes[i].bytes, 2),
                memcpy_gbs(sizes[i].bytes, 1), memcpy_gbs(sizes[i].bytes, 2));
     return 0;
 }

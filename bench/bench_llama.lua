@@ -13,12 +13,12 @@
 --       single program's CPU time over its wall time (all threads; ~1 when no thread spins
 --       idle beside the one working, up to the thread count when all compute). Then the
 --       per-position program rerun at one position (steady state, median of 5 batches), the
---       machine's limit = memcpy bandwidth of a weight-sized buffer (MEMCPY_TOOL --memcpy BYTES
---       THREADS) / weight bytes per token, llama2.c's rate (LLAMA2C below: run once per round,
+--       machine's limit = read bandwidth of a weight-sized buffer (MEMCPY_TOOL --read BYTES
+--       THREADS: a decode step streams every weight once) / weight bytes per token, llama2.c's rate (LLAMA2C below: run once per round,
 --       after fxdb's; its CPU-time rate with CLOCK "cpu"; the median) and the ratio to it of the
 --       single program's rate counted as llama2.c counts (steps after the first over their
 --       total time, not the median step; the median over rounds). LABEL names the thread setting run.sh chose ("1",
---       "2", "auto", "auto+hog" ...): its digits are the threads for the memcpy limit, else
+--       "2", "auto", "auto+hog" ...): its digits are the threads for the bandwidth limit, else
 --       torch.get_num_threads().
 --   fxdb bench/bench_llama.lua side CONFIG LABEL [TOKENS [ROUNDS]]
 --       one row: the single program alone and llama2.c (LLAMA2C, below) side by side, taking
@@ -170,7 +170,7 @@ if mode == "decode" then
     for _ = 1, reps do steady_gm(tok, steady_pos) end
     batches[i] = (clock() - a) / reps
   end
-  local p = io.popen(string.format("%s --memcpy %d %d", tool, wbytes, threads))
+  local p = io.popen(string.format("%s --read %d %d", tool, wbytes, threads))
   local gbs = tonumber(p:read("l"))
   p:close()
   local limit = gbs * 1e9 / wbytes

@@ -61,7 +61,7 @@ if [ -n "$TORCH_PY" ]; then "$TORCH_PY" bench/bench_dispatch_torch.py > "$anchor
 echo
 
 # ---- issues 6 and 14: Llama decode and export (bench/bench_interp.c, bench/bench_llama.lua) -----
-# bench_interp: µs per node on a graph of 1-element ops, memcpy bandwidth. bench_llama.lua decode:
+# bench_interp: µs per node on a graph of 1-element ops, read and memcpy bandwidth. bench_llama.lua decode:
 # tokens/s (eager, exported per position, exported steady state) against the machine's limit and
 # llama2.c's run.c (the anchor: measured in the same run when LLAMA2C names a build of it, see
 # below; else the issue's figures), for thread settings: 1 and 2 fixed (OMP_NUM_THREADS), auto (no
@@ -74,7 +74,7 @@ echo
 # LLAMA_TOKENS sets the decode length (default 64).
 bench bench_interp libfxdb.a
 make --no-print-directory -s BUILD="$BUILD" "$BUILD/fxdb"
-echo "== bench_llama decode (tokens/s; limit = memcpy GB/s / weight bytes; exported = ep:module() per position; load: $(cut -d' ' -f1-3 /proc/loadavg))"
+echo "== bench_llama decode (tokens/s; limit = read GB/s / weight bytes; exported = ep:module() per position; load: $(cut -d' ' -f1-3 /proc/loadavg))"
 "$BUILD/fxdb" bench/bench_llama.lua header decode
 hogs=""
 stop_hog() {
