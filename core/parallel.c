@@ -115,8 +115,18 @@ static void init(void) {
  * products over their own threads (k_linalg.c). OpenBLAS's pthread pool would otherwise run
  * beside fxdb's OpenMP threads, and each of its workers spins (sched_yield) for ~0.1 s after
  * every call that used it, or after being given a thread count: with two threads a second CPU
- * was burnt while fxdb traced on meta tensors (27 ms CPU for a 13.6 ms export). */
-__attribute__((constructor)) static void blas_on_one_thread(void) { openblas_set_num_threads(1); }
+ * was burnt while fxdb traced on meta tensors (27 ms CPU for a 13.6 ms export).
+ * Setting the count to 1 does not stop the workers the library started when it was loaded: they
+ * spin out their ~0.1 s first, so every fxdb process burnt a second CPU for its first 0.1 s (an
+ * export measured then took twice its wall time in CPU). The pthread build of OpenBLAS exports
+ * blas_thread_shutdown_, the call its own fork handler makes to stop the pool (a later threaded
+ * call would start it again; with one thread none does): call it when the library has it (a weak
+ * reference: the serial and OpenMP builds have no such pool and no such symbol). */
+extern int blas_thread_shutdown_(void) __attribute__((weak));
+__attribute__((constructor)) static void blas_on_one_thread(void) {
+    openblas_set_num_threads(1);
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+}
 
 /* A new automatic count from the load since the previous sample (lock held). */
 static void resample(int64_t now) {
