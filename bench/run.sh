@@ -78,7 +78,7 @@ echo "== bench_llama decode (tokens/s; limit = read GB/s / weight bytes; exporte
 "$BUILD/fxdb" bench/bench_llama.lua header decode
 hogs=""
 stop_hog() {
-    for h in $hogs; do kill "$h" 2>/dev/null; wait "$h" 2>/dev/null; done
+    for h in $hogs; do kill "$h" 2>/dev/null || true; wait "$h" 2>/dev/null || true; done
     hogs=""
 }
 trap stop_hog EXIT
