@@ -113,6 +113,14 @@ static double eager_per_op(fx_tensor *x, int reps) {
     return best;
 }
 
+/* This OpenMP thread's share [*lo, *hi) of n items, cut at multiples of align (a power of two);
+ * the last thread takes the rest. */
+static void thread_range(size_t n, size_t align, size_t *lo, size_t *hi) {
+    size_t k = (size_t)omp_get_num_threads(), i = (size_t)omp_get_thread_num();
+    *lo = n * i / k & ~(align - 1);
+    *hi = i + 1 == k ? n : n * (i + 1) / k & ~(align - 1);
+}
+
 /* Bytes copied per second by memcpy of a `bytes` buffer into another, split over `threads`
  * OpenMP threads; the best of several rounds. */
 static double memcpy_gbs(size_t bytes, int threads) {
@@ -131,8 +139,8 @@ static double memcpy_gbs(size_t bytes, int threads) {
         for (int r = 0; r < reps; r++) {
 #pragma omp parallel num_threads(threads)
             {
-                size_t k = (size_t)omp_get_num_threads(), i = (size_t)omp_get_thread_num();
-                size_t lo = bytes * i / k & ~(size_t)63, hi = i + 1 == k ? bytes : bytes * (i + 1) / k & ~(size_t)63;
+                size_t lo, hi;
+                thread_range(bytes, 64, &lo, &hi);
                 memcpy((r & 1 ? a : b) + lo, (r & 1 ? b : a) + lo, hi - lo);
             }
             __asm__ volatile("" ::: "memory");
@@ -161,8 +169,8 @@ static double read_gbs(size_t bytes, int threads) {
         for (int r = 0; r < reps; r++) {
 #pragma omp parallel num_threads(threads)
             {
-                size_t k = (size_t)omp_get_num_threads(), i = (size_t)omp_get_thread_num();
-                size_t lo = n * i / k & ~(size_t)7, hi = i + 1 == k ? n : n * (i + 1) / k & ~(size_t)7;
+                size_t lo, hi;
+                thread_range(n, 8, &lo, &hi);
                 uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
                 size_t j = lo;
                 for (; j + 4 <= hi; j += 4) {

@@ -252,23 +252,18 @@ static int l_initial_seed(lua_State *L) {
 static int l_memory_stats(lua_State *L) {
     fx_alloc_stats st = fx_alloc_get_stats();
     fx_alloc_cache_stats cs = fx_alloc_cache_get_stats();
-    lua_createtable(L, 0, 8);
-    lua_pushinteger(L, (lua_Integer)cs.cached_bytes);
-    lua_setfield(L, -2, "cached_bytes");
-    lua_pushinteger(L, (lua_Integer)cs.cached_blocks);
-    lua_setfield(L, -2, "cached_blocks");
-    lua_pushinteger(L, (lua_Integer)cs.hits);
-    lua_setfield(L, -2, "cache_hits");
-    lua_pushinteger(L, (lua_Integer)cs.misses);
-    lua_setfield(L, -2, "cache_misses");
-    lua_pushinteger(L, (lua_Integer)st.live_bytes);
-    lua_setfield(L, -2, "live_bytes");
-    lua_pushinteger(L, (lua_Integer)st.live_blocks);
-    lua_setfield(L, -2, "live_blocks");
-    lua_pushinteger(L, (lua_Integer)st.peak_bytes);
-    lua_setfield(L, -2, "peak_bytes");
-    lua_pushinteger(L, (lua_Integer)st.total_calls);
-    lua_setfield(L, -2, "total_calls");
+    const struct {
+        const char *name;
+        int64_t value;
+    } fields[] = {{"live_bytes", st.live_bytes},     {"live_blocks", st.live_blocks},
+                  {"peak_bytes", st.peak_bytes},     {"total_calls", st.total_calls},
+                  {"cached_bytes", cs.cached_bytes}, {"cached_blocks", cs.cached_blocks},
+                  {"cache_hits", cs.hits},           {"cache_misses", cs.misses}};
+    lua_createtable(L, 0, (int)(sizeof fields / sizeof fields[0]));
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        lua_pushinteger(L, (lua_Integer)fields[i].value);
+        lua_setfield(L, -2, fields[i].name);
+    }
     return 1;
 }
 
