@@ -248,8 +248,10 @@ typedef struct lx_name_entry {
  * when a cycle has run since it was filled: a cycle clears the sentinel of a weak table (user
  * value 1 of the memo), which where_fast looks at first, then sets a spare sentinel (from user
  * value 2, filled by lx_where_reset where allocating is safe; none left: the slow path until
- * then). The cache keeps nothing alive; its strings are in malloc'd chunks. It is emptied too
- * when full. Filling it never raises and runs no Lua code (so no hook), since lx_where runs
+ * then). That alone is not enough in generational mode (fxdb's): a minor collection frees young
+ * functions but never clears an old sentinel, so the function of every cached site is also kept
+ * alive (user value 3, an array with a slot per site slot; a kept function is released when its
+ * slot is reused). Its strings are in malloc'd chunks. It is emptied too when full. Filling it never raises and runs no Lua code (so no hook), since lx_where runs
  * inside dispatch. */
 #if LUA_VERSION_NUM == 504
 typedef struct lx_ci54 {
@@ -637,7 +639,8 @@ static const char *site_strdup(lx_srcmemo *memo, const char *s, size_t n) {
 
 /* The site of the frame at `level` (suspended at pc), made and cached; NULL when it cannot be
  * made (a full cache, no memory). Raw accesses and lua_getinfo only (L has stack room). */
-static lx_site *site_fill(lua_State *L, lx_srcmemo *memo, int level, const void *pc) {
+static lx_site *site_fill(lua_State *L, lx_srcmemo *memo, int memo_idx, int level,
+                          const void *pc) {
     lua_Debug ar;
     if (memo->nsites >= SITE_CAP - 1 || !lua_getstack(L, level, &ar) ||
         !lua_getinfo(L, "Slf", &ar)) /* [f] */
@@ -661,6 +664,19 @@ static lx_site *site_fill(lua_State *L, lx_srcmemo *memo, int level, const void 
         if (!site.code || !site.file) return NULL;
     }
     lx_site *slot = site_slot(memo, pc);
+    /* Keep the frame's function alive while its site is cached: a collected function's
+     * instructions could be reused by a new one at the same addresses. A garbage collection cycle
+     * seen through the sentinel empties the sites too, but in generational mode (fxdb's) a minor
+     * collection frees young functions and never clears an old sentinel. uv 3 has an array slot
+     * per site slot already: the store allocates nothing. */
+    if (!lua_checkstack(L, 2) || lua_getiuservalue(L, memo_idx, 3) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        return NULL;
+    }
+    lua_getstack(L, level, &ar);
+    lua_getinfo(L, "f", &ar);                                  /* [keep, f] */
+    lua_rawseti(L, -2, (lua_Integer)(slot - memo->sites) + 1); /* [keep] */
+    lua_pop(L, 1);
     *slot = site;
     memo->nsites++;
     return slot;
@@ -694,7 +710,7 @@ static int where_fast(lua_State *L, lx_srcmemo *memo, int idx, fx_frame *frames,
         if (ci->callstatus & CI54_C) continue;
         const void *pc = ci->u.l.savedpc;
         lx_site *site = site_slot(memo, pc);
-        if (!site->pc && !(site = site_fill(L, memo, level, pc))) return -1;
+        if (!site->pc && !(site = site_fill(L, memo, idx, level, pc))) return -1;
         if (site->kind == SITE_MODCALL) {
             ncalls++;
             if ((ci->callstatus & CI54_TAIL) && add_site_frame(L, memo, &used, &frames[n], ncalls))
@@ -713,7 +729,7 @@ static int where_fast(lua_State *L, lx_srcmemo *memo, int idx, fx_frame *frames,
         } else if (!(caller->callstatus & CI54_C)) {
             const void *cpc = caller->u.l.savedpc;
             lx_site *cs = site_slot(memo, cpc);
-            if (!cs->pc && !(cs = site_fill(L, memo, level + 1, cpc))) return -1;
+            if (!cs->pc && !(cs = site_fill(L, memo, idx, level + 1, cpc))) return -1;
             if (!site_callname(L, memo, level, cs)) return -1;
             name = cs->callname;
         }
@@ -1290,7 +1306,7 @@ void lx_open_aux(lua_State *L) {
     *extra_slot(L) = &eb->st;
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, LX_SRCCACHE);
-    lx_srcmemo *memo = lua_newuserdatauv(L, sizeof *memo, 2); /* [memo] */
+    lx_srcmemo *memo = lua_newuserdatauv(L, sizeof *memo, 3); /* [memo] */
     memset(memo, 0, sizeof *memo);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &g_memo_key);
@@ -1312,6 +1328,12 @@ void lx_open_aux(lua_State *L) {
         lua_createtable(L, SPARE_SENTINELS, 0);
         lua_setiuservalue(L, -2, 2);
         fill_spares(L, lua_gettop(L));
+        lua_createtable(L, SITE_CAP, 0); /* the functions of the cached sites, kept alive */
+        for (int i = 1; i <= SITE_CAP; i++) {
+            lua_pushboolean(L, 0);
+            lua_rawseti(L, -2, i);
+        }
+        lua_setiuservalue(L, -2, 3);
         memo->armed = true;
     }
 #endif

@@ -21,6 +21,27 @@ T.test("the fast path is available with this Lua", function()
   T.truthy(fast_known, "fxdb._where_paths gives the fast path's frames")
 end)
 
+T.test("functions freed by a minor collection (generational mode) and new ones loaded", function()
+  -- fxdb runs Lua's generational collector: a minor collection frees young functions without
+  -- clearing an old sentinel, so a cached site must keep its function alive (this loop gave
+  -- stale frames in ~half the rounds before it did; it runs first, before the other tests' full
+  -- collections change the heap's ages)
+  if not fast_known then return end
+  local mode = collectgarbage("generational")
+  local stale = 0
+  for round = 1, 1000 do
+    local pad = string.rep("\n", round % 7)
+    local src = "local paths = ...\n" .. pad .. "local function g" .. round .. "()\n" ..
+                "  local fast, slow = paths()\n  return fast, slow\nend\nreturn g" .. round .. "()\n"
+    local fast, slow = load(src)(fxdb._where_paths)
+    if fast ~= slow then stale = stale + 1 end
+    local junk = {}
+    for i = 1, 200 do junk[i] = {i} end -- young garbage: minor collections, no full one
+  end
+  collectgarbage(mode)
+  T.eq(stale, 0, "rounds whose cached frames differ from lua_getinfo's")
+end)
+
 T.test("nested calls, tail calls, the main chunk", function()
   local function inner() local s = both("inner"); return s end
   local function middle() local s = inner(); return s end
