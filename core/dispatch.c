@@ -134,8 +134,8 @@ static int complex_check(const fx_opctx *oc, const fx_ivalue *v, int n) {
 /* Runs meta (+ kernel) on args `m` and records `a` (the same, or with SymInts where `m` has
  * their hints); with a `rule` (core/meta_sym.c's fx_sym_apply_rule), it gives the outputs their
  * symbolic shapes. */
-static int run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalue *out,
-                  fx_sym_rule_fn rule) {
+int fx_dispatch_run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalue *out,
+                       fx_sym_rule_fn rule) {
     fx_ctx *ctx = oc->ctx;
     const fx_opdef *op = oc->op;
     const fx_schema *s = &op->schema;
@@ -176,11 +176,6 @@ static int run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalu
     if (rc != FX_OK)
         for (int i = 0; i < s->nrets; i++) fx_ivalue_clear(&out[i]);
     return rc;
-}
-
-int fx_dispatch_run_op(fx_opctx *oc, const fx_ivalue *m, const fx_ivalue *a, fx_ivalue *out,
-                       fx_sym_rule_fn rule) {
-    return run_op(oc, m, a, out, rule);
 }
 
 int fx_dispatch(fx_ctx *ctx, const fx_opdef *op, const fx_ivalue *args, fx_ivalue *out,
@@ -236,7 +231,7 @@ int fx_dispatch(fx_ctx *ctx, const fx_opdef *op, const fx_ivalue *args, fx_ivalu
     for (int i = 0; i < s->nrets; i++) out[i].tag = FX_IV_UNSET;
 
     /* Symbolic inputs (dynamic shapes) take core/meta_sym.c's path (fx_sym_dispatch). */
-    if (!fx_shape_env_live) return run_op(&oc, a, a, out, NULL);
+    if (!fx_shape_env_live) return fx_dispatch_run_op(&oc, a, a, out, NULL);
     return __atomic_load_n(&g_sym_dispatch, __ATOMIC_ACQUIRE)(&oc, a, out);
 }
 

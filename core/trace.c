@@ -315,13 +315,19 @@ static fx_shape_env *tracer_env_of(fx_ctx *ctx, fx_err *err) {
  * repeat_interleave.Tensor without output_size): `sym_size_int = sym_size.int(n, d)` right after
  * n binds it, so its runtime asserts follow there, as insert_deferred_runtime_asserts places them
  * after the node that defines an unbacked size. */
+/* The node that already computes symbolic expression e (e is interned: compared by address), or
+ * NULL. */
+static fx_node *sym_cached(const fx_tracer *tr, const fx_sym *e) {
+    for (int i = 0; i < tr->nsym; i++)
+        if (tr->sym_expr[i] == e) return tr->sym_node[i];
+    return NULL;
+}
+
 static int bind_unbacked_sizes(fx_tracer *tr, fx_node *n, const fx_tensor *t, fx_err *err) {
     for (int d = 0; t && t->sym && d < t->ndim; d++) {
         const fx_sym *e = t->sym->size[d];
         if (!e || fx_sym_kind_of(e) != FX_SYM_SYMBOL || !fx_sym_has_unbacked(e)) continue;
-        bool known = false;
-        for (int i = 0; i < tr->nsym && !known; i++) known = tr->sym_expr[i] == e;
-        if (known) continue;
+        if (sym_cached(tr, e)) continue;
         fx_ivalue args[2] = {fx_iv_node(n), fx_iv_int(d)};
         fx_node *s = fx_graph_call(tr->g, fx_op_get(FX_OP_SYM_SIZE_INT), args, "sym_size_int", err);
         if (!s) return err->code;
@@ -667,11 +673,11 @@ static int sym_node_of(fx_tracer *tr, const fx_sym *e, fx_ivalue *out, fx_err *e
         *out = fx_iv_int(fx_sym_const_value(e));
         return FX_OK;
     }
-    for (int i = 0; i < tr->nsym; i++)
-        if (tr->sym_expr[i] == e) {
-            *out = fx_iv_node(tr->sym_node[i]);
-            return FX_OK;
-        }
+    fx_node *cached = sym_cached(tr, e);
+    if (cached) {
+        *out = fx_iv_node(cached);
+        return FX_OK;
+    }
     fx_node *n = NULL;
     fx_ivalue x, y;
     int rc = FX_OK;
@@ -823,8 +829,7 @@ int fx_tracer_sym_op(fx_tracer *tr, const char *op, fx_symint a, fx_symint b, fx
     if (fx_sym_is_error(e))
         return fx_err_setf(err, FX_ENOMEM, "out of memory in a symbolic size expression");
     if (fx_sym_kind_of(e) == FX_SYM_CONST) return FX_OK;
-    for (int i = 0; i < tr->nsym; i++)
-        if (tr->sym_expr[i] == e) return FX_OK;
+    if (sym_cached(tr, e)) return FX_OK;
     bool unary = !strcmp(op, "neg");
     fx_symint v[2] = {a, b};
     fx_ivalue args[2];
