@@ -245,13 +245,17 @@ typedef struct lx_name_entry {
  * for the user's frames the file, line and trimmed source line; lazily, the name of the function
  * the instruction calls. An instruction address means the same while its function prototype
  * lives, and a prototype is freed only by a garbage collection cycle, so the cache is emptied
- * when a cycle has run since it was filled: a cycle clears the sentinel of a weak table (user
- * value 1 of the memo), which where_fast looks at first, then sets a spare sentinel (from user
- * value 2, filled by lx_where_reset where allocating is safe; none left: the slow path until
- * then). That alone is not enough in generational mode (fxdb's): a minor collection frees young
- * functions but never clears an old sentinel, so the function of every cached site is also kept
- * alive (user value 3, an array with a slot per site slot; a kept function is released when its
- * slot is reused). Its strings are in malloc'd chunks. It is emptied too when full. Filling it never raises and runs no Lua code (so no hook), since lx_where runs
+ * when a collection has run since it was filled: a collection clears the sentinel of a weak
+ * table (user value 1 of the memo), which where_fast looks at first. The sentinel must be made
+ * anew each time (lx_where_arm) and held by nothing else: in generational mode (fxdb's) a minor
+ * collection frees young functions but never an old object, so a sentinel that had aged (kept
+ * in a strong list until needed) stayed while a collected function's addresses were reused,
+ * and its successor got the old site's file, line and code. A new object held only weakly goes
+ * at the very next collection, minor or major. Making one allocates, which where_fast may not
+ * (it runs inside dispatch), so a cleared sentinel leaves the slow path in use until the next
+ * safe point re-arms it: a trace's start (lx_where_reset) and the binding's call of each traced
+ * op, before dispatch (lx_where_need_arm). The cache keeps nothing alive; its strings are in
+ * malloc'd chunks. It is emptied too when full. Filling it never raises and runs no Lua code (so no hook), since lx_where runs
  * inside dispatch. */
 #if LUA_VERSION_NUM == 504
 typedef struct lx_ci54 {
@@ -572,51 +576,41 @@ static void sites_reset(lx_srcmemo *memo) {
     memo->chunk_used = memo->chunk_cap = 0;
 }
 
-#define SPARE_SENTINELS 4
+bool lx_where_need_arm;
 
 static int memo_gc(lua_State *L) {
     sites_reset(lua_touserdata(L, 1));
     return 0;
 }
 
-/* Makes the spare sentinels lx_where's checks take up to SPARE_SENTINELS (the memo at idx).
- * [-0, +0, m] */
-static void fill_spares(lua_State *L, int idx) {
-    if (lua_getiuservalue(L, idx, 2) != LUA_TTABLE) { /* [spares] */
-        lua_pop(L, 1);
-        return;
-    }
-    for (lua_Integer k = (lua_Integer)lua_rawlen(L, -1) + 1; k <= SPARE_SENTINELS; k++) {
+/* Sets a new sentinel (the memo at idx) when there is none, emptying the sites when a collection
+ * cleared the one they were filled under.  [-0, +0, m] */
+static void arm(lua_State *L, lx_srcmemo *memo, int idx) {
+    lua_getiuservalue(L, idx, 1);                /* [weak] */
+    if (lua_rawgeti(L, -1, 1) == LUA_TNIL) {     /* [weak, sentinel?] */
+        sites_reset(memo);
         lua_newtable(L);
-        lua_rawseti(L, -2, k);
+        lua_rawseti(L, -3, 1); /* only this weak reference holds it */
     }
-    lua_pop(L, 1);
+    lua_pop(L, 2);
+    memo->armed = true;
+    lx_where_need_arm = false;
 }
 
-/* Whether the sites may be used (the memo at idx): a garbage collection cycle since the sentinel
- * was set empties them; a spare sentinel is set when there is none. No allocation. */
+/* Whether the sites may be used (the memo at idx): a garbage collection since the sentinel was
+ * set empties them, and until a safe point sets a new one (lx_where_need_arm) they are not used.
+ * No allocation. */
 static bool sites_armed(lua_State *L, lx_srcmemo *memo, int idx) {
-    lua_getiuservalue(L, idx, 1);                           /* [weak] */
-    if (memo->armed && lua_rawgeti(L, -1, 1) == LUA_TNIL) { /* [weak, sentinel?] */
+    if (!memo->armed) return false;
+    lua_getiuservalue(L, idx, 1);                     /* [weak] */
+    bool cleared = lua_rawgeti(L, -1, 1) == LUA_TNIL; /* [weak, sentinel?] */
+    lua_pop(L, 2);
+    if (cleared) {
         sites_reset(memo);
         memo->armed = false;
+        lx_where_need_arm = true;
     }
-    if (memo->armed) {
-        lua_pop(L, 2);
-        return true;
-    }
-    lua_settop(L, idx + 1);
-    if (lua_getiuservalue(L, idx, 2) == LUA_TTABLE) { /* [weak, spares] */
-        lua_Integer k = (lua_Integer)lua_rawlen(L, -1);
-        if (k > 0 && lua_rawgeti(L, -1, k) == LUA_TTABLE) { /* [weak, spares, s] */
-            lua_rawseti(L, -3, 1); /* weak[1] = s (an existing slot: no allocation) */
-            lua_pushnil(L);
-            lua_rawseti(L, -2, k);
-            memo->armed = true;
-        }
-    }
-    lua_settop(L, idx);
-    return memo->armed;
+    return !cleared;
 }
 
 /* A copy of s (n bytes) in the memo's chunks; NULL when malloc fails. */
@@ -639,8 +633,7 @@ static const char *site_strdup(lx_srcmemo *memo, const char *s, size_t n) {
 
 /* The site of the frame at `level` (suspended at pc), made and cached; NULL when it cannot be
  * made (a full cache, no memory). Raw accesses and lua_getinfo only (L has stack room). */
-static lx_site *site_fill(lua_State *L, lx_srcmemo *memo, int memo_idx, int level,
-                          const void *pc) {
+static lx_site *site_fill(lua_State *L, lx_srcmemo *memo, int level, const void *pc) {
     lua_Debug ar;
     if (memo->nsites >= SITE_CAP - 1 || !lua_getstack(L, level, &ar) ||
         !lua_getinfo(L, "Slf", &ar)) /* [f] */
@@ -664,19 +657,6 @@ static lx_site *site_fill(lua_State *L, lx_srcmemo *memo, int memo_idx, int leve
         if (!site.code || !site.file) return NULL;
     }
     lx_site *slot = site_slot(memo, pc);
-    /* Keep the frame's function alive while its site is cached: a collected function's
-     * instructions could be reused by a new one at the same addresses. A garbage collection cycle
-     * seen through the sentinel empties the sites too, but in generational mode (fxdb's) a minor
-     * collection frees young functions and never clears an old sentinel. uv 3 has an array slot
-     * per site slot already: the store allocates nothing. */
-    if (!lua_checkstack(L, 2) || lua_getiuservalue(L, memo_idx, 3) != LUA_TTABLE) {
-        lua_pop(L, 1);
-        return NULL;
-    }
-    lua_getstack(L, level, &ar);
-    lua_getinfo(L, "f", &ar);                                  /* [keep, f] */
-    lua_rawseti(L, -2, (lua_Integer)(slot - memo->sites) + 1); /* [keep] */
-    lua_pop(L, 1);
     *slot = site;
     memo->nsites++;
     return slot;
@@ -710,7 +690,7 @@ static int where_fast(lua_State *L, lx_srcmemo *memo, int idx, fx_frame *frames,
         if (ci->callstatus & CI54_C) continue;
         const void *pc = ci->u.l.savedpc;
         lx_site *site = site_slot(memo, pc);
-        if (!site->pc && !(site = site_fill(L, memo, idx, level, pc))) return -1;
+        if (!site->pc && !(site = site_fill(L, memo, level, pc))) return -1;
         if (site->kind == SITE_MODCALL) {
             ncalls++;
             if ((ci->callstatus & CI54_TAIL) && add_site_frame(L, memo, &used, &frames[n], ncalls))
@@ -729,7 +709,7 @@ static int where_fast(lua_State *L, lx_srcmemo *memo, int idx, fx_frame *frames,
         } else if (!(caller->callstatus & CI54_C)) {
             const void *cpc = caller->u.l.savedpc;
             lx_site *cs = site_slot(memo, cpc);
-            if (!cs->pc && !(cs = site_fill(L, memo, idx, level + 1, cpc))) return -1;
+            if (!cs->pc && !(cs = site_fill(L, memo, level + 1, cpc))) return -1;
             if (!site_callname(L, memo, level, cs)) return -1;
             name = cs->callname;
         }
@@ -795,9 +775,20 @@ void lx_where_reset(lua_State *L) {
     lx_srcmemo *memo = lua_touserdata(L, -1);
     if (memo) memset(memo->names, 0, sizeof memo->names);
 #if LUA_VERSION_NUM == 504
-    if (memo && memo->fast) fill_spares(L, lua_gettop(L));
+    if (memo && memo->fast) arm(L, memo, lua_gettop(L));
 #endif
     lua_pop(L, 1);
+}
+
+void lx_where_arm(lua_State *L) {
+#if LUA_VERSION_NUM == 504
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &g_memo_key); /* [memo] */
+    lx_srcmemo *memo = lua_touserdata(L, -1);
+    if (memo && memo->fast) arm(L, memo, lua_gettop(L));
+    lua_pop(L, 1);
+#else
+    (void)L;
+#endif
 }
 
 int lx_where(lua_State *L, fx_frame *frames, int max) {
@@ -828,7 +819,7 @@ static void push_frames(lua_State *L, const fx_frame *frames, int n) {
 
 /* fxdb._where_paths() -> fast, slow: the frames of the calling Lua code as lx_where's two paths
  * give them (push_frames lines; fast is nil when this Lua's CallInfo layout is not the one the
- * fast path reads), for tests that compare them. Refills the spare sentinels first. */
+ * fast path reads), for tests that compare them. Sets a new sentinel first when there is none. */
 static int l_where_paths(lua_State *L) {
     fx_frame frames[16];
     int n = -1;
@@ -836,7 +827,7 @@ static int l_where_paths(lua_State *L) {
     lua_rawgetp(L, LUA_REGISTRYINDEX, &g_memo_key); /* [memo] */
     lx_srcmemo *memo = lua_touserdata(L, -1);
     if (memo && memo->fast) {
-        fill_spares(L, lua_gettop(L));
+        arm(L, memo, lua_gettop(L));
         n = where_fast(L, memo, lua_gettop(L), frames, 16);
     }
     lua_pop(L, 1);
@@ -1306,13 +1297,13 @@ void lx_open_aux(lua_State *L) {
     *extra_slot(L) = &eb->st;
     lua_newtable(L);
     lua_setfield(L, LUA_REGISTRYINDEX, LX_SRCCACHE);
-    lx_srcmemo *memo = lua_newuserdatauv(L, sizeof *memo, 3); /* [memo] */
+    lx_srcmemo *memo = lua_newuserdatauv(L, sizeof *memo, 1); /* [memo] */
     memset(memo, 0, sizeof *memo);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &g_memo_key);
 #if LUA_VERSION_NUM == 504
     memo->fast = probe_layout(L);
-    if (memo->fast) { /* the call-site cache's sentinel table, its first sentinel and spares */
+    if (memo->fast) { /* the call-site cache's sentinel table and its first sentinel */
         lua_createtable(L, 0, 1); /* [memo, mt] */
         lua_pushcfunction(L, memo_gc);
         lua_setfield(L, -2, "__gc");
@@ -1325,15 +1316,6 @@ void lx_open_aux(lua_State *L) {
         lua_newtable(L);
         lua_rawseti(L, -2, 1); /* only this weak reference holds it */
         lua_setiuservalue(L, -2, 1);
-        lua_createtable(L, SPARE_SENTINELS, 0);
-        lua_setiuservalue(L, -2, 2);
-        fill_spares(L, lua_gettop(L));
-        lua_createtable(L, SITE_CAP, 0); /* the functions of the cached sites, kept alive */
-        for (int i = 1; i <= SITE_CAP; i++) {
-            lua_pushboolean(L, 0);
-            lua_rawseti(L, -2, i);
-        }
-        lua_setiuservalue(L, -2, 3);
         memo->armed = true;
     }
 #endif

@@ -129,6 +129,11 @@ bool lx_user_frame(lua_State *L, lua_Debug *ar);
 /* Forgets lx_where's cached function names (keyed by closure addresses): called when a trace
  * starts, so closures collected since cannot be mistaken for new ones.  [-0, +0, -] */
 void lx_where_reset(lua_State *L);
+/* Set when lx_where's call-site cache saw a garbage collection and went back to the slow path:
+ * the binding calls lx_where_arm (which allocates one small table, so only where a Lua error may
+ * be raised) before the next traced op.  [-0, +0, m] */
+extern bool lx_where_need_arm;
+void lx_where_arm(lua_State *L);
 
 /* ---- argument checks (lx_aux.c) ------------------------------------------------------------------ */
 /* lauxlib's luaL_check* family, raising an fxdb error object instead (kind "argument", FX_EARG)

@@ -806,6 +806,7 @@ int lx_dispatch_at(lua_State *L, const fx_opdef *op, fx_ivalue *args, const int 
     lx_tensor_ud *pre = nrets == 1 && r0->type == FX_TY_TENSOR && !r0->alias && !st->tracer
                             ? push_empty_ud(L, st) /* [.., ud] */
                             : NULL;
+    if (st->tracer && lx_where_need_arm) lx_where_arm(L); /* allocates: before anything is owned */
     fx_err err;
     fx_err_clear(&err);
     lua_State *prev_cb = lx_cb_thread;
