@@ -1,10 +1,13 @@
 /* core/parallel.h — how many threads fxdb's kernels use.
  * Layer: core.
  *
- * Kernels split large loops over OpenMP threads, matrix products included: OpenBLAS is set to
- * one thread at program start (a constructor in parallel.c) and each of fxdb's threads calls it
- * on its own block, so there is one pool of threads, fxdb's (OPENBLAS_NUM_THREADS has no
- * effect; a program linking libfxdb.a gets a single-threaded OpenBLAS too). A region only goes
+ * Kernels split large loops over threads: elementwise loops, matrix-vector products and the
+ * blocks of large matrix products over fx_parallel_for's pool (below), reductions and the nn
+ * kernels (k_reduce.c, k_reduce_index.c, k_nn.c) over OpenMP teams; both take their count from
+ * fx_threads_for. OpenBLAS computes on the calling thread only: it is set to one thread and its
+ * own pool is stopped at program start (a constructor in parallel.c), and each of fxdb's threads
+ * calls it on its own block (OPENBLAS_NUM_THREADS has no effect; a program linking libfxdb.a
+ * gets a single-threaded OpenBLAS too). A region only goes
  * parallel when it has enough work to repay the start-up of the threads, and, in the automatic
  * mode (the default), only when the machine has idle CPUs: on a shared machine a thread that
  * loses its CPU stalls every parallel region for a scheduler time slice, which made default runs
@@ -20,7 +23,7 @@
  *     torch.set_num_threads.
  *
  * Thread-safe; cheap enough to call once per kernel (one clock read; /proc is read at most every
- * 0.2 s). Without OpenMP everything runs on one thread. */
+ * 0.2 s). Without OpenMP the reductions and nn kernels run on one thread. */
 #ifndef FX_PARALLEL_H
 #define FX_PARALLEL_H
 

@@ -91,8 +91,6 @@ typedef struct cbin_ud {
 #ifndef CMPLX
 #define CMPLX(x, y) __builtin_complex((double)(x), (double)(y))
 #endif
-#define CMPLX_float CMPLXF
-#define CMPLX_double CMPLX
 CBIN_LOOP(cbin_c64, float, float complex, cpowf, CMPLXF)
 CBIN_LOOP(cbin_c128, double, double complex, cpow, CMPLX)
 

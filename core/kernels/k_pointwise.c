@@ -527,10 +527,6 @@ static int pow_mode(fx_dtype C, double e) {
     return r == 2.0 ? POWM_SQUARE : r == 3.0 ? POWM_CUBE : r == -2.0 ? POWM_INVSQ : POWM_GENERAL;
 }
 
-/* Every op of fx_binary_plan_make (add sub rsub mul div floor_divide remainder pow maximum
- * minimum comparisons logical_* bitwise_* shifts) and their in-place twins: out[0] is the
- * fresh result or self. Operands are converted to the compute dtype first; predicates write
- * bool; a result whose dtype is not the loop's goes through a temporary (cast_outputs). */
 /* Whether t has the plan's (broadcast) shape and is contiguous: its elements in row-major order
  * are consecutive from its data pointer. */
 static bool dense_as_plan(const fx_tensor *t, const fx_binary_plan *p) {
@@ -539,6 +535,11 @@ static bool dense_as_plan(const fx_tensor *t, const fx_binary_plan *p) {
         if (t->sizes[d] != p->sizes[d]) return false;
     return true;
 }
+
+/* Every op of fx_binary_plan_make (add sub rsub mul div floor_divide remainder pow maximum
+ * minimum comparisons logical_* bitwise_* shifts) and their in-place twins: out[0] is the
+ * fresh result or self. Operands are converted to the compute dtype first; predicates write
+ * bool; a result whose dtype is not the loop's goes through a temporary (cast_outputs). */
 
 int fx_k_binary(fx_opctx *ctx, const fx_ivalue *a, fx_ivalue *out) {
     fx_binary_plan p;

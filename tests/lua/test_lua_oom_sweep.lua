@@ -102,6 +102,8 @@ do
     -- a successful export applied the side effects (the list in place): taken back, so that
     -- the module is as it was for the next attempt
     if exported then
+      T.eq(m.step, 1, "the export's side effect on a plain attribute")
+      T.eq(#m.hist, 1, "the export's side effect on a list, in place")
       m.step = 0
       for k in pairs(m.hist) do m.hist[k] = nil end
     end
