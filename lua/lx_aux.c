@@ -564,8 +564,10 @@ static lx_site *site_slot(lx_srcmemo *memo, const void *pc) {
         if (memo->sites[i].pc == pc || !memo->sites[i].pc) return &memo->sites[i];
 }
 
-/* Empties the site cache and frees its string chunks. */
+/* Empties the site cache and frees its string chunks; empties the slow path's name cache too,
+ * since a collection (which is when this runs) may have freed the closures it is keyed by. */
 static void sites_reset(lx_srcmemo *memo) {
+    memset(memo->names, 0, sizeof memo->names);
     memset(memo->sites, 0, sizeof memo->sites);
     memo->nsites = 0;
     for (char *c = memo->chunk, *prev; c; c = prev) {

@@ -22,10 +22,10 @@ T.test("the fast path is available with this Lua", function()
 end)
 
 T.test("functions freed by a minor collection (generational mode) and new ones loaded", function()
-  -- fxdb runs Lua's generational collector: a minor collection frees young functions without
-  -- clearing an old sentinel, so a cached site must keep its function alive (this loop gave
-  -- stale frames in ~half the rounds before it did; it runs first, before the other tests' full
-  -- collections change the heap's ages)
+  -- fxdb runs Lua's generational collector: a minor collection frees young functions but never
+  -- an old object, so the sentinel that shows a collection must be new each time (with aged
+  -- spare sentinels this loop gave stale frames in ~half its rounds; it runs first, before the
+  -- other tests' full collections change the heap's ages)
   if not fast_known then return end
   local mode = collectgarbage("generational")
   local stale = 0
